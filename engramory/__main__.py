@@ -1,0 +1,3 @@
+from engramory.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,56 @@
+"""`engramory <command> [...]`: one entry point for every command; each command lives in
+its own module with a `main(argv) -> int`, imported only when it is asked for."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+from engramory import __version__
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+COMMANDS = {
+    "check": ("engramory.check", "check index files against their line and byte caps"),
+    "doctor": ("engramory.doctor", "audit a whole memory store and report every problem"),
+    "install": ("engramory.install", "wire the guard and the skill into a host"),
+    "uninstall": ("engramory.install", "take out exactly what install put in"),
+}
+
+
+def usage() -> str:
+    width = max(len(c) for c in COMMANDS)
+    rows = "\n".join("  %s  %s" % (c.ljust(width), h) for c, (_, h) in COMMANDS.items())
+    return (
+        "usage: engramory <command> [options]\n\n"
+        "Curated, file-based long-term memory for AI coding agents.\n\n"
+        "commands:\n%s\n\n"
+        "Run `engramory <command> --help` for a command's options.\n" % rows
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help", "help"):
+        sys.stdout.write(usage())
+        return 0 if args else 64
+    if args[0] in ("-V", "--version"):
+        print("engramory %s" % __version__)
+        return 0
+    command = args[0]
+    if command not in COMMANDS:
+        sys.stderr.write("engramory: unknown command %r\n\n%s" % (command[:40], usage()))
+        return 64
+    module = importlib.import_module(COMMANDS[command][0])
+    entry = getattr(module, "uninstall_main" if command == "uninstall" else "main")
+    try:
+        return int(entry(args[1:]))
+    except BrokenPipeError:  # `engramory ... | head`: the reader left; not an error of ours
+        sys.stderr.close()
+        return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

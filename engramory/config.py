@@ -1,0 +1,227 @@
+"""Caps and rules: defaults, then the environment, then the store's own config file.
+
+The store's file wins over the environment. A value that cannot be used never turns the
+guard off: it falls back to the layer below, and the reason is kept in `notes` so the hook
+can say so. Imports only `os` (already loaded at interpreter start): hot path.
+"""
+
+from __future__ import annotations
+
+import os
+
+from engramory import jsonlite
+from engramory.size import HARD_BYTES, HARD_LINES, WARN_BYTES, WARN_LINES, Caps
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+INDEX_NAME = "MEMORY.md"
+CONFIG_NAME = ".engramory.json"
+CONFIG_VERSION = 1
+NOTE_MAX_BYTES = 8_192  # one fact per file: a note past 8 KiB is several facts or a dump
+CONFIG_MAX_BYTES = 1 << 20
+
+# environment variable -> Caps attribute
+ENV_CAPS = (
+    ("ENGRAMORY_WARN", "warn_lines"),
+    ("ENGRAMORY_WARN_BYTES", "warn_bytes"),
+    ("ENGRAMORY_HARD", "hard_lines"),
+    ("ENGRAMORY_HARD_BYTES", "hard_bytes"),
+)
+ENV_INDEX_NAME = "ENGRAMORY_INDEX_NAME"
+ENV_INDEX_PATH = "ENGRAMORY_INDEX_PATH"
+
+# store config key -> Caps attribute
+CONFIG_CAPS = (
+    ("warnLines", "warn_lines"),
+    ("warnBytes", "warn_bytes"),
+    ("hardLines", "hard_lines"),
+    ("hardBytes", "hard_bytes"),
+)
+CONFIG_KEYS = ("version",) + tuple(k for k, _ in CONFIG_CAPS) + ("noteMaxBytes", "readOnly")
+DEFAULTS = {
+    "warn_lines": WARN_LINES,
+    "warn_bytes": WARN_BYTES,
+    "hard_lines": HARD_LINES,
+    "hard_bytes": HARD_BYTES,
+}
+
+
+def positive_int(text: str) -> int | None:
+    """A positive decimal integer, or None. Underscores and signs are not accepted."""
+    text = text.strip()
+    if not text or not text.isdigit() or not text.isascii():
+        return None
+    value = int(text)
+    return value if value > 0 else None
+
+
+class Settings:
+    """What the environment says: caps, the index file name, and which paths are guarded."""
+
+    __slots__ = ("caps", "index_name", "index_paths", "notes")
+
+    def __init__(
+        self, caps: Caps, index_name: str, index_paths: list[str] | None, notes: list[str]
+    ) -> None:
+        self.caps = caps
+        self.index_name = index_name
+        self.index_paths = index_paths  # realpaths; None = any file named index_name
+        self.notes = notes
+
+
+def from_env(env: Mapping[str, str] | None = None) -> Settings:
+    if env is None:
+        env = os.environ
+    notes: list[str] = []
+    caps = Caps()
+    for var, attr in ENV_CAPS:
+        raw = env.get(var)
+        if raw is None:
+            continue
+        value = positive_int(raw)
+        if value is None:
+            notes.append(
+                "%s=%r is not a positive integer; using the default %d"
+                % (var, raw[:40], DEFAULTS[attr])
+            )
+        else:
+            setattr(caps, attr, value)
+    name = env.get(ENV_INDEX_NAME, "").strip()
+    if not name or "/" in name or "\\" in name or name in (".", ".."):
+        if name:
+            notes.append("%s=%r is not a file name; using %s" % (ENV_INDEX_NAME, name[:80], INDEX_NAME))
+        name = INDEX_NAME
+    paths = None
+    raw_paths = env.get(ENV_INDEX_PATH, "")
+    if raw_paths.strip():
+        paths = []
+        for p in raw_paths.split(os.pathsep):
+            p = p.strip()
+            if p:
+                paths.append(os.path.realpath(os.path.expanduser(p)))
+    return Settings(caps, name, paths, notes)
+
+
+class StoreConfig:
+    """A store's `.engramory.json`, validated. `usable` is False when it exists but cannot be
+    used (unreadable, not JSON, unknown keys, bad values): it is then treated as absent."""
+
+    __slots__ = ("path", "exists", "data", "errors", "line_of")
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.exists = False
+        self.data: dict[str, Any] = {}
+        self.errors: list[str] = []
+        self.line_of: dict[str, int] = {}
+
+    @property
+    def usable(self) -> bool:
+        return self.exists and not self.errors
+
+    def caps(self, base: Caps) -> Caps:
+        caps = Caps(base.warn_lines, base.warn_bytes, base.hard_lines, base.hard_bytes)
+        if self.usable:
+            for key, attr in CONFIG_CAPS:
+                if key in self.data:
+                    setattr(caps, attr, self.data[key])
+        return caps
+
+    @property
+    def note_max_bytes(self) -> int:
+        if self.usable and "noteMaxBytes" in self.data:
+            return int(self.data["noteMaxBytes"])
+        return NOTE_MAX_BYTES
+
+    @property
+    def read_only(self) -> list[str]:
+        return list(self.data.get("readOnly", ())) if self.usable else []
+
+    def problem(self) -> str:
+        """One sentence for a nudge: why the file was ignored."""
+        return "the store config %s was ignored (%s); the caps in force are the defaults or the environment's" % (
+            self.path,
+            "; ".join(self.errors[:3]),
+        )
+
+
+def validate(obj: Any) -> list[str]:
+    """Every reason `obj` is not a valid store config (empty when it is)."""
+    if not isinstance(obj, dict):
+        return ["the top level must be a JSON object, not %s" % type(obj).__name__]
+    errors = []
+    for key in obj:
+        if key not in CONFIG_KEYS:
+            errors.append("unknown key %r (known: %s)" % (key[:40], ", ".join(CONFIG_KEYS)))
+    version = obj.get("version")
+    if "version" not in obj:
+        errors.append("missing \"version\": add \"version\": %d" % CONFIG_VERSION)
+    elif version != CONFIG_VERSION or isinstance(version, bool):
+        errors.append("\"version\" must be %d, not %r" % (CONFIG_VERSION, version))
+    for key in [k for k, _ in CONFIG_CAPS] + ["noteMaxBytes"]:
+        if key in obj:
+            value = obj[key]
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                errors.append("%r must be a positive integer, not %r" % (key, value))
+    for warn, hard in (("warnLines", "hardLines"), ("warnBytes", "hardBytes")):
+        w, h = obj.get(warn), obj.get(hard)
+        if type(w) is int and type(h) is int and w > h:
+            errors.append("%r (%d) is above %r (%d)" % (warn, w, hard, h))
+    if "readOnly" in obj:
+        ro = obj["readOnly"]
+        if not isinstance(ro, list) or not all(isinstance(g, str) and g.strip() for g in ro):
+            errors.append("\"readOnly\" must be a list of non-empty glob strings")
+    return errors
+
+
+def load_store_config(root: str) -> StoreConfig:
+    """Read and validate `<root>/.engramory.json`. Never raises."""
+    cfg = StoreConfig(os.path.join(root, CONFIG_NAME))
+    try:
+        with open(cfg.path, "rb") as f:
+            raw = f.read(CONFIG_MAX_BYTES + 1)
+    except FileNotFoundError:
+        return cfg
+    except NotADirectoryError:
+        return cfg
+    except OSError as exc:
+        cfg.exists = True
+        cfg.errors.append("cannot be read: %s" % (exc.strerror or exc.__class__.__name__))
+        return cfg
+    cfg.exists = True
+    if len(raw) > CONFIG_MAX_BYTES:
+        cfg.errors.append("larger than %d bytes" % CONFIG_MAX_BYTES)
+        return cfg
+    try:
+        text = raw.decode("utf-8-sig") if raw.startswith(b"\xef\xbb\xbf") else raw.decode("utf-8")
+        obj = jsonlite.loads(text)
+    except UnicodeDecodeError:
+        cfg.errors.append("not valid UTF-8")
+        return cfg
+    except ValueError as exc:
+        cfg.errors.append("not valid JSON (%s)" % exc)
+        return cfg
+    cfg.errors.extend(validate(obj))
+    if isinstance(obj, dict):
+        cfg.data = obj
+        for key in obj:
+            marker = '"%s"' % key
+            pos = text.find(marker)
+            cfg.line_of[key] = text.count("\n", 0, pos) + 1 if pos >= 0 else 1
+    return cfg
+
+
+def find_store_root(path: str, limit: int = 64) -> str | None:
+    """The nearest folder at or above `path`'s folder that holds a store config."""
+    d = os.path.dirname(path)
+    for _ in range(limit):
+        if os.path.isfile(os.path.join(d, CONFIG_NAME)):
+            return d
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
+    return None

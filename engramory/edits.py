@@ -1,0 +1,263 @@
+"""What a file will contain after a Write / Edit / MultiEdit, predicted the way the host
+applies it.
+
+Claude Code 2.1.332 was measured (shared reference "How the host applies Write and Edit"):
+- Edit reads the file as UTF-8, turns CRLF into LF before matching, and writes the result
+  back with the line endings it found (CRLF when most line breaks were CRLF);
+- when `old_string` does not match exactly, straight and curly quotes match each other, and
+  if the file's text was curly the straight quotes of `new_string` are written curly;
+- `old_string` must match once (unless `replace_all`), must differ from `new_string`, and an
+  empty one only creates a missing file; anything else is refused and never written;
+- deleting text (empty `new_string`) also takes the newline that ends it;
+- Write writes `content` as given, but keeps a UTF-8 BOM the old file started with.
+
+A guard that predicts by plain byte replacement would let a CRLF or curly-quoted index grow
+past its cap, because the host applies edits that a naive guard thinks cannot match.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Any
+
+BOM = b"\xef\xbb\xbf"
+
+WRITE = "write"
+EDIT = "edit"
+DELETE = "delete"
+PATCH = "patch"
+
+# Tool names per kind, across the dialects the guard may be handed (Claude Code, Cursor
+# native or through its Claude-hook loading, Hermes, Codex, Gemini, Kiro, Copilot).
+WRITE_TOOLS = frozenset(["Write", "write", "write_file", "create", "fs_write", "write_to_file"])
+EDIT_TOOLS = frozenset(
+    ["Edit", "MultiEdit", "StrReplace", "edit", "replace", "str_replace", "search_replace"]
+)
+DELETE_TOOLS = frozenset(["Delete", "delete", "delete_file"])
+PATCH_TOOLS = frozenset(["ApplyPatch", "apply_patch", "patch"])
+PATH_KEYS = ("file_path", "path", "target_file", "relative_path", "filePath", "notebook_path")
+CONTENT_KEYS = ("content", "contents", "file_text", "text")
+
+
+class Request:
+    """One file change, host-neutral: which file, and what the tool will do to it."""
+
+    __slots__ = ("tool", "path", "kind", "content", "edits", "patch")
+
+    def __init__(self, tool: str, path: str, kind: str) -> None:
+        self.tool = tool
+        self.path = path
+        self.kind = kind
+        self.content: str | None = None
+        self.edits: list[tuple[str, str, bool]] = []
+        self.patch: str | None = None
+
+    def __repr__(self) -> str:
+        return "Request(%r, %r, %r)" % (self.tool, self.path, self.kind)
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _edit(item: Any) -> tuple[str, str, bool] | None:
+    if not isinstance(item, dict):
+        return None
+    old = _str(item.get("old_string", item.get("oldText", item.get("old_str", item.get("oldStr")))))
+    new = _str(item.get("new_string", item.get("newText", item.get("new_str", item.get("newStr")))))
+    if old is None or new is None:
+        return None
+    return old, new, item.get("replace_all") is True
+
+
+def resolve_path(raw: str, cwd: str | None, roots: Sequence[str] = ()) -> str:
+    """An absolute path: `~` expanded, a relative one joined to the first base that is set
+    (the payload's cwd, then workspace roots, as hosts that send relative paths intend)."""
+    raw = os.path.expanduser(raw)
+    if os.path.isabs(raw):
+        return os.path.normpath(raw)
+    for base in (cwd, *roots):
+        if isinstance(base, str) and base and os.path.isabs(base):
+            return os.path.normpath(os.path.join(base, raw))
+    return os.path.abspath(raw)
+
+
+def normalise(
+    tool_name: Any,
+    tool_input: Any,
+    cwd: Any = None,
+    roots: Sequence[str] = (),
+) -> Request | None:
+    """A Request from a host's tool name and input, or None when it is not a file change
+    this guard understands (which the caller treats as: nothing to say)."""
+    if not isinstance(tool_input, dict):
+        return None
+    raw_path = None
+    for key in PATH_KEYS:
+        raw_path = _str(tool_input.get(key))
+        if raw_path:
+            break
+    if not raw_path or "\x00" in raw_path:
+        return None
+    tool = tool_name if isinstance(tool_name, str) else ""
+    content = None
+    for key in CONTENT_KEYS:
+        content = _str(tool_input.get(key))
+        if content is not None:
+            break
+    edits: list[tuple[str, str, bool]] = []
+    items = tool_input.get("edits")
+    if isinstance(items, list):
+        for item in items:
+            e = _edit(item)
+            if e is None:
+                return None  # a MultiEdit we cannot read in full cannot be predicted
+            edits.append(e)
+    else:
+        e = _edit(tool_input)
+        if e is not None:
+            edits.append(e)
+    patch = _str(tool_input.get("patch")) or _str(tool_input.get("input"))
+
+    if tool in WRITE_TOOLS and content is not None and not edits:
+        kind = WRITE
+    elif tool in DELETE_TOOLS:
+        kind = DELETE
+    elif edits and (tool in EDIT_TOOLS or tool in WRITE_TOOLS or tool in PATCH_TOOLS or not tool):
+        kind = EDIT
+    elif tool in PATCH_TOOLS and patch:
+        kind = PATCH
+    elif not tool and content is not None:
+        kind = WRITE  # a payload without tool_name (seen from Cursor): infer from the keys
+    else:
+        return None
+    req = Request(tool, resolve_path(raw_path, _str(cwd), roots), kind)
+    req.content = content
+    req.edits = edits
+    req.patch = patch
+    return req
+
+
+# --- applying edits the way the host does -------------------------------------------------
+
+_SINGLE = "\u2018\u2019"
+_DOUBLE = "\u201c\u201d"
+_STRAIGHTEN = {0x2018: "'", 0x2019: "'", 0x201C: '"', 0x201D: '"'}
+
+
+def _opening(chars: str, i: int) -> bool:
+    if i == 0:
+        return True
+    return chars[i - 1] in " \t\n\r([{\u2014\u2013"
+
+
+def _curly_double(text: str) -> str:
+    return "".join(
+        (_DOUBLE[0] if _opening(text, i) else _DOUBLE[1]) if ch == '"' else ch
+        for i, ch in enumerate(text)
+    )
+
+
+def _curly_single(text: str) -> str:
+    out = []
+    for i, ch in enumerate(text):
+        if ch != "'":
+            out.append(ch)
+            continue
+        prev_letter = i > 0 and text[i - 1].isalpha()
+        next_letter = i + 1 < len(text) and text[i + 1].isalpha()
+        if prev_letter and next_letter:
+            out.append(_SINGLE[1])  # an apostrophe inside a word
+        else:
+            out.append(_SINGLE[0] if _opening(text, i) else _SINGLE[1])
+    return "".join(out)
+
+
+def find_actual(text: str, old: str) -> str | None:
+    """The text in the file that `old` matches: itself, or the same with quotes curled."""
+    if old in text:
+        return old
+    straight_old = old.translate(_STRAIGHTEN)
+    idx = text.translate(_STRAIGHTEN).find(straight_old)
+    if idx < 0:
+        return None
+    return text[idx : idx + len(old)]
+
+
+def keep_quote_style(old: str, actual: str, new: str) -> str:
+    if old == actual:
+        return new
+    has_double = any(q in actual for q in _DOUBLE)
+    has_single = any(q in actual for q in _SINGLE)
+    if has_double:
+        new = _curly_double(new)
+    if has_single:
+        new = _curly_single(new)
+    return new
+
+
+def apply_edit(text: str, old: str, new: str, replace_all: bool) -> str | None:
+    """`text` after one edit, or None when the host would refuse it."""
+    if old == "" or old == new:
+        return None
+    actual = find_actual(text, old)
+    if actual is None:
+        return None
+    if not replace_all and text.count(actual) > 1:
+        return None
+    new = keep_quote_style(old, actual, new)
+    if new == "" and not actual.endswith("\n") and (actual + "\n") in text:
+        actual += "\n"  # deleting a line takes its line break with it
+    return text.replace(actual, new) if replace_all else text.replace(actual, new, 1)
+
+
+def encode(text: str) -> bytes:
+    """UTF-8 as the host's runtime writes it: a lone surrogate becomes U+FFFD."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        fixed = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+        return fixed.encode("utf-8")
+
+
+def _crlf_file(raw: bytes) -> bool:
+    crlf = raw.count(b"\r\n")
+    return crlf > raw.count(b"\n") - crlf
+
+
+def predict(req: Request, before: bytes | None) -> bytes | None:
+    """The bytes the file will hold after `req`, or None when the host refuses the change.
+    `before` is the file on disk now (None: it does not exist)."""
+    if req.kind == WRITE:
+        assert req.content is not None
+        out = encode(req.content)
+        if before is not None and before.startswith(BOM) and not out.startswith(BOM):
+            out = BOM + out
+        return out
+    if req.kind == DELETE:
+        return b"" if before is not None else None
+    if req.kind != EDIT or not req.edits:
+        return None
+    edits = req.edits
+    if before is None:
+        old, new, _ = edits[0]
+        if old != "":
+            return None  # Edit of a missing file: "File does not exist"
+        text = new
+        edits = edits[1:]
+        crlf = False
+    else:
+        crlf = _crlf_file(before)
+        text = before.decode("utf-8", "replace").replace("\r\n", "\n")
+    for old, new, replace_all in edits:
+        result = apply_edit(text, old, new, replace_all)
+        if result is None:
+            return None
+        text = result
+    if crlf:
+        text = text.replace("\r\n", "\n").replace("\n", "\r\n")
+    return encode(text)

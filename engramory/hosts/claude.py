@@ -1,0 +1,90 @@
+"""Claude Code PreToolUse adapter (also what Cursor runs when it loads Claude hooks).
+
+Contract: exit 0 always. A deny is one JSON object with hookSpecificOutput.hookEventName =
+"PreToolUse", permissionDecision "deny" and permissionDecisionReason; a nudge carries only
+additionalContext; otherwise nothing is printed. Never "allow" or "ask": the guard must not
+approve anything on the user's behalf. Any failure of our own is a silent exit 0 (fail open),
+with one line on stderr, which Claude Code keeps in its debug log.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from engramory import jsonlite
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from engramory.guard import Decision
+
+STDIN_LIMIT = 256 << 20  # a payload is an edit; past this it is not one we can judge
+
+
+def parse(raw: bytes) -> dict[str, Any] | None:
+    try:
+        payload = jsonlite.loads(jsonlite.decode_payload(raw))
+    except ValueError:
+        return None
+    return payload if isinstance(payload, dict) else None
+
+
+def request_from(payload: dict[str, Any]) -> Any:
+    from engramory import edits
+
+    roots = payload.get("workspace_roots")
+    roots = [r for r in roots if isinstance(r, str)] if isinstance(roots, list) else []
+    env_root = os.environ.get("CURSOR_PROJECT_DIR") or os.environ.get("CLAUDE_PROJECT_DIR")
+    if env_root:
+        roots.append(env_root)
+    return edits.normalise(payload.get("tool_name"), payload.get("tool_input"), payload.get("cwd"), roots)
+
+
+def render(decision: Decision) -> str:
+    from engramory.guard import DENY
+
+    if decision.action == DENY:
+        inner = {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": decision.message,
+        }
+    else:
+        inner = {"hookEventName": "PreToolUse", "additionalContext": decision.message}
+    return jsonlite.dumps({"hookSpecificOutput": inner})
+
+
+def handle(raw: bytes, env: Mapping[str, str] | None = None) -> str:
+    """stdin bytes -> stdout text ("" for no opinion)."""
+    payload = parse(raw)
+    if payload is None:
+        return ""
+    req = request_from(payload)
+    if req is None:
+        return ""
+    from engramory import guard
+
+    decision = guard.evaluate(req, env)
+    if decision is None:
+        return ""
+    return render(decision)
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        raw = sys.stdin.buffer.read(STDIN_LIMIT)
+        out = handle(raw)
+        if out:
+            sys.stdout.write(out + "\n")
+            sys.stdout.flush()
+    except BaseException as exc:  # noqa: BLE001 - a guard must never lock the user out
+        if isinstance(exc, KeyboardInterrupt):
+            return 0
+        try:
+            sys.stderr.write("engramory guard: internal error, edit allowed: %r\n" % (exc,))
+        except Exception:
+            pass
+    return 0
