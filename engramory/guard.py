@@ -10,6 +10,7 @@ approves anything: "allow" is always the host's own decision.
 from __future__ import annotations
 
 import os
+import stat
 
 from engramory import config, edits
 from engramory.size import Caps, count_lines
@@ -117,7 +118,11 @@ def evaluate(req: edits.Request, env: Mapping[str, str] | None = None) -> Decisi
 
     before: bytes | None
     try:
-        size = os.stat(req.path).st_size
+        st = os.stat(req.path)
+        if not stat.S_ISREG(st.st_mode):
+            # A FIFO would block the read and a device may never end: do not open them.
+            return _unverified(req, caps, notes, "it is not a regular file")
+        size = st.st_size
         if size > READ_LIMIT:
             return _unverified(req, caps, notes, "it is %s bytes, too large to read" % _n(size))
         with open(req.path, "rb") as f:

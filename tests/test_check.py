@@ -1,0 +1,91 @@
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engramory import check
+from tests.conftest import CHECK, index_text
+
+
+def run_script(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    full = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAMORY_")}
+    full.update(env or {})
+    return subprocess.run([sys.executable, "-I", "-S", str(CHECK), *args], capture_output=True, text=True, env=full, timeout=60)
+
+
+@pytest.mark.parametrize(("lines", "status", "code"), [(10, "OK", 0), (151, "WARN", 1), (200, "WARN", 1), (201, "OVER", 2)])
+def test_statuses(tmp_path: Path, capsys: pytest.CaptureFixture[str], lines: int, status: str, code: int) -> None:
+    index = tmp_path / "MEMORY.md"
+    index.write_text(index_text(lines))
+    assert check.main([str(index)]) == code
+    out = capsys.readouterr().out
+    assert out.startswith(status + ":")
+    assert "%d lines" % lines in out and "hard 200 / 25,000" in out
+    proc = run_script(str(index))
+    assert proc.returncode == code and proc.stdout.startswith(status + ":")
+
+
+def test_over_names_first_entry_outside(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    index = tmp_path / "MEMORY.md"
+    index.write_text(index_text(205))
+    assert check.main([str(index)]) == 2
+    assert 'first entry outside: line 201 "- [note 200]' in capsys.readouterr().out
+
+
+def test_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    index = tmp_path / "MEMORY.md"
+    index.write_bytes(b"x" * 25_001)
+    assert check.main(["--json", str(index)]) == 2
+    obj = json.loads(capsys.readouterr().out)
+    assert obj["status"] == "OVER" and obj["exit"] == 2
+    assert obj["files"][0]["bytes"] == 25_001 and obj["files"][0]["lines"] == 1
+    assert obj["files"][0]["caps"] == {"warn_lines": 150, "warn_bytes": 20000, "hard_lines": 200, "hard_bytes": 25000}
+
+
+def test_usage_and_unreadable(tmp_path: Path) -> None:
+    assert run_script().returncode == 64
+    assert run_script("--bogus", "x").returncode == 64
+    proc = run_script(str(tmp_path / "missing.md"))
+    assert proc.returncode == 66 and "cannot read" in proc.stderr and "Traceback" not in proc.stderr
+    assert run_script(str(tmp_path)).returncode == 66  # a directory
+    os.mkfifo(tmp_path / "fifo")
+    assert run_script(str(tmp_path / "fifo")).returncode == 66  # not opened, so no hang
+
+
+def test_huge_file_is_answered_from_its_size(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    index = tmp_path / "MEMORY.md"
+    with open(index, "wb") as f:
+        f.truncate(3 << 30)  # 3 GiB, sparse: reading it would take seconds and 3 GiB of memory
+    assert check.main([str(index)]) == 2
+    out = capsys.readouterr().out
+    assert out.startswith("OVER:") and "lines not counted" in out and "3,221,225,472 bytes" in out
+
+
+def test_store_config_and_env_give_the_same_caps_as_the_hook(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    index = tmp_path / "MEMORY.md"
+    index.write_text(index_text(60))
+    (tmp_path / ".engramory.json").write_text(json.dumps({"version": 1, "hardLines": 50, "warnLines": 40}))
+    assert check.main([str(index)]) == 2
+    proc = run_script(str(index), env={"ENGRAMORY_HARD": "500"})
+    assert proc.returncode == 2 and "hard 50 /" in proc.stdout
+
+
+def test_crlf_and_multibyte_count(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    index = tmp_path / "MEMORY.md"
+    index.write_bytes("\u8a18\r\n".encode() * 3)
+    assert check.main(["--json", str(index)]) == 0
+    f = json.loads(capsys.readouterr().out)["files"][0]
+    assert (f["lines"], f["bytes"]) == (3, 15)
+
+
+def test_module_and_console_entry(tmp_path: Path) -> None:
+    index = tmp_path / "MEMORY.md"
+    index.write_text("- a\n")
+    root = Path(__file__).resolve().parent.parent
+    proc = subprocess.run([sys.executable, "-m", "engramory", "check", str(index)], capture_output=True, text=True, cwd=root)
+    assert proc.returncode == 0 and proc.stdout.startswith("OK:")
