@@ -1,0 +1,516 @@
+"""The documents are part of the product: SKILL.md is what the agent follows, PORTING.md and
+rules-snippet.md are what a user types from. So every claim a test can check is checked here
+against the code: the skill frontmatter obeys the skill rules, every repo path a document
+names exists, every command and flag it shows is accepted, every cap it states is the code's
+number, and the templates pass the doctor.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from engramory import cli, cliutil, config, size
+from engramory.check import EXIT as CHECK_EXIT
+from tests.conftest import ROOT, index_text
+
+DOCS = ("SKILL.md", "rules-snippet.md", "PORTING.md", "README.md")
+OWN_DOCS = ("SKILL.md", "rules-snippet.md", "PORTING.md")
+
+# --- skill frontmatter rules (Agent Skills spec, as summarised in the Claude Code reference §5)
+
+NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+PORTABLE_KEYS = {"name", "description", "license", "compatibility", "metadata", "allowed-tools"}
+RESERVED_WORDS = ("anthropic", "claude")
+MAX_NAME = 64
+MAX_DESCRIPTION = 1024
+MAX_BODY_LINES = 500
+SKILL_NAME = "engramory"  # the folder users drop the bundle into: ~/.claude/skills/engramory
+
+
+def split_frontmatter(text: str) -> tuple[str, str]:
+    """(frontmatter, body); raises ValueError when the file does not open with a closed block."""
+    if not text.startswith("---\n"):
+        raise ValueError("SKILL.md must start with a '---' line")
+    end = text.find("\n---\n", 4)
+    if end < 0:
+        raise ValueError("the frontmatter block is not closed by a '---' line")
+    return text[4 : end + 1], text[end + 5 :]
+
+
+def frontmatter_problems(text: str) -> list[str]:
+    """Every way `text` breaks the skill rules (empty when it follows them)."""
+    try:
+        head, body = split_frontmatter(text)
+        data = yaml.safe_load(head)
+    except (ValueError, yaml.YAMLError) as exc:
+        return [str(exc)]
+    if not isinstance(data, dict):
+        return ["the frontmatter is not a mapping"]
+    problems = []
+    extra = set(data) - PORTABLE_KEYS
+    if extra:
+        problems.append("keys outside the portable set: %s" % sorted(extra))
+    name = data.get("name")
+    if not isinstance(name, str) or not NAME_RE.match(name):
+        problems.append("name %r is not lowercase words joined by single hyphens" % (name,))
+    else:
+        if len(name) > MAX_NAME:
+            problems.append("name is %d characters (max %d)" % (len(name), MAX_NAME))
+        if any(w in name for w in RESERVED_WORDS):
+            problems.append("name contains a reserved word")
+        if name != SKILL_NAME:
+            problems.append("name %r is not the skill folder name %r" % (name, SKILL_NAME))
+    desc = data.get("description")
+    if not isinstance(desc, str) or not desc.strip():
+        problems.append("description is missing or empty")
+    else:
+        if len(desc) > MAX_DESCRIPTION:
+            problems.append("description is %d characters (max %d)" % (len(desc), MAX_DESCRIPTION))
+        if "<" in desc or ">" in desc:  # stricter than "no XML tags": no angle bracket at all
+            problems.append("description contains an angle bracket")
+    n_body = len(body.splitlines())
+    if n_body > MAX_BODY_LINES:
+        problems.append("body is %d lines (max %d)" % (n_body, MAX_BODY_LINES))
+    return problems
+
+
+def read(name: str) -> str:
+    return (ROOT / name).read_text(encoding="utf-8")
+
+
+def test_skill_frontmatter_follows_the_rules() -> None:
+    assert frontmatter_problems(read("SKILL.md")) == []
+
+
+def test_skill_description_says_what_and_when() -> None:
+    head, _ = split_frontmatter(read("SKILL.md"))
+    desc = yaml.safe_load(head)["description"]
+    for words in ("MEMORY.md", "start of a task", "recall", "durable"):
+        assert words in desc
+
+
+GOOD_HEAD = "---\nname: engramory\ndescription: Recall and save durable facts.\n---\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("name: engramory\n", "must start"),
+        ("---\nname: engramory\ndescription: x\n", "not closed"),
+        ("---\nname: engramory\ndescription: [\n---\nbody\n", "while parsing"),
+        (GOOD_HEAD.replace("engramory", "Engramory"), "lowercase"),
+        (GOOD_HEAD.replace("engramory", "engramory--x"), "lowercase"),
+        (GOOD_HEAD.replace("engramory", "-engramory"), "lowercase"),
+        (GOOD_HEAD.replace("engramory", "claude-memory"), "reserved"),
+        (GOOD_HEAD.replace("engramory", "memory"), "folder name"),
+        (GOOD_HEAD.replace("engramory", "a" * 65), "65 characters"),
+        (GOOD_HEAD.replace("Recall and save durable facts.", "''"), "empty"),
+        (GOOD_HEAD.replace("Recall and save durable facts.", "x" * 1025), "1025 characters"),
+        (GOOD_HEAD.replace("Recall", "<b>Recall</b>"), "angle bracket"),
+        (GOOD_HEAD.replace("---\n", "---\nwhen_to_use: always\n", 1), "portable set"),
+        (GOOD_HEAD + "line\n" * 501, "501 lines"),
+    ],
+)
+def test_frontmatter_checker_catches(text: str, problem: str) -> None:
+    problems = frontmatter_problems(text)
+    assert any(problem in p for p in problems), problems
+
+
+def test_frontmatter_checker_accepts_a_valid_skill() -> None:
+    assert frontmatter_problems(GOOD_HEAD + "line\n" * 500) == []
+
+
+# --- what the documents mention -----------------------------------------------------------
+
+FENCE_RE = re.compile(r"^```[^\n]*\n(.*?)^```", re.S | re.M)
+INLINE_RE = re.compile(r"`([^`\n]+)`")
+
+
+def code_lines(text: str) -> list[str]:
+    """Every line of every fenced block, and every inline code span, comments cut off."""
+    out = []
+    for block in FENCE_RE.findall(text):
+        for line in block.splitlines():
+            # A markdown block (a snippet to paste) quotes its commands as inline code.
+            out.extend(INLINE_RE.findall(line) or [line])
+    out.extend(INLINE_RE.findall(FENCE_RE.sub("", text)))
+    return [re.sub(r"\s#\s.*$", "", line).strip() for line in out if line.strip()]
+
+
+# How the documents write "this skill's folder"; a path after one of these is repo-relative.
+SKILL_DIR_PREFIXES = ("${CLAUDE_SKILL_DIR}/", "<skill>/")
+REPO_DIRS = ("tools/", "hooks/", "templates/", "schemas/", "engramory/", "tests/", "bench/", ".ci/", ".claude-plugin/")
+REPO_FILES = ("SKILL.md", "PORTING.md", "README.md", "rules-snippet.md", "pyproject.toml", ".pre-commit-hooks.yaml")
+
+
+def tokens(line: str) -> list[str]:
+    try:
+        return shlex.split(line)
+    except ValueError:
+        return line.split()
+
+
+def repo_path(token: str) -> str | None:
+    """The repo-relative path a token names, or None when it names something else."""
+    token = token.strip("\"'(),;:")
+    for prefix in SKILL_DIR_PREFIXES:
+        if token.startswith(prefix):
+            token = token[len(prefix) :]
+    if "<" in token or "*" in token or "$" in token:
+        return None
+    if token.startswith(REPO_DIRS) or token in REPO_FILES:
+        return token.rstrip("/")
+    return None
+
+
+def mentioned_paths(text: str) -> set[str]:
+    return {p for line in code_lines(text) for t in tokens(line) for p in [repo_path(t)] if p}
+
+
+class Invocation:
+    """One command line a document shows: which program, and the flags with their values."""
+
+    def __init__(self, doc: str, line: str, program: tuple[str, ...], args: list[str]) -> None:
+        self.doc = doc
+        self.line = line
+        self.program = program  # ("engramory", "install") or ("script", "tools/engramory_check.py")
+        self.args = args
+
+    def flags(self) -> list[tuple[str, list[str]]]:
+        """(flag, plain-word values that follow it); "user|project" lists alternatives."""
+        out = []
+        for i, arg in enumerate(self.args):
+            if arg.startswith("-"):
+                flag = arg.split("=", 1)[0]
+                nxt = self.args[i + 1] if i + 1 < len(self.args) else ""
+                values = nxt.split("|") if re.fullmatch(r"[a-z]+(\|[a-z]+)*", nxt) else []
+                out.append((flag, values))
+        return out
+
+    def __repr__(self) -> str:
+        return "%s: %s" % (self.doc, self.line)
+
+
+def invocations(doc: str, text: str) -> list[Invocation]:
+    found = []
+    for line in code_lines(text):
+        t = tokens(line)
+        if t[:3] == ["python3", "-m", "engramory"] and len(t) > 3:
+            found.append(Invocation(doc, line, ("engramory", t[3]), t[4:]))
+        elif t[:1] == ["engramory"] and len(t) > 1 and re.fullmatch(r"[a-z]+", t[1]):
+            found.append(Invocation(doc, line, ("engramory", t[1]), t[2:]))
+        elif t[:1] == ["python3"] and len(t) > 1:
+            script = repo_path(t[1])
+            if script and script.endswith(".py"):
+                found.append(Invocation(doc, line, ("script", script), t[2:]))
+    return found
+
+
+ALL_TEXT = {name: read(name) for name in DOCS}
+ALL_INVOCATIONS = [inv for name, text in ALL_TEXT.items() for inv in invocations(name, text)]
+
+
+def test_extractors_find_what_a_document_shows() -> None:
+    sample = (
+        "Run `engramory install --host cursor --scope user|project` or\n"
+        "```sh\npython3 \"${CLAUDE_SKILL_DIR}/tools/engramory_check.py\" <root>/MEMORY.md  # count\n"
+        "python3 -m engramory doctor --json <root>\n```\n"
+        "and keep `~/.claude/skills/engramory` and `hooks/x.py`.\n"
+    )
+    found = invocations("sample", sample)
+    assert [i.program for i in found] == [
+        ("script", "tools/engramory_check.py"),
+        ("engramory", "doctor"),
+        ("engramory", "install"),
+    ]
+    assert found[2].flags() == [("--host", ["cursor"]), ("--scope", ["user", "project"])]
+    assert mentioned_paths(sample) == {"tools/engramory_check.py", "hooks/x.py"}
+
+
+def test_the_documents_show_the_commands_a_user_needs() -> None:
+    """Guards the tests below against passing because nothing was extracted."""
+    shown = {(i.doc, i.program) for i in ALL_INVOCATIONS}
+    assert ("SKILL.md", ("script", "tools/engramory_check.py")) in shown
+    assert ("SKILL.md", ("script", "tools/engramory_doctor.py")) in shown
+    assert ("rules-snippet.md", ("script", "tools/engramory_check.py")) in shown
+    assert ("PORTING.md", ("engramory", "install")) in shown
+    hosts = {v for i in ALL_INVOCATIONS for f, vals in i.flags() if f == "--host" for v in vals}
+    assert {"cursor", "hermes"} <= hosts
+
+
+@pytest.mark.parametrize("doc", DOCS)
+def test_every_repo_path_a_document_names_exists(doc: str) -> None:
+    missing = sorted(p for p in mentioned_paths(ALL_TEXT[doc]) if not (ROOT / p).exists())
+    assert missing == [], "%s names paths that do not exist in the repository" % doc
+
+
+def help_text(program: tuple[str, ...]) -> subprocess.CompletedProcess[str]:
+    if program[0] == "engramory":
+        # As a user runs it from a checkout: `python3 -m engramory <command> --help`.
+        cmd = [sys.executable, "-m", "engramory", program[1], "--help"]
+    else:
+        # As a host runs a script: isolated, from the bundle's own folder only.
+        cmd = [sys.executable, "-I", "-S", str(ROOT / program[1]), "--help"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAMORY_")}
+    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env, timeout=60)
+
+
+PROGRAMS = sorted({i.program for i in ALL_INVOCATIONS})
+
+
+@pytest.mark.parametrize("program", PROGRAMS, ids=[" ".join(p) for p in PROGRAMS])
+def test_every_command_the_documents_show_accepts_their_flags(program: tuple[str, ...]) -> None:
+    if program[0] == "engramory":
+        assert program[1] in cli.COMMANDS, "`engramory %s` is not a command" % program[1]
+    else:
+        assert (ROOT / program[1]).is_file(), "%s does not exist" % program[1]
+    proc = help_text(program)
+    assert proc.returncode == 0, "%s --help failed: %s" % (" ".join(program), proc.stderr[-500:])
+    help_out = proc.stdout
+    for inv in ALL_INVOCATIONS:
+        if inv.program != program:
+            continue
+        for flag, values in inv.flags():
+            assert re.search(r"(^|[\s,\[])%s\b" % re.escape(flag), help_out), (
+                "%r shows %s, which `%s --help` does not list" % (inv, flag, " ".join(program))
+            )
+            for value in values:
+                assert re.search(r"\b%s\b" % re.escape(value), help_out), (
+                    "%r shows %s %s, which `%s --help` does not mention" % (inv, flag, value, " ".join(program))
+                )
+
+
+ENV_RE = re.compile(r"\bENGRAMORY_[A-Z_]+\b")
+
+
+def test_every_environment_variable_the_documents_name_is_read_by_the_code() -> None:
+    source = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "engramory").rglob("*.py"))
+    named = {v for text in ALL_TEXT.values() for v in ENV_RE.findall(text)}
+    assert sorted(v for v in named if v not in source) == []
+
+
+# --- numbers -------------------------------------------------------------------------------
+
+NUMBER_UNIT_RE = re.compile(r"(?<![\w.,-])(\d{1,3}(?:,\d{3})+|\d+)(?:\s+|-)(lines?|bytes?)\b")
+ROUGH_SIZE_RE = re.compile(r"\b\d+(?:\.\d+)?\s*(?:KB|KiB|kB|MB|MiB)\b")
+CAP_LINES = {size.WARN_LINES, size.HARD_LINES}
+CAP_BYTES = {size.WARN_BYTES, size.HARD_BYTES, config.NOTE_MAX_BYTES}
+
+
+def n(value: int) -> str:
+    return "{:,}".format(value)
+
+
+def stated_sizes(text: str) -> list[tuple[int, str, str]]:
+    return [(int(m.group(1).replace(",", "")), m.group(2), m.group(0)) for m in NUMBER_UNIT_RE.finditer(text)]
+
+
+def test_size_phrase_parser() -> None:
+    text = "at 150 lines, a 25,000-byte index, 8,192 bytes, not 3.5 lines or line 201"
+    assert [(v, u) for v, u, _ in stated_sizes(text)] == [(150, "lines"), (25000, "byte"), (8192, "bytes")]
+
+
+@pytest.mark.parametrize("doc", DOCS)
+def test_every_line_and_byte_count_in_the_documents_is_a_cap_of_the_code(doc: str) -> None:
+    wrong = [
+        phrase
+        for value, unit, phrase in stated_sizes(ALL_TEXT[doc])
+        if value not in (CAP_LINES if unit.startswith("line") else CAP_BYTES)
+    ]
+    assert wrong == [], "%s states sizes the code does not use" % doc
+    # Caps are stated exactly: "25 KB" is ambiguous (25,000 or 25,600?) and was wrong before.
+    assert ROUGH_SIZE_RE.findall(ALL_TEXT[doc]) == []
+
+
+def test_skill_states_each_cap_as_the_code_has_it() -> None:
+    text = read("SKILL.md")
+    assert "Warn cap: %s lines or %s bytes." % (size.WARN_LINES, n(size.WARN_BYTES)) in text
+    assert "Hard cap: %s lines or %s bytes." % (size.HARD_LINES, n(size.HARD_BYTES)) in text
+    assert "at or under %s bytes" % n(config.NOTE_MAX_BYTES) in text
+    head, _ = split_frontmatter(text)
+    assert "%s lines and %s bytes" % (size.HARD_LINES, n(size.HARD_BYTES)) in yaml.safe_load(head)["description"]
+
+
+def test_skill_store_config_example_is_valid_and_shows_the_defaults() -> None:
+    text = read("SKILL.md")
+    blocks = re.findall(r"^```json\n(.*?)^```", text, re.S | re.M)
+    assert len(blocks) == 1
+    example = json.loads(blocks[0])
+    assert config.validate(example) == []
+    assert list(example) == list(config.CONFIG_KEYS)
+    for key, attr in config.CONFIG_CAPS:
+        assert example[key] == config.DEFAULTS[attr]
+    assert example["noteMaxBytes"] == config.NOTE_MAX_BYTES
+    assert "`%s`" % config.CONFIG_NAME in text and "`%s`" % config.INDEX_NAME in text
+
+
+# --- exit codes: the sentences in SKILL.md against the code and a real run --------------
+
+def stated_codes(text: str, command: str) -> dict[int, str]:
+    m = re.search(r"Exit codes of %s: ([^.]+)\." % command, text)
+    assert m, "SKILL.md has no 'Exit codes of %s:' sentence" % command
+    codes = {}
+    for part in m.group(1).split(","):
+        number, meaning = part.strip().split(" ", 1)
+        codes[int(number)] = " ".join(meaning.split())
+    return codes
+
+
+def run_tool(script: str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAMORY_")}
+    return subprocess.run(
+        [sys.executable, "-I", "-S", str(ROOT / "tools" / script), *args],
+        capture_output=True, text=True, env=env, timeout=120,
+    )
+
+
+def test_check_exit_codes_are_the_ones_the_skill_states(tmp_path: Path) -> None:
+    stated = stated_codes(read("SKILL.md"), "check")
+    expected = {code: status for status, code in CHECK_EXIT.items()}
+    expected[cliutil.EX_USAGE] = "usage error"
+    expected[cliutil.EX_NOINPUT] = "cannot read"
+    assert stated == expected
+
+    sizes = {"OK": 10, "WARN": size.WARN_LINES + 1, "OVER": size.HARD_LINES + 1}
+    for status, lines in sizes.items():
+        store = tmp_path / status
+        store.mkdir()
+        (store / "MEMORY.md").write_text(index_text(lines))
+        proc = run_tool("engramory_check.py", str(store / "MEMORY.md"))
+        assert (proc.returncode, proc.stdout.split(":")[0]) == (CHECK_EXIT[status], status)
+    assert run_tool("engramory_check.py").returncode == cliutil.EX_USAGE
+    assert run_tool("engramory_check.py", str(tmp_path / "missing.md")).returncode == cliutil.EX_NOINPUT
+    # Other documents that list check's codes agree with the code too.
+    for doc, text in ALL_TEXT.items():
+        for code, status in re.findall(r"\b(\d+) (OK|WARN|OVER)\b", text):
+            assert CHECK_EXIT[status] == int(code), "%s: %s %s" % (doc, code, status)
+
+
+def doctor_script() -> Path:
+    return ROOT / "tools" / "engramory_doctor.py"
+
+
+def test_doctor_exit_codes_are_the_ones_the_skill_states(tmp_path: Path) -> None:
+    stated = stated_codes(read("SKILL.md"), "doctor")
+    assert stated == {0: "no errors", 1: "errors", 2: "usage error or unreadable root"}
+    assert doctor_script().is_file(), "tools/engramory_doctor.py, which SKILL.md tells the agent to run, is missing"
+
+    clean = tmp_path / "clean"
+    shutil.copytree(ROOT / "templates", clean)
+    assert run_tool("engramory_doctor.py", str(clean)).returncode == 0
+
+    broken = tmp_path / "broken"
+    shutil.copytree(ROOT / "templates", broken)
+    with open(broken / "MEMORY.md", "a", encoding="utf-8") as f:
+        f.write("- [Gone](no-such-note.md) — a pointer to a note that does not exist\n")
+    proc = run_tool("engramory_doctor.py", str(broken))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+
+    assert run_tool("engramory_doctor.py", str(tmp_path / "no-such-root")).returncode == 2
+    assert run_tool("engramory_doctor.py", "--no-such-flag", str(clean)).returncode == 2
+
+
+# --- templates -------------------------------------------------------------------------------
+
+def test_templates_pass_the_doctor_clean(tmp_path: Path) -> None:
+    if not (ROOT / "engramory" / "doctor.py").is_file():
+        pytest.skip("engramory/doctor.py does not exist yet (issue 3); nothing to run the templates through")
+    # A copy outside this git work tree: a tracked folder is rightly a finding of its own.
+    store = tmp_path / "memory"
+    shutil.copytree(ROOT / "templates", store)
+    from engramory import doctor
+
+    code = doctor.main(["--strict", str(store)])
+    assert code == 0
+    proc = run_tool("engramory_doctor.py", "--strict", "--json", str(store))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report: Any = json.loads(proc.stdout)
+    assert report["findings"] == [], report["findings"]
+
+
+def test_templates_hold_an_index_and_one_note_per_type() -> None:
+    names = sorted(p.name for p in (ROOT / "templates").glob("*.md"))
+    assert "MEMORY.md" in names
+    types = []
+    for note in (ROOT / "templates").glob("*.md"):
+        if note.name == "MEMORY.md":
+            continue
+        head, _ = split_frontmatter(note.read_text(encoding="utf-8"))
+        data = yaml.safe_load(head)
+        types.append(data.get("type") or data.get("metadata", {}).get("type"))
+    assert sorted(types) == ["feedback", "project", "reference", "user"]
+    index_check = run_tool("engramory_check.py", str(ROOT / "templates" / "MEMORY.md"))
+    assert index_check.returncode == 0, index_check.stdout
+
+
+# --- PORTING.md -----------------------------------------------------------------------------
+
+HOSTS = (
+    "Claude Code", "Cursor", "Hermes", "Codex CLI", "Gemini CLI", "Windsurf (Cascade)", "Kiro",
+    "OpenClaw", "Cline", "Trae IDE", "GitHub Copilot (coding agent and CLI)", "Hosts without file access",
+)
+LEVELS = ("enforced before the write", "checked after", "discipline only", "not supported")
+SECTION_FIELDS = ("Hook point.", "What ships.", "Guarantee.", "Setup.", "Verified on.", "Known host bugs")
+
+
+def porting_table() -> list[list[str]]:
+    text = read("PORTING.md")
+    table = text.split("## At a glance", 1)[1].split("\n\n")[1]
+    rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in table.splitlines()]
+    assert rows[0] == ["Host", "Pre-write hook point", "What this bundle ships", "Guarantee level", "Verified on"]
+    return rows[2:]
+
+
+def porting_sections() -> dict[str, str]:
+    parts = re.split(r"^## ", read("PORTING.md"), flags=re.M)
+    return {p.split("\n", 1)[0].strip(): p for p in parts[1:]}
+
+
+def test_porting_covers_every_host_with_every_field() -> None:
+    rows = porting_table()
+    assert all(len(r) == 5 for r in rows)
+    assert len(rows) == len(HOSTS)
+    sections = porting_sections()
+    for host in HOSTS:
+        short = host.split(" (")[0]
+        assert any(r[0].startswith(short) for r in rows), "no table row for %s" % host
+        assert host in sections, "no section for %s" % host
+        if host != "Hosts without file access":
+            for field in SECTION_FIELDS:
+                assert "**%s" % field in sections[host], "%s: no %r" % (host, field)
+    for row in rows:
+        assert any(row[3].startswith(level) for level in LEVELS), row
+
+
+def pinned(path: Path, pattern: str) -> str:
+    m = re.search(pattern, path.read_text(encoding="utf-8"))
+    assert m, "no pin matching %r in %s" % (pattern, path)
+    return m.group(1)
+
+
+def test_porting_claims_match_what_ships_and_what_was_tested() -> None:
+    rows = {r[0]: r for r in porting_table()}
+    claude_pin = json.loads((ROOT / "tests" / "e2e" / "package.json").read_text())["dependencies"]["@anthropic-ai/claude-code"]
+    assert rows["Claude Code"][4].startswith("Claude Code %s," % claude_pin)
+    hermes_pin = pinned(ROOT / "tests" / "hermes" / "requirements.txt", r"hermes-agent==([\w.]+)")
+    assert rows["Hermes"][4].startswith("hermes-agent %s " % hermes_pin)
+    assert rows["Cursor"][4].startswith("not verified")
+    for host, row in rows.items():
+        shipped = not row[2].startswith("no shim") and host != "Hosts without file access"
+        assert shipped == (host in ("Claude Code", "Cursor", "Hermes")), row
+        # A host with no shim cannot be more than "checked after".
+        assert shipped or not row[3].startswith("enforced"), row
+        assert shipped or row[4] in ("not verified", "not applicable"), row
+    hosts_flags = {v for i in ALL_INVOCATIONS if i.doc == "PORTING.md" for f, vals in i.flags() if f == "--host" for v in vals}
+    assert hosts_flags == {"cursor", "hermes"}
