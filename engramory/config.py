@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 
-from engramory import jsonlite
+from engramory import jsonlite, scope
+from engramory.scope import CONFIG_NAME, ENV_INDEX_NAME, ENV_INDEX_PATH, INDEX_NAME, find_store_root
 from engramory.size import HARD_BYTES, HARD_LINES, WARN_BYTES, WARN_LINES, Caps
 
 TYPE_CHECKING = False
@@ -17,8 +18,6 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-INDEX_NAME = "MEMORY.md"
-CONFIG_NAME = ".engramory.json"
 CONFIG_VERSION = 1
 NOTE_MAX_BYTES = 8_192  # one fact per file: a note past 8 KiB is several facts or a dump
 CONFIG_MAX_BYTES = 1 << 20
@@ -30,8 +29,6 @@ ENV_CAPS = (
     ("ENGRAMORY_HARD", "hard_lines"),
     ("ENGRAMORY_HARD_BYTES", "hard_bytes"),
 )
-ENV_INDEX_NAME = "ENGRAMORY_INDEX_NAME"
-ENV_INDEX_PATH = "ENGRAMORY_INDEX_PATH"
 
 # store config key -> Caps attribute
 CONFIG_CAPS = (
@@ -89,20 +86,10 @@ def from_env(env: Mapping[str, str] | None = None) -> Settings:
             )
         else:
             setattr(caps, attr, value)
-    name = env.get(ENV_INDEX_NAME, "").strip()
-    if not name or "/" in name or "\\" in name or name in (".", ".."):
-        if name:
-            notes.append("%s=%r is not a file name; using %s" % (ENV_INDEX_NAME, name[:80], INDEX_NAME))
-        name = INDEX_NAME
-    paths = None
-    raw_paths = env.get(ENV_INDEX_PATH, "")
-    if raw_paths.strip():
-        paths = []
-        for p in raw_paths.split(os.pathsep):
-            p = p.strip()
-            if p:
-                paths.append(os.path.realpath(os.path.expanduser(p)))
-    return Settings(caps, name, paths, notes)
+    name, note = scope.index_name(env)
+    if note:
+        notes.append(note)
+    return Settings(caps, name, scope.index_paths(env), notes)
 
 
 class StoreConfig:
@@ -214,14 +201,4 @@ def load_store_config(root: str) -> StoreConfig:
     return cfg
 
 
-def find_store_root(path: str, limit: int = 64) -> str | None:
-    """The nearest folder at or above `path`'s folder that holds a store config."""
-    d = os.path.dirname(path)
-    for _ in range(limit):
-        if os.path.isfile(os.path.join(d, CONFIG_NAME)):
-            return d
-        parent = os.path.dirname(d)
-        if parent == d:
-            return None
-        d = parent
-    return None
+__all__ = ["CONFIG_NAME", "ENV_INDEX_NAME", "ENV_INDEX_PATH", "INDEX_NAME", "find_store_root"]

@@ -10,9 +10,8 @@ approves anything: "allow" is always the host's own decision.
 from __future__ import annotations
 
 import os
-import stat
 
-from engramory import config, edits
+from engramory import config, edits, scope
 from engramory.size import Caps, count_lines
 
 TYPE_CHECKING = False
@@ -57,12 +56,7 @@ def _n(value: int) -> str:
 
 def is_index(path: str, settings: config.Settings) -> bool:
     """Whether `path` is an index this guard keeps. Cheap: no file is opened."""
-    if settings.index_paths is not None:
-        return os.path.realpath(path) in settings.index_paths
-    if os.path.basename(path) == settings.index_name:
-        return True
-    # A link named otherwise but pointing at an index is the index: the host writes through it.
-    return os.path.islink(path) and os.path.basename(os.path.realpath(path)) == settings.index_name
+    return scope.is_index(path, settings.index_name, settings.index_paths)
 
 
 def _read_only_match(path: str, root: str, patterns: list[str]) -> str | None:
@@ -94,12 +88,7 @@ def evaluate(req: edits.Request, env: Mapping[str, str] | None = None) -> Decisi
     """Decide on one file change. None means: say nothing, let the host proceed."""
     settings = config.from_env(env)
     if not is_index(req.path, settings):
-        if settings.index_paths is not None:
-            roots = [os.path.dirname(p) for p in settings.index_paths]
-            real = os.path.realpath(req.path)
-            root = next((r for r in roots if real.startswith(r + os.sep)), None)
-        else:
-            root = config.find_store_root(req.path)
+        root = scope.store_root_for(req.path, settings.index_paths)
         if root is None:
             return None
         store = config.load_store_config(root)
@@ -119,7 +108,7 @@ def evaluate(req: edits.Request, env: Mapping[str, str] | None = None) -> Decisi
     before: bytes | None
     try:
         st = os.stat(req.path)
-        if not stat.S_ISREG(st.st_mode):
+        if st.st_mode & 0o170000 != 0o100000:  # not S_ISREG (no `stat` import on the hot path)
             # A FIFO would block the read and a device may never end: do not open them.
             return _unverified(req, caps, notes, "it is not a regular file")
         size = st.st_size
@@ -231,7 +220,7 @@ def _deny_message(path: str, tool: str, before: bytes, after: bytes, caps: Caps)
         )
     else:
         parts.append("be %s bytes (now %s, hard cap %s)" % (_n(a_bytes), _n(b_bytes), _n(caps.hard_bytes)))
-    outside = []
+    outside: list[str] = []
     more = 0
     for number, line in lines_outside_window(after, caps):
         if len(outside) < SHOW_OUTSIDE:

@@ -5,12 +5,12 @@ interpreter. The hook runs on every Edit/Write, so it parses with the C scanner 
 itself uses and writes its few flat objects by hand. Anything else uses `json` directly.
 """
 
-from __future__ import annotations
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable
 
+_make_scanner: "Any"
+_quote: "Any"
 try:
     from _json import encode_basestring_ascii as _quote
     from _json import make_scanner as _make_scanner
@@ -25,7 +25,7 @@ class _Context:
     strict = False
     object_hook = None
     object_pairs_hook = None
-    memo: dict[str, str]
+    memo: "dict[str, str]"
 
     def __init__(self) -> None:
         self.memo = {}
@@ -41,7 +41,7 @@ def _constant(name: str) -> float:
 _WS = " \t\n\r"
 
 
-def loads(text: str) -> Any:
+def loads(text: str) -> "Any":
     """Parse one JSON document. Raises ValueError on anything that is not exactly one."""
     if _make_scanner is None:  # pragma: no cover
         import json
@@ -58,7 +58,7 @@ def loads(text: str) -> Any:
         raise ValueError("not JSON at character %d" % exc.value) from None
     except (RecursionError, MemoryError):
         raise ValueError("JSON nested too deeply") from None
-    except Exception:
+    except Exception:  # noqa: BLE001 - see the comment below
         # Without json.decoder loaded, the C scanner reports some syntax errors as a
         # SystemError (it looks the exception class up in sys.modules only).
         raise ValueError("malformed JSON") from None
@@ -69,7 +69,7 @@ def loads(text: str) -> Any:
     return value
 
 
-def dumps(value: Any) -> str:
+def dumps(value: "Any") -> str:
     """ASCII-only JSON for dicts, lists, strings, ints, bools and None."""
     if _quote is None:  # pragma: no cover
         import json

@@ -382,3 +382,25 @@ def test_hostile_note_text_is_quoted_and_cut(tmp_path: Path, run: Runner) -> Non
     out = run(payload("Write", index, content=index_text(200) + evil))
     text = reason(out)
     assert "\u202e" not in text and "A" * 100 not in text
+
+
+def test_ignored_path_imports_only_what_it_needs(tmp_path: Path) -> None:
+    """The hook runs on every Edit/Write: for a file no store cares about it must leave
+    without loading the guard, json, re or anything else heavy."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    code = (
+        "import sys, json as _j; sys.modules.pop('json', None); sys.modules.pop('json.decoder', None);"
+        "sys.modules.pop('re', None); before = set(sys.modules);"
+        "sys.path.insert(0, %r); from engramory.hosts import claude;"
+        "claude.handle(sys.stdin.buffer.read());"
+        "print(sorted(set(sys.modules) - before))" % str(ROOT)
+    )
+    raw = json.dumps(payload("Write", tmp_path / "src" / "app.py", content="x" * 1000)).encode()
+    proc = subprocess.run([sys.executable, "-I", "-S", "-c", code], input=raw, capture_output=True, check=True)
+    loaded = eval(proc.stdout.decode())  # a list literal printed by the child
+    assert set(loaded) <= {"engramory", "engramory.hosts", "engramory.hosts.claude", "engramory.jsonlite",
+                           "engramory.scope", "_json", "_stat", "os.path"}, loaded

@@ -7,12 +7,10 @@ approve anything on the user's behalf. Any failure of our own is a silent exit 0
 with one line on stderr, which Claude Code keeps in its debug log.
 """
 
-from __future__ import annotations
-
 import os
 import sys
 
-from engramory import jsonlite
+from engramory import jsonlite, scope
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -24,7 +22,7 @@ if TYPE_CHECKING:
 STDIN_LIMIT = 256 << 20  # a payload is an edit; past this it is not one we can judge
 
 
-def parse(raw: bytes) -> dict[str, Any] | None:
+def parse(raw: bytes) -> "dict[str, Any] | None":
     try:
         payload = jsonlite.loads(jsonlite.decode_payload(raw))
     except ValueError:
@@ -32,18 +30,23 @@ def parse(raw: bytes) -> dict[str, Any] | None:
     return payload if isinstance(payload, dict) else None
 
 
-def request_from(payload: dict[str, Any]) -> Any:
-    from engramory import edits
-
+def _roots(payload: "dict[str, Any]") -> "list[str]":
     roots = payload.get("workspace_roots")
     roots = [r for r in roots if isinstance(r, str)] if isinstance(roots, list) else []
     env_root = os.environ.get("CURSOR_PROJECT_DIR") or os.environ.get("CLAUDE_PROJECT_DIR")
     if env_root:
         roots.append(env_root)
-    return edits.normalise(payload.get("tool_name"), payload.get("tool_input"), payload.get("cwd"), roots)
+    return roots
 
 
-def render(decision: Decision) -> str:
+def request_from(payload: "dict[str, Any]") -> "Any":
+    from engramory import edits
+
+    cwd = payload.get("cwd")
+    return edits.normalise(payload.get("tool_name"), payload.get("tool_input"), cwd, _roots(payload))
+
+
+def render(decision: "Decision") -> str:
     from engramory.guard import DENY
 
     if decision.action == DENY:
@@ -57,11 +60,18 @@ def render(decision: Decision) -> str:
     return jsonlite.dumps({"hookSpecificOutput": inner})
 
 
-def handle(raw: bytes, env: Mapping[str, str] | None = None) -> str:
+def handle(raw: bytes, env: "Mapping[str, str] | None" = None) -> str:
     """stdin bytes -> stdout text ("" for no opinion)."""
     payload = parse(raw)
     if payload is None:
         return ""
+    path = scope.raw_path(payload.get("tool_input"))
+    if path is None:
+        return ""
+    cwd = payload.get("cwd")
+    full = scope.resolve_path(path, cwd if isinstance(cwd, str) else None, _roots(payload))
+    if not scope.interesting(full, os.environ if env is None else env):
+        return ""  # the common case: a file no store cares about; nothing more is imported
     req = request_from(payload)
     if req is None:
         return ""
@@ -73,7 +83,7 @@ def handle(raw: bytes, env: Mapping[str, str] | None = None) -> str:
     return render(decision)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: "list[str] | None" = None) -> int:
     try:
         raw = sys.stdin.buffer.read(STDIN_LIMIT)
         out = handle(raw)
@@ -85,6 +95,6 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         try:
             sys.stderr.write("engramory guard: internal error, edit allowed: %r\n" % (exc,))
-        except Exception:
+        except Exception:  # noqa: BLE001 - nothing left to report to
             pass
     return 0
