@@ -1,0 +1,451 @@
+"""Backstop hooks for writes the PreToolUse guard cannot see.
+
+A shell command (`cat >> MEMORY.md`, `sed -i`, a script) or an MCP tool can grow an index
+without any Edit/Write call, so no pre-write deny is possible. Two hooks close the gap after
+the fact: PostToolUse (on Bash, PowerShell and MCP tools) tells the model, with numbers, when
+a known index is now over its hard cap; SessionStart says once when a known index starts the
+session over its caps. Both stay silent otherwise.
+
+"Known index" = the auto-memory index of the session's project and every
+ENGRAMORY_INDEX_PATH entry. PostToolUse runs after every shell call, so it costs one stat per
+index when nothing changed: the last (size, mtime) per index is kept in a small per-session
+state file, and a change is reported once, not after every later command.
+
+Contract of both entry points: exit 0 always, nothing on stdout unless there is something to
+say (then one hookSpecificOutput object), failures of our own go to stderr (fail open).
+Imports only what the interpreter has already loaded, plus our own modules: hot path.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from engramory import config, jsonlite
+from engramory.size import OK, OVER, Caps, count_lines, verdict
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Any
+
+POST_TOOL_USE = "PostToolUse"
+SESSION_START = "SessionStart"
+STDIN_LIMIT = 64 << 20
+READ_LIMIT = 64 << 20  # same as the guard's: past this an index is judged by its size alone
+SHOW_OUTSIDE = 3
+STATE_MAX_BYTES = 1 << 16
+STATE_MAX_AGE = 7 * 24 * 3600  # state files of sessions idle this long are pruned at start
+PROJECT_NAME_MAX = 200  # the host shortens longer project folder names (with a hash we cannot know)
+
+
+# -- where the indexes are ---------------------------------------------------------------
+
+
+def claude_config_dir(env: Mapping[str, str] | None = None) -> str:
+    """`$CLAUDE_CONFIG_DIR`, else `~/.claude`: where Claude Code keeps user settings,
+    skills and per-project data."""
+    if env is None:
+        env = os.environ
+    configured = env.get("CLAUDE_CONFIG_DIR", "").strip()
+    if configured:
+        return os.path.abspath(os.path.expanduser(configured))
+    home = env.get("HOME") or os.path.expanduser("~")
+    return os.path.join(home, ".claude")
+
+
+def sanitize_project_path(path: str) -> str:
+    """The folder name Claude Code gives a project under `<config>/projects/`: the absolute
+    project path with every character that is not an ASCII letter or digit turned into '-'
+    (`/home/u/my.proj` -> `-home-u-my-proj`). Measured on 2.1.332 for '/', '.', '_' and
+    spaces; kept in this one function so a correction lands everywhere at once."""
+    return "".join(c if (c.isascii() and c.isalnum()) else "-" for c in path)
+
+
+def _git_root(path: str, limit: int = 64) -> str | None:
+    """The nearest folder at or above `path` holding a `.git` entry (file or folder)."""
+    d = path
+    for _ in range(limit):
+        if os.path.lexists(os.path.join(d, ".git")):
+            return d
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
+    return None
+
+
+def project_candidates(payload: Mapping[str, Any], env: Mapping[str, str]) -> list[str]:
+    """Absolute project paths this session may be keyed under: the git root of the project
+    (auto memory is shared by a repository's worktrees and subfolders), the session's start
+    folder (CLAUDE_PROJECT_DIR) and the hook's cwd. Duplicates removed, order kept."""
+    seen: list[str] = []
+    raw = [env.get("CLAUDE_PROJECT_DIR"), payload.get("cwd")]
+    for p in raw:
+        if not isinstance(p, str) or not p.strip() or not os.path.isabs(p):
+            continue
+        p = os.path.normpath(p)
+        for candidate in (_git_root(p), p):
+            if candidate and candidate not in seen:
+                seen.append(candidate)
+    return seen
+
+
+def auto_memory_index(project: str, env: Mapping[str, str]) -> str | None:
+    """`<config>/projects/<sanitized project>/memory/<index name>`, or None when the folder
+    name is one the host would shorten (we cannot predict its hash)."""
+    name = env.get("CLAUDE_CODE_PROJECT_DIR_NAME", "").strip() or sanitize_project_path(project)
+    if len(name) > PROJECT_NAME_MAX or "/" in name or "\\" in name:
+        return None
+    index_name = config.from_env(env).index_name
+    return os.path.join(claude_config_dir(env), "projects", name, "memory", index_name)
+
+
+def known_indexes(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) -> list[str]:
+    """Every index this session is known to use: ENGRAMORY_INDEX_PATH entries, then the
+    auto-memory index of each project candidate. Paths may not exist."""
+    if env is None:
+        env = os.environ
+    out: list[str] = []
+    settings = config.from_env(env)
+    for p in settings.index_paths or ():
+        if p not in out:
+            out.append(p)
+    for project in project_candidates(payload, env):
+        index = auto_memory_index(project, env)
+        if index is not None and index not in out:
+            out.append(index)
+    return out
+
+
+# -- measuring ---------------------------------------------------------------------------
+
+
+class Reading:
+    """One index as found on disk now."""
+
+    __slots__ = ("path", "status", "lines", "nbytes", "caps", "outside", "more", "notes")
+
+    def __init__(self, path: str, lines: int | None, nbytes: int, caps: Caps, notes: list[str]) -> None:
+        self.path = path
+        self.lines = lines
+        self.nbytes = nbytes
+        self.caps = caps
+        self.status = verdict(lines, nbytes, caps)
+        self.outside: list[str] = []
+        self.more = 0
+        self.notes = notes
+
+
+def caps_for(index: str, env: Mapping[str, str]) -> tuple[Caps, list[str]]:
+    """The caps in force for `index`: the same layering as the guard and `check`
+    (defaults, environment, the store's `.engramory.json`), without importing json."""
+    settings = config.from_env(env)
+    store = config.load_store_config(os.path.dirname(os.path.realpath(index)))
+    notes = list(settings.notes)
+    if store.exists and not store.usable:
+        notes.append(store.problem())
+    return store.caps(settings.caps), notes
+
+
+def read_index(path: str, env: Mapping[str, str]) -> Reading | None:
+    """Measure one index; None when it does not exist or is not a readable regular file."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if not os.path.isfile(path):
+        return None
+    caps, notes = caps_for(path, env)
+    if st.st_size > READ_LIMIT:
+        return Reading(path, None, st.st_size, caps, notes)
+    try:
+        with open(path, "rb") as f:
+            data = f.read(READ_LIMIT + 1)
+    except OSError:
+        return None
+    reading = Reading(path, count_lines(data), len(data), caps, notes)
+    if reading.status == OVER:
+        from engramory.excerpt import quote
+        from engramory.size import lines_outside_window
+
+        for number, line in lines_outside_window(data, caps):
+            if len(reading.outside) < SHOW_OUTSIDE:
+                reading.outside.append("line %d %s" % (number, quote(line)))
+            else:
+                reading.more += 1
+    return reading
+
+
+def _n(value: int) -> str:
+    return "{:,}".format(value)
+
+
+def _size_text(r: Reading) -> str:
+    lines = "an unread number of lines" if r.lines is None else "%s lines" % _n(r.lines)
+    return "%s and %s bytes" % (lines, _n(r.nbytes))
+
+
+def over_message(r: Reading, tool: str) -> str:
+    """What PostToolUse tells the model about an index over its hard cap."""
+    from engramory.guard import COMPACT_STEPS
+
+    c = r.caps
+    text = (
+        "engramory: after this %s call, the memory index %s is over its hard cap: %s "
+        "(hard cap %s lines / %s bytes). The host loads only the first %s lines and %s bytes "
+        "of it, so what lies past that is never recalled"
+        % (tool or "tool", r.path, _size_text(r), _n(c.hard_lines), _n(c.hard_bytes),
+           _n(c.hard_lines), _n(c.hard_bytes))
+    )
+    if r.outside:
+        text += "; now outside the window: %s%s" % (
+            "; ".join(r.outside), " and %s more" % _n(r.more) if r.more else "",
+        )
+    text += ". Compact it now, using Edit/Write on the index rather than shell commands (the guard checks those). " + COMPACT_STEPS
+    if r.notes:
+        text += " " + " ".join(r.notes)
+    return text
+
+
+def start_line(r: Reading) -> str:
+    """One line of the SessionStart notice for an index past its warn or hard cap."""
+    c = r.caps
+    if r.status == OVER:
+        return (
+            "the memory index %s is over its hard cap: %s (hard cap %s lines / %s bytes), so "
+            "its last entries were not loaded; compact it first (pointer-ify long lines, merge "
+            "duplicates, archive cold notes)." % (r.path, _size_text(r), _n(c.hard_lines), _n(c.hard_bytes))
+        )
+    return (
+        "the memory index %s is past its warn cap: %s (warn %s lines / %s bytes, hard %s / %s); "
+        "plan a compaction pass before adding much more."
+        % (r.path, _size_text(r), _n(c.warn_lines), _n(c.warn_bytes), _n(c.hard_lines), _n(c.hard_bytes))
+    )
+
+
+# -- per-session state -------------------------------------------------------------------
+
+
+def state_dir(env: Mapping[str, str]) -> str | None:
+    """Where per-session state lives: the plugin's data folder when run as a plugin, else a
+    private folder of this user under the system temp dir. None when neither is usable."""
+    plugin_data = env.get("CLAUDE_PLUGIN_DATA", "").strip()
+    if plugin_data and os.path.isabs(plugin_data):
+        return os.path.join(plugin_data, "backstop")
+    # tempfile.gettempdir() imports random and friends: read the usual variables instead.
+    tmp = env.get("TMPDIR") or env.get("TEMP") or env.get("TMP")
+    if not tmp:
+        tmp = "/tmp" if os.name != "nt" else None
+    if not tmp:
+        return None
+    uid = getattr(os, "getuid", lambda: None)()
+    return os.path.join(tmp, "engramory-backstop-%s" % (uid if uid is not None else "user"))
+
+
+def _private_dir(path: str) -> bool:
+    """Create `path` for this user only; refuse one that another user owns or that is a
+    link, since a shared temp dir is writable by everyone."""
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        st = os.lstat(path)
+    except OSError:
+        return False
+    import stat as _stat
+
+    if not _stat.S_ISDIR(st.st_mode):
+        return False
+    uid = getattr(os, "getuid", None)
+    return uid is None or st.st_uid == uid()
+
+
+def _session_key(session_id: object) -> str:
+    text = session_id if isinstance(session_id, str) else ""
+    key = "".join(c for c in text if c.isascii() and (c.isalnum() or c in "-_"))[:100]
+    return key or "no-session"
+
+
+def state_path(env: Mapping[str, str], session_id: object) -> str | None:
+    folder = state_dir(env)
+    if folder is None:
+        return None
+    return os.path.join(folder, "%s.state" % _session_key(session_id))
+
+
+def signature(path: str) -> str:
+    """size:mtime_ns of `path`, or "-" when it is missing: a change means "look again"."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return "-"
+    return "%d:%d" % (st.st_size, st.st_mtime_ns)
+
+
+def load_state(path: str | None) -> dict[str, str]:
+    """{index path: signature} as last seen; empty when there is no usable state."""
+    if path is None:
+        return {}
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(STATE_MAX_BYTES)
+    except OSError:
+        return {}
+    out: dict[str, str] = {}
+    for line in raw.decode("utf-8", "replace").splitlines():
+        sig, sep, index = line.partition(" ")
+        if sep and index:
+            out[index] = sig
+    return out
+
+
+def save_state(path: str | None, state: Mapping[str, str]) -> None:
+    if path is None or not _private_dir(os.path.dirname(path)):
+        return
+    from engramory.fsutil import write_atomic
+
+    body = "".join("%s %s\n" % (sig, index) for index, sig in state.items() if "\n" not in index)
+    try:
+        write_atomic(path, body.encode("utf-8"), mode=0o600)
+    except OSError:
+        pass
+
+
+def prune_state(folder: str | None, now: float) -> None:
+    """Drop state files of sessions idle for a week, so the folder does not grow forever."""
+    if folder is None:
+        return
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        if not name.endswith(".state"):
+            continue
+        p = os.path.join(folder, name)
+        try:
+            if now - os.stat(p).st_mtime > STATE_MAX_AGE:
+                os.unlink(p)
+        except OSError:
+            pass
+
+
+# -- the two hooks -----------------------------------------------------------------------
+
+
+def render(event: str, context: str) -> str:
+    return jsonlite.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}})
+
+
+def parse(raw: bytes) -> dict[str, Any] | None:
+    try:
+        payload = jsonlite.loads(jsonlite.decode_payload(raw))
+    except ValueError:
+        return None
+    return payload if isinstance(payload, dict) else None
+
+
+def post_tool(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) -> str:
+    """PostToolUse: "" unless an index changed since last seen and is now over its hard cap."""
+    if env is None:
+        env = os.environ
+    indexes = known_indexes(payload, env)
+    if not indexes:
+        return ""
+    spath = state_path(env, payload.get("session_id"))
+    state = load_state(spath)
+    now = {p: signature(p) for p in indexes}
+    changed = [p for p in indexes if state.get(p) != now[p]]
+    if not changed:
+        return ""
+    merged = dict(state)
+    merged.update(now)
+    save_state(spath, merged)
+    tool = payload.get("tool_name")
+    tool = tool if isinstance(tool, str) else ""
+    messages = []
+    for p in changed:
+        if now[p] == "-":
+            continue
+        reading = read_index(p, env)
+        if reading is not None and reading.status == OVER:
+            messages.append(over_message(reading, tool[:80]))
+    return render(POST_TOOL_USE, "\n\n".join(messages)) if messages else ""
+
+
+def doctor_line(root: str) -> str | None:
+    """One line when the store at `root` has doctor errors, or None. Uses the doctor module
+    when this bundle has it; a missing or failing doctor never costs the session its start."""
+    try:
+        from engramory import doctor  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    counter = getattr(doctor, "error_count", None)
+    if counter is None:
+        return None
+    try:
+        errors = int(counter(root))
+    except Exception:  # noqa: BLE001 - a broken doctor must not break the session start
+        return None
+    if errors <= 0:
+        return None
+    return "the memory store %s has %d doctor error%s; run `engramory doctor %s` to see and fix them." % (
+        root, errors, "" if errors == 1 else "s", root,
+    )
+
+
+def session_start(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) -> str:
+    """SessionStart: one short notice when a known index is past its warn or hard cap (or its
+    store has doctor errors); "" otherwise. Also seeds the PostToolUse state, so a state that
+    was already reported here is not reported again after the first shell command."""
+    if env is None:
+        env = os.environ
+    indexes = known_indexes(payload, env)
+    spath = state_path(env, payload.get("session_id"))
+    if spath is not None:
+        import time
+
+        prune_state(os.path.dirname(spath), time.time())
+    save_state(spath, {p: signature(p) for p in indexes})
+    lines = []
+    for p in indexes:
+        reading = read_index(p, env)
+        if reading is None:
+            continue
+        if reading.status != OK:
+            lines.append(start_line(reading))
+        doctor = doctor_line(os.path.dirname(p))
+        if doctor:
+            lines.append(doctor)
+    if not lines:
+        return ""
+    return render(SESSION_START, "engramory: " + " ".join(lines))
+
+
+# -- entry points ------------------------------------------------------------------------
+
+
+def _run(event: str, handler: Any) -> int:
+    try:
+        payload = parse(sys.stdin.buffer.read(STDIN_LIMIT))
+        if payload is None:
+            return 0
+        out = handler(payload)
+        if out:
+            sys.stdout.write(out + "\n")
+            sys.stdout.flush()
+    except BaseException as exc:  # noqa: BLE001 - a backstop must never get in the way
+        if isinstance(exc, KeyboardInterrupt):
+            return 0
+        try:
+            sys.stderr.write("engramory %s hook: internal error, ignored: %r\n" % (event, exc))
+        except Exception:  # noqa: BLE001
+            pass
+    return 0
+
+
+def post_tool_main(argv: Sequence[str] | None = None) -> int:
+    return _run(POST_TOOL_USE, post_tool)
+
+
+def session_start_main(argv: Sequence[str] | None = None) -> int:
+    return _run(SESSION_START, session_start)

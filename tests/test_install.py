@@ -1,0 +1,494 @@
+"""`engramory install` / `uninstall` / `install --check` and the plugin manifests.
+
+Every test works in a throw-away HOME / CLAUDE_CONFIG_DIR / project folder. The properties
+that protect the user's data are tested directly on bytes: foreign keys and hooks kept,
+a second install leaves settings.json byte-identical (not even rewritten), install then
+uninstall gives back the exact bytes, a malformed file is refused and untouched, the
+memory store is never touched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import engramory
+from engramory import install
+from tests.conftest import ROOT, index_text
+
+FOREIGN = (
+    b'{\n'
+    b'    "$schema": "https://json.schemastore.org/claude-code-settings.json",\n'
+    b'    "model": "opus",\n'
+    b'    "permissions": {"allow": ["Bash(ls:*)"], "deny": []},\n'
+    b'    "env": {"FOO": "caf\xc3\xa9"},\n'
+    b'    "hooks": {\n'
+    b'        "PreToolUse": [\n'
+    b'            {"matcher": "Bash", "hooks": [{"type": "command", "command": "~/bin/check-bash"}]}\n'
+    b'        ],\n'
+    b'        "Stop": [{"hooks": [{"type": "command", "command": "notify-send done", "timeout": 5}]}]\n'
+    b'    }\n'
+    b'}\n'
+)
+
+
+class Env:
+    def __init__(self, tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.home = tmp / "home"
+        self.config = tmp / "config"
+        self.project = tmp / "project with space"
+        self.home.mkdir()
+        self.project.mkdir()
+        monkeypatch.setenv("HOME", str(self.home))
+        monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(self.config))
+        monkeypatch.chdir(self.project)
+        self.settings = self.config / "settings.json"
+        self.skill = self.config / "skills" / "engramory"
+
+    def vars(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("ENGRAMORY_", "CLAUDE"))}
+        env.update(HOME=str(self.home), CLAUDE_CONFIG_DIR=str(self.config))
+        return env
+
+
+@pytest.fixture
+def e(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Env:
+    return Env(tmp_path, monkeypatch)
+
+
+def our_entries(settings: Path) -> dict[str, list[dict[str, Any]]]:
+    data = json.loads(settings.read_bytes())
+    out: dict[str, list[dict[str, Any]]] = {}
+    for event, groups in data.get("hooks", {}).items():
+        for group in groups:
+            for h in group["hooks"]:
+                if install.is_our_handler(h):
+                    out.setdefault(event, []).append(dict(h, matcher=group.get("matcher")))
+    return out
+
+
+def run_cli(*args: str, env: dict[str, str], cwd: Path | str = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "engramory", *args], capture_output=True, text=True, env=env, cwd=str(cwd), timeout=120
+    )
+
+
+# -- install -----------------------------------------------------------------------------
+
+
+def test_install_user_scope(e: Env, capsys: pytest.CaptureFixture[str]) -> None:
+    assert install.main([]) == 0
+    out = capsys.readouterr().out
+    assert "Restart Claude Code" in out and str(e.settings) in out
+    # The runtime files, and nothing of the development tree.
+    assert (e.skill / "engramory" / "__init__.py").is_file()
+    assert (e.skill / "engramory" / "hosts" / "claude.py").is_file()
+    assert (e.skill / "engramory" / "py.typed").is_file()
+    for script in install.SCRIPTS:
+        assert (e.skill / "hooks" / script).is_file()
+    assert (e.skill / "tools" / "engramory_check.py").is_file()
+    for name in install.TOP_FILES:
+        assert (e.skill / name).is_file() == (ROOT / name).is_file()
+    assert not (e.skill / "tests").exists() and not (e.skill / "bench").exists()
+    assert not (e.skill / ".git").exists() and not list(e.skill.rglob("__pycache__"))
+    assert not (e.skill / ".claude-plugin").exists()
+    manifest = json.loads((e.skill / install.MANIFEST).read_text())
+    assert manifest["installer"] == "engramory" and "engramory/install.py" in manifest["files"]
+    # The hook entries.
+    entries = our_entries(e.settings)
+    assert sorted(entries) == ["PostToolUse", "PreToolUse", "SessionStart"]
+    matchers = {ev: [h["matcher"] for h in hs] for ev, hs in entries.items()}
+    assert matchers == {
+        "PreToolUse": ["Edit|Write|MultiEdit"],
+        "PostToolUse": ["^(Bash|PowerShell|mcp__.*)$"],
+        "SessionStart": [None],
+    }
+    for event, script in (("PreToolUse", "engramory_index_guard.py"), ("PostToolUse", "engramory_post_tool.py"),
+                          ("SessionStart", "engramory_session_start.py")):
+        (h,) = entries[event]
+        assert h["type"] == "command" and h["timeout"] == 10
+        assert h["command"] == '"%s" -I -S "%s"' % (sys.executable, e.skill / "hooks" / script)
+        assert shlex.split(h["command"]) == [sys.executable, "-I", "-S", str(e.skill / "hooks" / script)]
+    assert e.settings.read_bytes().endswith(b"}\n")
+
+
+def test_installed_guard_runs_as_wired(e: Env, tmp_path: Path) -> None:
+    """Run the exact command install wrote, through sh, on a real PreToolUse payload."""
+    assert install.main([]) == 0
+    (h,) = our_entries(e.settings)["PreToolUse"]
+    index = tmp_path / "MEMORY.md"
+    index.write_text(index_text(199))
+    payload = {
+        "session_id": "s", "transcript_path": "/dev/null", "cwd": str(tmp_path), "hook_event_name": "PreToolUse",
+        "tool_name": "Write", "tool_input": {"file_path": str(index), "content": index_text(300)}, "tool_use_id": "t",
+    }
+    proc = subprocess.run(["sh", "-c", h["command"]], input=json.dumps(payload).encode(), capture_output=True,
+                          env=e.vars(), cwd=str(tmp_path), timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny" and "300 lines" in out["permissionDecisionReason"]
+
+
+def test_second_install_changes_nothing(e: Env, capsys: pytest.CaptureFixture[str]) -> None:
+    e.config.mkdir()
+    e.settings.write_bytes(FOREIGN)
+    assert install.main([]) == 0
+    first = e.settings.read_bytes()
+    st = e.settings.stat()
+    backups = sorted(e.config.glob("settings.json.engramory-backup-*"))
+    assert len(backups) == 1 and backups[0].read_bytes() == FOREIGN
+    manifest = (e.skill / install.MANIFEST).stat()
+    capsys.readouterr()
+    assert install.main([]) == 0
+    out = capsys.readouterr().out
+    assert "already installed: nothing changed" in out and "already present" in out
+    assert "Restart" not in out
+    assert e.settings.read_bytes() == first
+    assert e.settings.stat().st_mtime_ns == st.st_mtime_ns and e.settings.stat().st_ino == st.st_ino
+    assert sorted(e.config.glob("settings.json.engramory-backup-*")) == backups
+    assert (e.skill / install.MANIFEST).stat().st_mtime_ns == manifest.st_mtime_ns
+
+
+def test_foreign_keys_and_hooks_kept_and_uninstall_restores_bytes(e: Env, capsys: pytest.CaptureFixture[str]) -> None:
+    e.config.mkdir()
+    e.settings.write_bytes(FOREIGN)
+    assert install.main([]) == 0
+    data = json.loads(e.settings.read_bytes())
+    before = json.loads(FOREIGN)
+    for key in ("$schema", "model", "permissions", "env"):
+        assert data[key] == before[key]
+    assert data["hooks"]["Stop"] == before["hooks"]["Stop"]
+    assert data["hooks"]["PreToolUse"][0] == before["hooks"]["PreToolUse"][0]  # foreign group first, unchanged
+    assert "    " in e.settings.read_text() and '"caf\u00e9"' in e.settings.read_text(encoding="utf-8")  # indent, no \\u escapes
+    assert install.uninstall_main([]) == 0
+    assert e.settings.read_bytes() == FOREIGN
+    assert not e.skill.exists()
+    assert "Restart Claude Code" in capsys.readouterr().out
+
+
+def test_uninstall_of_a_created_settings_file_removes_it(e: Env) -> None:
+    assert install.main([]) == 0
+    assert e.settings.exists()
+    assert install.uninstall_main([]) == 0
+    assert not e.settings.exists() and not e.skill.exists()
+
+
+def test_uninstall_keeps_changes_made_after_install(e: Env) -> None:
+    e.config.mkdir()
+    e.settings.write_bytes(FOREIGN)
+    assert install.main([]) == 0
+    data = json.loads(e.settings.read_bytes())
+    data["theme"] = "dark"  # the user (or Claude Code) changed something since
+    e.settings.write_text(json.dumps(data, indent=4) + "\n")
+    assert install.uninstall_main([]) == 0
+    after = json.loads(e.settings.read_bytes())
+    expected = json.loads(FOREIGN)
+    expected["theme"] = "dark"
+    assert after == expected and our_entries(e.settings) == {}
+
+
+def test_uninstall_keeps_hooks_containers_that_were_there(e: Env) -> None:
+    e.config.mkdir()
+    original = b'{"hooks": {"PreToolUse": []}}'
+    e.settings.write_bytes(original)
+    assert install.main([]) == 0
+    for backup in e.config.glob("settings.json.engramory-backup-*"):
+        backup.unlink()  # even without the backup, what existed before stays
+    assert install.uninstall_main([]) == 0
+    assert json.loads(e.settings.read_bytes()) == {"hooks": {"PreToolUse": []}}
+
+
+def test_crlf_tabs_and_bom_style_is_kept(e: Env) -> None:
+    e.config.mkdir()
+    e.settings.write_bytes(b'\xef\xbb\xbf{\r\n\t"model": "opus"\r\n}\r\n')
+    assert install.main([]) == 0
+    raw = e.settings.read_bytes()
+    assert raw.startswith(b'\xef\xbb\xbf{\r\n\t"model": "opus",\r\n\t"hooks": {\r\n\t\t"PreToolUse"')
+    assert b"\n" not in raw.replace(b"\r\n", b"") and raw.endswith(b"}\r\n")
+    assert install.uninstall_main([]) == 0
+    assert e.settings.read_bytes() == b'\xef\xbb\xbf{\r\n\t"model": "opus"\r\n}\r\n'
+
+
+def test_stale_entry_of_ours_is_replaced_foreign_untouched(e: Env) -> None:
+    e.config.mkdir()
+    old = '"/old/python" -I -S "%s"' % (e.skill / "hooks" / "engramory_index_guard.py")
+    e.settings.write_text(json.dumps({"hooks": {"PreToolUse": [
+        {"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "my-linter"},
+                                            {"type": "command", "command": old}]},
+    ]}}))
+    assert install.main([]) == 0
+    groups = json.loads(e.settings.read_bytes())["hooks"]["PreToolUse"]
+    assert groups[0] == {"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "my-linter"}]}
+    assert len(our_entries(e.settings)["PreToolUse"]) == 1
+    assert sys.executable in our_entries(e.settings)["PreToolUse"][0]["command"]
+
+
+# -- refusals ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (b'{\n  "model": "opus",\n  "hooks": {,}\n}\n', "not valid JSON: Expecting property name enclosed in double quotes at line 3, column 13"),
+        (b'{"a": 1,}', "at line 1, column 9"),
+        (b'// comment\n{}', "at line 1, column 1"),
+        (b"[]", "the top level is an array, not an object"),
+        (b'"x"', "the top level is a string, not an object"),
+        (b'{"hooks": []}', '"hooks" is an array, not an object'),
+        (b'{"hooks": {"PreToolUse": {}}}', '"hooks".PreToolUse is an object, not an array'),
+        (b'{"model": "caf\xe9"}', "not UTF-8 text (byte 0xe9 at line 1, column 15)"),
+        (b'{"a": 1, "a": 2}', "the key 'a' appears twice"),
+        (b'{"a": NaN}', "not valid JSON"),
+    ],
+)
+def test_malformed_settings_refused_untouched(e: Env, capsys: pytest.CaptureFixture[str], raw: bytes, expected: str) -> None:
+    e.config.mkdir()
+    e.settings.write_bytes(raw)
+    assert install.main([]) == 1
+    err = capsys.readouterr().err
+    assert str(e.settings) in err and expected in err and "nothing was changed" in err
+    assert "Traceback" not in err
+    assert e.settings.read_bytes() == raw
+    assert not e.skill.exists() and list(e.config.iterdir()) == [e.settings]
+    # uninstall refuses what it cannot parse, and leaves alone shapes it has nothing to take from
+    assert install.uninstall_main([]) == (0 if b"PreToolUse" in raw else 1)
+    assert e.settings.read_bytes() == raw
+
+
+def test_malformed_settings_refused_by_the_cli(e: Env) -> None:
+    e.config.mkdir()
+    e.settings.write_bytes(b"{oops")
+    proc = run_cli("install", env=e.vars())
+    assert proc.returncode == 1 and "line 1, column 2" in proc.stderr and "Traceback" not in proc.stderr
+    assert e.settings.read_bytes() == b"{oops"
+
+
+def test_foreign_skill_folder_refused(e: Env, capsys: pytest.CaptureFixture[str]) -> None:
+    e.skill.mkdir(parents=True)
+    (e.skill / "SKILL.md").write_text("someone else's skill\n")
+    assert install.main([]) == 1
+    assert "was not installed by engramory" in capsys.readouterr().err
+    assert (e.skill / "SKILL.md").read_text() == "someone else's skill\n"
+    assert not e.settings.exists()
+    assert install.uninstall_main([]) == 0  # nothing of ours: the folder stays
+    assert (e.skill / "SKILL.md").exists()
+
+
+def test_apply_change_refuses_a_file_changed_meanwhile(tmp_path: Path) -> None:
+    p = tmp_path / "settings.json"
+    p.write_bytes(b"{}")
+    change = install.Change(str(p), b"{}", b'{"a": 1}\n')
+    p.write_bytes(b'{"b": 2}')
+    with pytest.raises(install.SettingsError, match="changed on disk"):
+        install.apply_change(change)
+    assert p.read_bytes() == b'{"b": 2}'
+
+
+# -- dry run -----------------------------------------------------------------------------
+
+
+def test_dry_run_writes_nothing(e: Env, capsys: pytest.CaptureFixture[str]) -> None:
+    e.config.mkdir()
+    e.settings.write_bytes(FOREIGN)
+    assert install.main(["--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "--- %s" % e.settings in out and "+++ %s" % e.settings in out
+    assert '+                "matcher": "Edit|Write|MultiEdit",' in out
+    assert "    + engramory/__init__.py" in out and "    + hooks/engramory_index_guard.py" in out
+    assert e.settings.read_bytes() == FOREIGN
+    assert list(e.config.iterdir()) == [e.settings]
+    assert install.main([]) == 0
+    capsys.readouterr()
+    assert install.uninstall_main(["--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "would be removed" in out and "-                \"matcher\": \"Edit|Write|MultiEdit\"," in out
+    assert e.skill.exists() and our_entries(e.settings)
+
+
+# -- the memory store --------------------------------------------------------------------
+
+
+def test_memory_store_untouched(e: Env) -> None:
+    memory = e.config / "projects" / "-home-u-proj" / "memory"
+    memory.mkdir(parents=True)
+    (memory / "MEMORY.md").write_text(index_text(250))
+    (memory / "note-1.md").write_text("---\nname: x\n---\nbody\n")
+    snapshot = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in memory.iterdir()}
+    assert install.main([]) == 0
+    assert install.main(["--check"]) == 0
+    assert install.uninstall_main([]) == 0
+    assert {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in memory.iterdir()} == snapshot
+
+
+# -- scopes, link, in-place --------------------------------------------------------------
+
+
+def test_project_and_local_scopes(e: Env) -> None:
+    claude = e.project / ".claude"
+    assert install.main(["--scope", "project"]) == 0
+    assert (claude / "skills" / "engramory" / "hooks" / "engramory_index_guard.py").is_file()
+    assert our_entries(claude / "settings.json")
+    assert not e.config.exists()
+    assert install.main(["--scope", "local"]) == 0
+    local = our_entries(claude / "settings.local.json")
+    assert str(claude / "skills" / "engramory" / "hooks") in local["PreToolUse"][0]["command"]
+    # Both settings files use the one skill folder: it stays until the last one goes.
+    assert install.uninstall_main(["--scope", "local"]) == 0
+    assert not (claude / "settings.local.json").exists()
+    assert (claude / "skills" / "engramory" / "engramory" / "__init__.py").is_file()
+    assert install.main(["--scope", "project", "--check"]) == 0
+    assert install.uninstall_main(["--scope", "project"]) == 0
+    assert not (claude / "skills" / "engramory").exists() and not (claude / "settings.json").exists()
+
+
+def test_link_mode(e: Env, capsys: pytest.CaptureFixture[str]) -> None:
+    assert install.main(["--link"]) == 0
+    assert e.skill.is_symlink() and os.path.samefile(e.skill, ROOT)
+    assert not (ROOT / install.MANIFEST).exists()
+    assert install.main(["--link"]) == 0
+    assert "already installed: nothing changed" in capsys.readouterr().out
+    assert install.main(["--check"]) == 0
+    # Switching to a copy replaces the link; switching back replaces the copy.
+    assert install.main([]) == 0
+    assert e.skill.is_dir() and not e.skill.is_symlink()
+    assert install.main(["--link"]) == 0
+    assert e.skill.is_symlink()
+    assert install.uninstall_main([]) == 0
+    assert not os.path.lexists(e.skill) and (ROOT / "engramory" / "install.py").is_file()
+    assert not e.settings.exists()
+
+
+def test_update_removes_files_the_bundle_dropped(e: Env) -> None:
+    assert install.main([]) == 0
+    manifest_path = e.skill / install.MANIFEST
+    manifest = json.loads(manifest_path.read_text())
+    manifest["files"].append("engramory/retired.py")
+    manifest_path.write_text(json.dumps(manifest))
+    (e.skill / "engramory" / "retired.py").write_text("# old\n")
+    (e.skill / "engramory" / "guard.py").write_text("# damaged copy\n")
+    mine = e.skill / "my-notes.txt"
+    mine.write_text("the user's own file\n")
+    assert install.main([]) == 0
+    assert not (e.skill / "engramory" / "retired.py").exists()
+    assert (e.skill / "engramory" / "guard.py").read_bytes() == (ROOT / "engramory" / "guard.py").read_bytes()
+    assert install.uninstall_main([]) == 0
+    assert mine.read_text() == "the user's own file\n"  # not ours: kept, folder kept for it
+    assert sorted(p.name for p in e.skill.iterdir()) == ["my-notes.txt"]
+
+
+def test_running_from_the_installed_copy(e: Env) -> None:
+    assert install.main([]) == 0
+    proc = run_cli("install", env=e.vars(), cwd=e.skill)
+    assert proc.returncode == 0, proc.stderr
+    assert "is this bundle itself" in proc.stdout and "already present" in proc.stdout
+    proc = run_cli("install", "--check", env=e.vars(), cwd=e.skill)
+    assert proc.returncode == 0, proc.stdout
+
+
+# -- --check -----------------------------------------------------------------------------
+
+
+def test_check(e: Env, capsys: pytest.CaptureFixture[str]) -> None:
+    assert install.main(["--check"]) == 1
+    assert "does not exist: engramory is not installed" in capsys.readouterr().out
+    assert install.main([]) == 0
+    capsys.readouterr()
+    assert install.main(["--check"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("  ok: ") == 3 and "healthy" in out
+    (e.skill / "hooks" / "engramory_index_guard.py").unlink()
+    assert install.main(["--check"]) == 1
+    out = capsys.readouterr().out
+    assert "engramory_index_guard.py does not exist" in out and "as a deny" in out and "next step" in out
+    assert "  ok: " in out  # the two others are fine
+
+
+def test_check_missing_interpreter_and_broken_script(e: Env, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert install.install(install.Target("user"), interpreter=str(tmp_path / "gone" / "python3")) == 0
+    capsys.readouterr()
+    assert install.main(["--check"]) == 1
+    assert "the interpreter %s does not exist" % (tmp_path / "gone" / "python3") in capsys.readouterr().out
+    assert install.main([]) == 0  # re-wire with this interpreter
+    (e.skill / "hooks" / "engramory_post_tool.py").write_text("raise SystemExit(2)\n")
+    capsys.readouterr()
+    assert install.main(["--check"]) == 1
+    assert "it exited 2" in capsys.readouterr().out
+
+
+def test_check_by_the_cli(e: Env) -> None:
+    proc = run_cli("install", env=e.vars())
+    assert proc.returncode == 0, proc.stderr
+    proc = run_cli("install", "--check", env=e.vars())
+    assert proc.returncode == 0 and "healthy" in proc.stdout
+    proc = run_cli("uninstall", env=e.vars())
+    assert proc.returncode == 0 and not e.settings.exists()
+
+
+# -- other hosts -------------------------------------------------------------------------
+
+
+def test_other_host_missing_module(e: Env, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setitem(sys.modules, "engramory.install_hermes", None)  # as if the file were absent
+    assert install.main(["--host", "hermes"]) == 1
+    assert "--host hermes is not available" in capsys.readouterr().err
+    assert not e.config.exists()
+
+
+def test_other_host_is_delegated(e: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[tuple[str, Any]] = []
+    fake = types.ModuleType("engramory.install_cursor")
+    fake.install = lambda args: calls.append(("install", args)) or 0  # type: ignore[attr-defined]
+    fake.uninstall = lambda args: calls.append(("uninstall", args)) or 5  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "engramory.install_cursor", fake)
+    assert install.main(["--host", "cursor", "--scope", "project", "--dry-run"]) == 0
+    assert install.uninstall_main(["--host", "cursor"]) == 5
+    assert [c[0] for c in calls] == ["install", "uninstall"]
+    args = calls[0][1]
+    assert (args.host, args.scope, args.dry_run, args.link, args.check) == ("cursor", "project", True, False, False)
+    assert not e.config.exists()
+
+
+def test_usage_errors_exit_64(e: Env) -> None:
+    with pytest.raises(SystemExit) as exc:
+        install.main(["--scope", "galaxy"])
+    assert exc.value.code == 64
+    proc = run_cli("install", "--help", env=e.vars())
+    assert proc.returncode == 0 and "--dry-run" in proc.stdout and "--link" in proc.stdout and "--check" in proc.stdout
+
+
+# -- the plugin --------------------------------------------------------------------------
+
+
+def test_plugin_manifest_matches_the_package() -> None:
+    plugin = json.loads((ROOT / ".claude-plugin" / "plugin.json").read_text())
+    assert plugin["name"] == "engramory"
+    assert plugin["version"] == engramory.__version__
+    assert "hooks" not in plugin  # hooks/hooks.json is loaded anyway; naming it again is an error
+    market = json.loads((ROOT / ".claude-plugin" / "marketplace.json").read_text())
+    assert market["name"] not in {
+        "claude-code-marketplace", "claude-code-plugins", "claude-plugins-official",
+        "anthropic-marketplace", "anthropic-plugins", "agent-skills",
+    }
+    assert market["owner"]["name"]
+    assert market["plugins"] == [dict(market["plugins"][0], name="engramory", source="./")]
+    assert (ROOT / "SKILL.md").is_file() or not (ROOT / "skills").exists()
+
+
+def test_plugin_hooks_match_the_installer() -> None:
+    hooks = json.loads((ROOT / "hooks" / "hooks.json").read_text())["hooks"]
+    for event, matcher, script in install.HOOKS:
+        (group,) = hooks[event]
+        assert group.get("matcher") == matcher
+        (h,) = group["hooks"]
+        assert h["type"] == "command" and h["timeout"] == install.HOOK_TIMEOUT
+        assert h["command"] == 'python3 -I -S "${CLAUDE_PLUGIN_ROOT}/hooks/%s"' % script
+        assert (ROOT / "hooks" / script).is_file()
+    assert sorted(hooks) == sorted(event for event, _, _ in install.HOOKS)
