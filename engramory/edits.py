@@ -131,6 +131,8 @@ def normalise(
         kind = EDIT
     elif tool in PATCH_TOOLS and patch:
         kind = PATCH
+    elif tool in EDIT_TOOLS and content is not None and not edits:
+        kind = WRITE  # Cursor sends some whole-file writes under an edit name ("Edit" -> Write)
     elif not tool and content is not None:
         kind = WRITE  # a payload without tool_name (seen from Cursor): infer from the keys
     else:

@@ -404,5 +404,5 @@ def test_ignored_path_imports_only_what_it_needs(tmp_path: Path) -> None:
     loaded = eval(proc.stdout.decode())  # a list literal printed by the child
     ours = {m for m in loaded if m.startswith("engramory")}
     assert ours == {"engramory", "engramory.hosts", "engramory.hosts.claude", "engramory.jsonlite", "engramory.scope"}
-    heavy = {"json", "re", "enum", "typing", "dataclasses", "fnmatch", "pathlib", "__future__", "stat"}
+    heavy = {"json", "re", "enum", "typing", "dataclasses", "fnmatch", "pathlib", "__future__"}
     assert not heavy & set(loaded), loaded
