@@ -514,3 +514,31 @@ def test_porting_claims_match_what_ships_and_what_was_tested() -> None:
         assert shipped or row[4] in ("not verified", "not applicable"), row
     hosts_flags = {v for i in ALL_INVOCATIONS if i.doc == "PORTING.md" for f, vals in i.flags() if f == "--host" for v in vals}
     assert hosts_flags == {"cursor", "hermes"}
+
+
+def test_skill_store_config_example_validates_against_the_schema() -> None:
+    import jsonschema
+
+    schema = json.loads((ROOT / "schemas" / "store-config.schema.json").read_text(encoding="utf-8"))
+    (block,) = re.findall(r"^```json\n(.*?)^```", read("SKILL.md"), re.S | re.M)
+    jsonschema.validate(json.loads(block), schema)
+
+
+def test_plugin_install_command_names_the_real_plugin_and_marketplace() -> None:
+    plugin = json.loads((ROOT / ".claude-plugin" / "plugin.json").read_text(encoding="utf-8"))
+    market = json.loads((ROOT / ".claude-plugin" / "marketplace.json").read_text(encoding="utf-8"))
+    shown = re.findall(r"/plugin install ([\w-]+)@([\w-]+)", "\n".join(ALL_TEXT.values()))
+    assert shown, "no document shows how to install the plugin"
+    for name, marketplace in shown:
+        assert (name, marketplace) == (plugin["name"], market["name"])
+        assert name in [p["name"] for p in market["plugins"]]
+
+
+def test_rules_snippet_blocks_are_short_and_point_at_the_protocol() -> None:
+    blocks = re.findall(r"^```markdown\n(.*?)^```", read("rules-snippet.md"), re.S | re.M)
+    assert len(blocks) == 2
+    for block in blocks:
+        assert len(block.splitlines()) <= 12
+        assert "MEMORY.md" in block and ("engramory skill" in block or "SKILL.md" in block)
+    # Without a hook, the agent itself must run the check after each index write.
+    assert "tools/engramory_check.py" in blocks[1]
