@@ -433,8 +433,21 @@ def sh_quote(path: str) -> str:
     return '"' + "".join(out) + '"'
 
 
+def shell_word(path: str) -> str:
+    """`path` bare when it holds only characters no shell treats specially (so the command
+    also reads right under PowerShell, which Claude Code uses on Windows without Git Bash),
+    else double-quoted for sh / Git Bash."""
+    if os.name == "nt":
+        path = path.replace("\\", "/")  # Git Bash would read a backslash as an escape
+    if path and all(c.isascii() and (c.isalnum() or c in "/:._-+") for c in path):
+        return path
+    return sh_quote(path)
+
+
 def hook_command(interpreter: str, script: str) -> str:
-    return "%s -I -S %s" % (sh_quote(interpreter), sh_quote(script))
+    """`<interpreter> -I -S "<script>"`: the script is always quoted (it sits under the
+    user's home, where spaces are common); the interpreter only when it needs to be."""
+    return "%s -I -S %s" % (shell_word(interpreter), sh_quote(script))
 
 
 def is_our_handler(handler: Any) -> bool:
@@ -1110,6 +1123,19 @@ def check_wiring(settings_path: str) -> tuple[list[str], list[str]]:
     return good, problems
 
 
+def plugin_also_enabled(settings_paths: Iterable[str]) -> list[str]:
+    """`engramory@<marketplace>` plugin ids enabled in these settings files."""
+    found: list[str] = []
+    for path in settings_paths:
+        try:
+            enabled = JsonDoc.load(path).data.get("enabledPlugins")
+        except SettingsError:
+            continue
+        if isinstance(enabled, dict):
+            found.extend(k for k, v in enabled.items() if k.startswith(SKILL_NAME + "@") and v is True and k not in found)
+    return found
+
+
 def run_check(target: Target) -> int:
     out = sys.stdout.write
     good, problems = check_wiring(target.settings)
@@ -1117,6 +1143,9 @@ def run_check(target: Target) -> int:
         out("  note: %s has no SKILL.md: the hooks work, but the skill is not listed to the model\n"
             % target.skill_dir)
     out("engramory install --check (%s scope): %s\n" % (target.scope, target.settings))
+    for plugin in plugin_also_enabled([target.settings, Target("user").settings]):
+        out("  note: the engramory plugin is enabled too (%s): each hook would run twice; keep one "
+            "way in (`claude plugin disable %s`, or `engramory uninstall`)\n" % (plugin, plugin))
     for line in good:
         out("  ok: %s\n" % line)
     for problem in problems:

@@ -115,7 +115,7 @@ def test_install_user_scope(e: Env, capsys: pytest.CaptureFixture[str]) -> None:
                           ("SessionStart", "engramory_session_start.py")):
         (h,) = entries[event]
         assert h["type"] == "command" and h["timeout"] == 10
-        assert h["command"] == '"%s" -I -S "%s"' % (sys.executable, e.skill / "hooks" / script)
+        assert h["command"] == '%s -I -S "%s"' % (install.shell_word(sys.executable), e.skill / "hooks" / script)
         assert shlex.split(h["command"]) == [sys.executable, "-I", "-S", str(e.skill / "hooks" / script)]
     assert e.settings.read_bytes().endswith(b"}\n")
 
@@ -219,7 +219,7 @@ def test_crlf_tabs_and_bom_style_is_kept(e: Env) -> None:
 
 def test_stale_entry_of_ours_is_replaced_foreign_untouched(e: Env) -> None:
     e.config.mkdir()
-    old = '"/old/python" -I -S "%s"' % (e.skill / "hooks" / "engramory_index_guard.py")
+    old = '/old/python -I -S "%s"' % (e.skill / "hooks" / "engramory_index_guard.py")
     e.settings.write_text(json.dumps({"hooks": {"PreToolUse": [
         {"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "my-linter"},
                                             {"type": "command", "command": old}]},
@@ -280,6 +280,23 @@ def test_foreign_skill_folder_refused(e: Env, capsys: pytest.CaptureFixture[str]
     assert not e.settings.exists()
     assert install.uninstall_main([]) == 0  # nothing of ours: the folder stays
     assert (e.skill / "SKILL.md").exists()
+
+
+@pytest.mark.parametrize(
+    ("path", "word"),
+    [
+        ("/usr/bin/python3", "/usr/bin/python3"),
+        ("/opt/My Python/bin/python3", '"/opt/My Python/bin/python3"'),
+        ("/x/$HOME/`id`/py\\thon\"", '"/x/\\$HOME/\\`id\\`/py\\\\thon\\""'),
+        ("/x/py\\thon", '"/x/py\\\\thon"'),
+    ],
+)
+def test_shell_word_survives_sh(path: str, word: str, tmp_path: Path) -> None:
+    if os.name == "nt":
+        pytest.skip("POSIX quoting")
+    assert install.shell_word(path) == word
+    proc = subprocess.run(["sh", "-c", "printf %s " + word], capture_output=True, text=True, timeout=30)
+    assert proc.stdout == path
 
 
 def test_apply_change_refuses_a_file_changed_meanwhile(tmp_path: Path) -> None:
@@ -421,6 +438,16 @@ def test_check_missing_interpreter_and_broken_script(e: Env, capsys: pytest.Capt
     capsys.readouterr()
     assert install.main(["--check"]) == 1
     assert "it exited 2" in capsys.readouterr().out
+
+
+def test_check_notes_the_plugin_enabled_too(e: Env, capsys: pytest.CaptureFixture[str]) -> None:
+    assert install.main([]) == 0
+    data = json.loads(e.settings.read_bytes())
+    data["enabledPlugins"] = {"engramory@engramory-marketplace": True, "other@x": True}
+    e.settings.write_text(json.dumps(data))
+    capsys.readouterr()
+    assert install.main(["--check"]) == 0
+    assert "engramory@engramory-marketplace): each hook would run twice" in capsys.readouterr().out
 
 
 def test_check_by_the_cli(e: Env) -> None:
