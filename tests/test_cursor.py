@@ -261,3 +261,27 @@ def test_claude_hook_never_crashes_on_cursor_noise(tmp_path: Path) -> None:
     for raw in [b"\xef\xbb\xbf", b"\xef\xbb\xbf{\r\n}\r\n", b'{"tool_input": "not a dict"}', b'{"tool_name": 3}']:
         proc = run_hook_subprocess(raw)
         assert hook_output(proc) is None
+
+
+@pytest.mark.parametrize(
+    ("tool", "tool_input"),
+    [("Shell", {"command": "ls"}), ("Write", {"path": "src/app.py", "contents": "x" * 1000}),
+     ("StrReplace", {"path": "/elsewhere/MEMORY.txt", "old_string": "a", "new_string": "b"})],
+)
+def test_a_file_no_store_cares_about_imports_only_what_it_needs(
+    tmp_path: Path, tool: str, tool_input: dict[str, Any]
+) -> None:
+    # Cursor runs the hook before every tool call (no matcher): the common case must stay a
+    # process start plus a few string checks.
+    code = (
+        "import sys; before = set(sys.modules); sys.path.insert(0, %r);"
+        "from engramory.hosts import cursor; out = cursor.handle(sys.stdin.buffer.read());"
+        "print(repr((out, sorted(set(sys.modules) - before))))" % str(ROOT)
+    )
+    raw = json.dumps({"hook_event_name": "preToolUse", "cwd": str(tmp_path), "tool_name": tool, "tool_input": tool_input})
+    proc = subprocess.run([sys.executable, "-I", "-S", "-c", code], input=raw.encode(), capture_output=True, check=True)
+    out, loaded = eval(proc.stdout.decode())  # a tuple literal printed by the child
+    assert out == ("{}", "", 0)
+    ours = {m for m in loaded if m.startswith("engramory")}
+    assert ours <= {"engramory", "engramory.hosts", "engramory.hosts.cursor", "engramory.jsonlite", "engramory.scope", "engramory.edits"}
+    assert not {"json", "re", "enum", "fnmatch", "pathlib"} & set(loaded), loaded

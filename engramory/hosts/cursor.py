@@ -61,12 +61,12 @@ def _roots(payload: dict[str, Any], tool_input: dict[str, Any], env: Mapping[str
 
 def _patch_text(tool: str, tool_input: dict[str, Any]) -> str | None:
     """The patch an ApplyPatch (named, or unnamed but shaped like one) carries."""
+    candidates = [(k, tool_input[k]) for k in PATCH_KEYS if isinstance(tool_input.get(k), str)]
+    if not candidates:
+        return None
     from engramory.edits import PATCH_TOOLS
 
-    for key in PATCH_KEYS:
-        value = tool_input.get(key)
-        if not isinstance(value, str):
-            continue
+    for key, value in candidates:
         if tool in PATCH_TOOLS:
             return value
         if not tool and key in ("patch", "input", "patch_text", "diff") and value.lstrip().startswith(PATCH_START):
@@ -214,11 +214,12 @@ def handle(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str, str, 
     if isinstance(event, str) and event.lower() != "pretooluse":
         return NO_OPINION, "%s: event %r is not preToolUse; nothing checked\n" % (TAG, event[:40]), 0
 
-    from engramory import guard
-
     notes: list[str] = []
     nudges: list[str] = []
-    for req in requests_from(payload, environ, notes):
+    requests = requests_from(payload, environ, notes)
+    if requests:
+        from engramory import guard
+    for req in requests:
         decision = guard.evaluate(req, env)
         if decision is None:
             continue
