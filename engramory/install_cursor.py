@@ -490,7 +490,7 @@ def _remove_listed(folder: str, rels: list[str]) -> None:
 
 
 def _remaining(folder: str) -> list[str]:
-    out = []
+    out: list[str] = []
     for current, _, names in os.walk(folder):
         out.extend(os.path.relpath(os.path.join(current, n), folder).replace(os.sep, "/") for n in names)
     return sorted(out)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
 ADD = "add"
 UPDATE = "update"
@@ -311,16 +311,24 @@ def _seek(lines: Sequence[str], pattern: Sequence[str], start: int, at_eof: bool
         return None
     first = n - m if at_eof else start
     last = n - m
-    for same in (
-        lambda a, b: a == b,
-        lambda a, b: a.rstrip() == b.rstrip(),
-        lambda a, b: a.strip() == b.strip(),
-        lambda a, b: a.strip().translate(_PLAIN) == b.strip().translate(_PLAIN),
-    ):
+    for key in _LOOSER:
+        want = [key(p) for p in pattern]
         for i in range(first, last + 1):
-            if all(same(lines[i + k], pattern[k]) for k in range(m)):
+            if all(key(lines[i + k]) == want[k] for k in range(m)):
                 return i
     return None
+
+
+def _exact(s: str) -> str:
+    return s
+
+
+def _plain(s: str) -> str:
+    return s.strip().translate(_PLAIN)
+
+
+# Codex's order: exact, then trailing whitespace ignored, then both ends, then typography.
+_LOOSER: tuple[Callable[[str], str], ...] = (_exact, str.rstrip, str.strip, _plain)
 
 
 def _decode(before: bytes) -> str:

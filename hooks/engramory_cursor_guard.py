@@ -12,9 +12,9 @@ import sys
 try:
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
     from engramory.hosts.cursor import main
-except BaseException as exc:  # a broken copy must not block the user's edits
+except BaseException as exc:  # noqa: BLE001 - a broken copy must not block the user's edits
     sys.stderr.write("engramory cursor guard: cannot load the bundle, edit allowed: %r\n" % (exc,))
     sys.stdout.write("{}\n")
-    raise SystemExit(0)
+    raise SystemExit(0) from None
 
 raise SystemExit(main())

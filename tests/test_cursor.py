@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from engramory.hosts import cursor
-from tests.conftest import HOOK, ROOT, hook_output, index_text, run_hook_subprocess
+from tests.conftest import ROOT, hook_output, index_text, run_hook_subprocess
 
 FIXTURES = ROOT / "tests" / "fixtures" / "cursor"
 CURSOR_HOOK = ROOT / "hooks" / "engramory_cursor_guard.py"

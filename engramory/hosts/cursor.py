@@ -61,7 +61,9 @@ def _roots(payload: dict[str, Any], tool_input: dict[str, Any], env: Mapping[str
 
 def _patch_text(tool: str, tool_input: dict[str, Any]) -> str | None:
     """The patch an ApplyPatch (named, or unnamed but shaped like one) carries."""
-    candidates = [(k, tool_input[k]) for k in PATCH_KEYS if isinstance(tool_input.get(k), str)]
+    candidates: list[tuple[str, str]] = [
+        (k, str(tool_input[k])) for k in PATCH_KEYS if isinstance(tool_input.get(k), str)
+    ]
     if not candidates:
         return None
     from engramory.edits import PATCH_TOOLS
@@ -243,11 +245,11 @@ def main(argv: list[str] | None = None) -> int:
         if not isinstance(exc, KeyboardInterrupt):
             try:
                 sys.stderr.write("%s: internal error, edit allowed: %r\n" % (TAG, exc))
-            except Exception:
+            except Exception:  # noqa: BLE001 - nothing left to report to
                 pass
     try:
         sys.stdout.write(out + "\n")
         sys.stdout.flush()
-    except Exception:
+    except Exception:  # noqa: BLE001 - Cursor closed the pipe; exit code still carries the answer
         pass
     return code
