@@ -76,6 +76,10 @@ class SettingsError(Exception):
     to do next."""
 
 
+class WriteError(SettingsError):
+    """Writing failed part-way (permissions, disk full): some changes may have been made."""
+
+
 def _json_type(value: object) -> str:
     if isinstance(value, dict):
         return "an object"
@@ -149,6 +153,11 @@ class JsonDoc:
             with open(path, "rb") as f:
                 raw: bytes | None = f.read()
         except FileNotFoundError:
+            if os.path.islink(path):
+                raise SettingsError(
+                    "%s is a link to %s, which does not exist; fix or remove the link, then run "
+                    "this again" % (path, os.path.realpath(path))
+                ) from None
             return cls(path, None, {})
         except OSError as exc:
             raise SettingsError(
@@ -270,8 +279,10 @@ def apply_change(change: Change) -> str | None:
     bytes (fsutil.backup), then replace (or delete) atomically. Returns the backup path."""
     if not change.changed:
         return None
+    # A settings file kept as a link (dotfiles) stays a link: write through it to its target.
+    path = os.path.realpath(change.path)
     try:
-        with open(change.path, "rb") as f:
+        with open(path, "rb") as f:
             current: bytes | None = f.read()
     except FileNotFoundError:
         current = None
@@ -280,11 +291,11 @@ def apply_change(change: Change) -> str | None:
             "%s: changed on disk while this ran (another program wrote it); nothing was "
             "written to it: run this again" % change.path
         )
-    saved = fsutil.backup(change.path) if change.before is not None else None
+    saved = fsutil.backup(path) if change.before is not None else None
     if change.after is None:
-        os.unlink(change.path)
+        os.unlink(change.path)  # the link itself, when it is one: its target keeps the backup
     else:
-        fsutil.write_atomic(change.path, change.after)
+        fsutil.write_atomic(path, change.after)
     return saved
 
 
@@ -381,7 +392,8 @@ def remove_hooks(
 
 
 def backups_of(path: str, limit: int = 50) -> list[str]:
-    """The backups fsutil.backup made of `path`, newest first."""
+    """The backups fsutil.backup made of `path` (beside its real file), newest first."""
+    path = os.path.realpath(path)
     folder = os.path.dirname(path) or "."
     prefix = os.path.basename(path) + ".engramory-backup-"
     try:
@@ -813,7 +825,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return install(target, dry_run=args.dry_run, link=args.link)
     except SettingsError as exc:
         sys.stderr.write("engramory install: %s\n" % exc)
-        sys.stderr.write("engramory install: nothing was changed.\n")
+        if not isinstance(exc, WriteError):
+            sys.stderr.write("engramory install: nothing was changed.\n")
         return 1
 
 
@@ -842,6 +855,9 @@ def install(target: Target, dry_run: bool = False, link: bool = False, interpret
     out(head + "\n")
     for note in notes:
         out("  note: %s\n" % note)
+    if interpreter is None and sys.prefix != getattr(sys, "base_prefix", sys.prefix):
+        out("  note: the hooks will run %s, inside a virtual environment: they stop working if it "
+            "is deleted (run the installer with the system python3 to avoid that)\n" % exe)
     if plan.mode == "in-place":
         out("  skill: %s is this bundle itself; nothing to copy\n" % target.skill_dir)
     elif plan.mode == "link":
@@ -871,11 +887,24 @@ def install(target: Target, dry_run: bool = False, link: bool = False, interpret
         out(diff if diff else "  settings: no change\n")
         return 0
 
-    apply_skill(plan, target, source)
-    saved = apply_change(change)
-    _record_install(target, plan, doc, created, old_manifest)
-    if old_manifest is not None and old_manifest_path != target.manifest_path() and os.path.isfile(old_manifest_path):
-        os.unlink(old_manifest_path)  # moved: a link replaced a copy, or the other way round
+    try:
+        if plan.mode == "copy" and plan.changed and not plan.unlink_first:
+            # Claim the folder before filling it: if a copy fails half-way, the next install
+            # (or uninstall) still knows every file here is ours.
+            claim = dict(old_manifest or {"installer": SKILL_NAME, "settings": {}})
+            claim["files"] = sorted(set(plan.files) | set(claim.get("files") or []))
+            write_manifest(os.path.join(target.skill_dir, MANIFEST), claim)
+        apply_skill(plan, target, source)
+        _record_install(target, plan, doc, created, old_manifest)
+        if old_manifest is not None and old_manifest_path != target.manifest_path() and os.path.isfile(old_manifest_path):
+            os.unlink(old_manifest_path)  # moved: a link replaced a copy, or the other way round
+        saved = apply_change(change)
+    except OSError as exc:
+        raise WriteError(
+            "could not write %s: %s; check the permissions and free space, then run this again "
+            "(what was already copied is listed in %s)"
+            % (exc.filename or target.skill_dir, exc.strerror or exc, target.manifest_path())
+        ) from None
     if saved:
         out("  backup of the previous settings: %s\n" % saved)
     if change.changed:
@@ -928,7 +957,8 @@ def uninstall_main(argv: Sequence[str] | None = None) -> int:
         return uninstall(Target(args.scope), dry_run=args.dry_run)
     except SettingsError as exc:
         sys.stderr.write("engramory uninstall: %s\n" % exc)
-        sys.stderr.write("engramory uninstall: nothing was changed.\n")
+        if not isinstance(exc, WriteError):
+            sys.stderr.write("engramory uninstall: nothing was changed.\n")
         return 1
 
 
@@ -998,6 +1028,29 @@ def uninstall(target: Target, dry_run: bool = False) -> int:
             out(diff)
         return 0
 
+    try:
+        saved, leftovers = _apply_uninstall(target, change, skill_action, manifest, mpath)
+    except OSError as exc:
+        raise WriteError(
+            "could not remove or write %s: %s; check the permissions, then run this again"
+            % (exc.filename or target.skill_dir, exc.strerror or exc)
+        ) from None
+    if leftovers:
+        out("  note: %s still holds files engramory did not install (%s); left in place\n"
+            % (dest, ", ".join(leftovers[:5])))
+    if saved:
+        out("  backup of the previous settings: %s\n" % saved)
+    if change.after is None and change.before is not None:
+        out("  %s held only engramory's entries and was created by install: removed\n" % target.settings)
+    if change.changed:
+        out("  " + RESTART + "\n")
+    return 0
+
+
+def _apply_uninstall(
+    target: Target, change: Change, skill_action: str, manifest: dict[str, Any] | None, mpath: str
+) -> tuple[str | None, list[str]]:
+    dest = target.skill_dir
     saved = apply_change(change)
     leftovers: list[str] = []
     if skill_action == "unlink":
@@ -1014,16 +1067,7 @@ def uninstall(target: Target, dry_run: bool = False) -> int:
         _drop_settings_record(mpath, target.settings, delete_when_empty=True)
     elif skill_action == "keep-shared":
         _drop_settings_record(mpath, target.settings, delete_when_empty=False)
-    if leftovers:
-        out("  note: %s still holds files engramory did not install (%s); left in place\n"
-            % (dest, ", ".join(leftovers[:5])))
-    if saved:
-        out("  backup of the previous settings: %s\n" % saved)
-    if change.after is None and change.before is not None:
-        out("  %s held only engramory's entries and was created by install: removed\n" % target.settings)
-    if change.changed:
-        out("  " + RESTART + "\n")
-    return 0
+    return saved, leftovers
 
 
 def _uses_our_hooks(settings_path: str) -> bool:

@@ -217,6 +217,37 @@ def test_crlf_tabs_and_bom_style_is_kept(e: Env) -> None:
     assert e.settings.read_bytes() == b'\xef\xbb\xbf{\r\n\t"model": "opus"\r\n}\r\n'
 
 
+def test_settings_kept_as_a_link_stays_a_link(e: Env, tmp_path: Path) -> None:
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    real = dotfiles / "claude-settings.json"
+    real.write_bytes(FOREIGN)
+    e.config.mkdir()
+    e.settings.symlink_to(real)
+    assert install.main([]) == 0
+    assert e.settings.is_symlink() and our_entries(real)
+    assert list(dotfiles.glob("claude-settings.json.engramory-backup-*"))
+    assert install.uninstall_main([]) == 0
+    assert e.settings.is_symlink() and real.read_bytes() == FOREIGN
+
+
+def test_dangling_settings_link_refused(e: Env, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    e.config.mkdir()
+    e.settings.symlink_to(tmp_path / "nowhere.json")
+    assert install.main([]) == 1
+    assert "which does not exist" in capsys.readouterr().err
+    assert not (tmp_path / "nowhere.json").exists() and not e.skill.exists()
+
+
+def test_unreadable_config_dir_is_a_clear_error(e: Env, tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x")
+    env = dict(e.vars(), CLAUDE_CONFIG_DIR=str(blocker))
+    proc = run_cli("install", env=env)
+    assert proc.returncode == 1 and str(blocker) in proc.stderr and "Traceback" not in proc.stderr
+    assert blocker.read_text() == "x"
+
+
 def test_stale_entry_of_ours_is_replaced_foreign_untouched(e: Env) -> None:
     e.config.mkdir()
     old = '/old/python -I -S "%s"' % (e.skill / "hooks" / "engramory_index_guard.py")
