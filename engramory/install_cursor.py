@@ -38,10 +38,10 @@ from engramory.install import (
     apply_skill,
     bundle_files,
     canonical,
+    hook_command,
     plan_skill,
     read_manifest,
     restore_bytes,
-    sh_quote,
     source_root,
     unified_diff,
 )
@@ -90,18 +90,6 @@ class Target:
 
 
 # -- the entry -----------------------------------------------------------------------------
-
-
-def _quote_if_needed(path: str) -> str:
-    # Plain paths stay bare so the command also reads right in PowerShell, which Cursor uses
-    # on some Windows setups; anything else is quoted the way sh and Git Bash read it.
-    if path and all(c.isalnum() or c in "/\\:._-+" for c in path):
-        return path.replace("\\", "/") if os.name == "nt" else path
-    return sh_quote(path)
-
-
-def hook_command(interpreter: str, script: str) -> str:
-    return "%s -I -S %s" % (_quote_if_needed(interpreter), sh_quote(script))
 
 
 def entry(interpreter: str, script: str) -> dict[str, Any]:

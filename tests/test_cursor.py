@@ -285,3 +285,46 @@ def test_a_file_no_store_cares_about_imports_only_what_it_needs(
     ours = {m for m in loaded if m.startswith("engramory")}
     assert ours <= {"engramory", "engramory.hosts", "engramory.hosts.cursor", "engramory.jsonlite", "engramory.scope", "engramory.edits"}
     assert not {"json", "re", "enum", "fnmatch", "pathlib"} & set(loaded), loaded
+
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=30),
+    lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=12), kids, max_size=4),
+    max_leaves=12,
+)
+_keys = st.sampled_from(
+    ["file_path", "path", "target_file", "relative_path", "content", "contents", "file_text", "old_string",
+     "new_string", "replace_all", "edits", "patch", "input", "working_directory"]
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.sampled_from([None, "Write", "StrReplace", "Edit", "MultiEdit", "ApplyPatch", "Delete", "Shell", 7]),
+    st.dictionaries(_keys, _json | st.just("MEMORY.md") | st.just("*** Begin Patch\n*** End Patch\n"), max_size=5),
+    st.sampled_from([None, "preToolUse", "PreToolUse", "beforeReadFile"]),
+)
+def test_any_payload_gets_a_valid_answer_and_never_an_allow(
+    tmp_path: Path, tool: Any, tool_input: dict[str, Any], event: Any
+) -> None:
+    (tmp_path / "MEMORY.md").write_text(index_text(12))
+    payload: dict[str, Any] = {"cwd": str(tmp_path), "tool_input": tool_input}
+    if tool is not None:
+        payload["tool_name"] = tool
+    if event is not None:
+        payload["hook_event_name"] = event
+    out, err, code = cursor.handle(json.dumps(payload).encode(), {"ENGRAMORY_HARD": "10"})
+    response = json.loads(out)
+    assert code in (0, 2)
+    assert response.get("permission") == ("deny" if code == 2 else None)
+    assert (tmp_path / "MEMORY.md").read_text() == index_text(12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=200))
+def test_any_bytes_get_a_valid_answer(raw: bytes) -> None:
+    out, err, code = cursor.handle(raw, {})
+    assert code in (0, 2) and isinstance(json.loads(out), dict)

@@ -141,3 +141,62 @@ def test_unified_rejects_truncated_hunks_and_plain_text() -> None:
         patches.parse("--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n a\n")
     with pytest.raises(patches.PatchError):
         patches.parse("just words\n")
+
+
+# --- round trips: a patch made from (before, after) must predict `after` exactly ------------
+
+import difflib  # noqa: E402
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+# Few distinct lines, so hunks' old lines repeat elsewhere in the file: each must still be found
+# where difflib made it (Codex seeks the first match after the previous hunk).
+_line = st.sampled_from(["- [a](a.md) - x", "- [b](b.md) - y", "# Index", "", "- c", "- d \u2014 e", "- f"])
+_lines = st.lists(_line, max_size=12)
+
+
+def _v4a_from(before: list[str], after: list[str]) -> str:
+    out = ["*** Begin Patch", "*** Update File: M.md"]
+    matcher = difflib.SequenceMatcher(a=before, b=after, autojunk=False)
+    for group in matcher.get_grouped_opcodes(2):
+        out.append("@@")
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                out.extend(" " + x for x in before[i1:i2])
+            else:
+                out.extend("-" + x for x in before[i1:i2])
+                out.extend("+" + x for x in after[j1:j2])
+    out.append("*** End Patch")
+    return "\n".join(out) + "\n"
+
+
+@settings(max_examples=300, deadline=None)
+@given(_lines, _lines)
+def test_v4a_round_trip(before: list[str], after: list[str]) -> None:
+    if before == after:
+        return
+    old = "".join(x + "\n" for x in before).encode()
+    ops = patches.parse_v4a(_v4a_from(before, after))
+    got = patches.apply_v4a_to(old, ops[0])
+    assert got is not None
+    # Codex drops one trailing empty line of the file; the rest must be exact
+    assert got.rstrip(b"\n") == "".join(x + "\n" for x in after).encode().rstrip(b"\n")
+
+
+@settings(max_examples=300, deadline=None)
+@given(_lines, _lines, st.booleans())
+def test_unified_round_trip(before: list[str], after: list[str], final_newline: bool) -> None:
+    end = "\n" if final_newline else ""
+    old_text = "\n".join(before) + (end if before else "")
+    new_text = "\n".join(after) + (end if after else "")
+    if old_text == new_text or not before or not after:
+        return
+    diff = "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+        for line in difflib.unified_diff(
+            old_text.splitlines(keepends=True), new_text.splitlines(keepends=True), "a/M.md", "b/M.md"
+        )
+    )
+    (op,) = patches.parse(diff)
+    assert patches.apply_to(old_text.encode(), op) == new_text.encode()
