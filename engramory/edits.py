@@ -2,14 +2,21 @@
 applies it.
 
 Claude Code 2.1.332 was measured (shared reference "How the host applies Write and Edit"):
-- Edit reads the file as UTF-8, turns CRLF into LF before matching, and writes the result
-  back with the line endings it found (CRLF when most line breaks were CRLF);
+- Edit reads the file as UTF-8 (a BOM is kept) or as UTF-16LE behind its BOM, turns CRLF
+  into LF before matching, and writes the result back in the same encoding with the line
+  endings it found (CRLF when most line breaks were CRLF); it refuses other files (not
+  valid UTF-8, NUL bytes in the first 8 KB, UTF-16BE), which are still sized here from a
+  lenient reading (see decode);
 - when `old_string` does not match exactly, straight and curly quotes match each other, and
   if the file's text was curly the straight quotes of `new_string` are written curly;
+- an `old_string` that is not found is tried once more with its non-ASCII characters as
+  \\uXXXX escapes; if that matches, `new_string` is written escaped the same way;
 - `old_string` must match once (unless `replace_all`), must differ from `new_string`, and an
-  empty one only creates a missing file; anything else is refused and never written;
+  empty one only creates a missing file or fills one holding nothing but whitespace;
+  anything else is refused and never written;
 - deleting text (empty `new_string`) also takes the newline that ends it;
-- Write writes `content` as given, but keeps a UTF-8 BOM the old file started with.
+- Write writes `content` as given, but keeps the encoding of the old file (its UTF-8 BOM,
+  or UTF-16LE) and refuses the same files Edit refuses.
 
 A guard that predicts by plain byte replacement would let a CRLF or curly-quoted index grow
 past its cap, because the host applies edits that a naive guard thinks cannot match.
@@ -149,6 +156,16 @@ def normalise(
 _SINGLE = "\u2018\u2019"
 _DOUBLE = "\u201c\u201d"
 _STRAIGHTEN = {0x2018: "'", 0x2019: "'", 0x201C: '"', 0x201D: '"'}
+UTF16LE_BOM = b"\xff\xfe"
+UTF16BE_BOM = b"\xfe\xff"
+NUL_SCAN = 8192  # the host calls a file binary when a NUL byte is in its first 8 KB
+# What JavaScript's String.prototype.trim() strips (Python's str.strip() differs slightly).
+_JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+# How the host reads a file: the text, and how it writes the text back.
+UTF8 = "utf-8"
+UTF8_BOM = "utf-8-bom"
+UTF16LE = "utf-16-le"
+UNREADABLE = "unreadable"  # Claude Code refuses it; read leniently, written back as UTF-8
 
 
 def _opening(chars: str, i: int) -> bool:
@@ -202,13 +219,42 @@ def keep_quote_style(old: str, actual: str, new: str) -> str:
     return new
 
 
+def escape_non_ascii(text: str, upper: bool = False) -> str:
+    """Every non-ASCII character as a JSON-style \\uXXXX escape (astral ones as a surrogate
+    pair), the form some files keep text in."""
+    fmt = "\\u%04X" if upper else "\\u%04x"
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if code < 0x80:
+            out.append(ch)
+        elif code > 0xFFFF:
+            code -= 0x10000
+            out.append(fmt % (0xD800 + (code >> 10)) + fmt % (0xDC00 + (code & 0x3FF)))
+        else:
+            out.append(fmt % code)
+    return "".join(out)
+
+
 def apply_edit(text: str, old: str, new: str, replace_all: bool) -> str | None:
     """`text` after one edit, or None when the host would refuse it."""
     if old == "" or old == new:
         return None
     actual = find_actual(text, old)
     if actual is None:
-        return None
+        # Measured: when old_string is not in the file, the host tries it with its non-ASCII
+        # characters written as \uXXXX escapes (lower, then upper hex) and, when that
+        # matches, writes new_string escaped the same way.
+        for upper in (False, True):
+            escaped = escape_non_ascii(old, upper)
+            if escaped == old:
+                break
+            actual = find_actual(text, escaped)
+            if actual is not None:
+                old, new = escaped, escape_non_ascii(new, upper)
+                break
+        if actual is None:
+            return None
     if not replace_all and text.count(actual) > 1:
         return None
     new = keep_quote_style(old, actual, new)
@@ -226,9 +272,35 @@ def encode(text: str) -> bytes:
         return fixed.encode("utf-8")
 
 
-def _crlf_file(raw: bytes) -> bool:
-    crlf = raw.count(b"\r\n")
-    return crlf > raw.count(b"\n") - crlf
+def decode(raw: bytes) -> tuple[str, str]:
+    """(text, encoding) as the host reads an existing file. Measured: UTF-8 (a BOM is dropped
+    from the text and kept on disk) and UTF-16LE behind its BOM are edited; Claude Code
+    refuses to touch UTF-16BE, a NUL byte in the first 8 KB, or bytes that are not valid
+    UTF-8 anywhere in the file. Those come back as UNREADABLE with a lenient reading (bad
+    bytes as U+FFFD): predicting "refused" there would silence the guard on hosts that do
+    write such files, while sizing them is harmless where the host refuses anyway."""
+    if raw.startswith(UTF16LE_BOM):
+        body = raw[2 : len(raw) - (len(raw) % 2)]
+        return body.decode("utf-16-le", "surrogatepass"), UTF16LE
+    if not raw.startswith(UTF16BE_BOM) and b"\x00" not in raw[:NUL_SCAN]:
+        bom = raw.startswith(BOM)
+        try:
+            return raw[len(BOM) if bom else 0 :].decode("utf-8"), UTF8_BOM if bom else UTF8
+        except UnicodeDecodeError:
+            pass
+    return raw.decode("utf-8", "replace"), UNREADABLE
+
+
+def encode_as(text: str, enc: str) -> bytes:
+    """`text` written back the way the host writes a file it read as `enc`."""
+    if enc == UTF16LE:
+        return UTF16LE_BOM + text.encode("utf-16-le", "surrogatepass")
+    return (BOM if enc == UTF8_BOM else b"") + encode(text)
+
+
+def _crlf_text(text: str) -> bool:
+    crlf = text.count("\r\n")
+    return crlf > text.count("\n") - crlf
 
 
 def predict(req: Request, before: bytes | None) -> bytes | None:
@@ -236,10 +308,15 @@ def predict(req: Request, before: bytes | None) -> bytes | None:
     `before` is the file on disk now (None: it does not exist)."""
     if req.kind == WRITE:
         assert req.content is not None
-        out = encode(req.content)
-        if before is not None and before.startswith(BOM) and not out.startswith(BOM):
-            out = BOM + out
-        return out
+        if before is None:
+            return encode(req.content)
+        enc = decode(before)[1]
+        content = req.content
+        if enc == UNREADABLE:
+            enc = UTF8_BOM if before.startswith(BOM) else UTF8
+        if enc != UTF8 and content.startswith("\ufeff"):
+            content = content[1:]  # the file's own BOM is written once, not twice
+        return encode_as(content, enc)
     if req.kind == DELETE:
         return b"" if before is not None else None
     if req.kind != EDIT or not req.edits:
@@ -249,12 +326,19 @@ def predict(req: Request, before: bytes | None) -> bytes | None:
         old, new, _ = edits[0]
         if old != "":
             return None  # Edit of a missing file: "File does not exist"
-        text = new
+        text, enc = new, UTF8
         edits = edits[1:]
         crlf = False
     else:
-        crlf = _crlf_file(before)
-        text = before.decode("utf-8", "replace").replace("\r\n", "\n")
+        text, enc = decode(before)
+        crlf = _crlf_text(text)
+        text = text.replace("\r\n", "\n")
+        old, new, _ = edits[0]
+        if old == "" and text.strip(_JS_SPACE) == "":
+            # An empty old_string "creates" a file that exists but holds only whitespace:
+            # new_string replaces it all (then takes the file's line endings).
+            text = new
+            edits = edits[1:]
     for old, new, replace_all in edits:
         result = apply_edit(text, old, new, replace_all)
         if result is None:
@@ -262,4 +346,4 @@ def predict(req: Request, before: bytes | None) -> bytes | None:
         text = result
     if crlf:
         text = text.replace("\r\n", "\n").replace("\n", "\r\n")
-    return encode(text)
+    return encode_as(text, enc)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engramory.edits import EDIT, WRITE, Request, normalise, predict
+from engramory.edits import EDIT, UNREADABLE, WRITE, Request, decode, normalise, predict
 
 
 def edit(before: bytes | None, *edits: tuple[str, str, bool]) -> bytes | None:
@@ -72,8 +72,61 @@ def test_dollar_signs_are_literal() -> None:
     assert edit(b"a\n", ("a", "$& $1 $$", False)) == b"$& $1 $$\n"
 
 
-def test_non_utf8_bytes_come_back_as_replacement_characters() -> None:
-    assert edit(b"caf\xe9\nb\n", ("b", "c", False)) == "caf\ufffd\nc\n".encode()
+@pytest.mark.parametrize(
+    "before",
+    [
+        b"caf\xe9\nb\n",  # latin-1
+        b"a\xed\xa0\x80\nb\n",  # an encoded surrogate
+        b"abc\xe2\x82\nb\n",  # a character cut short
+        b"x" * 9000 + b"\xe9\nb\n",  # invalid far past the first 8 KB: still refused
+        b"a\x00z\nb\n",  # NUL in the first 8 KB: "binary"
+        b"\xfe\xff\x00a\x00\n" + b"b\n",  # UTF-16BE
+    ],
+)
+def test_files_claude_code_will_not_decode_are_still_sized(before: bytes) -> None:
+    # Claude Code refuses these ("File is not valid UTF-8", "File has NUL bytes", "UTF-16
+    # big-endian") and writes nothing; other hosts may write them, so the prediction stays a
+    # lenient reading instead of "refused", which would silence the guard.
+    assert decode(before)[1] == UNREADABLE
+    lenient = before.decode("utf-8", "replace")
+    assert edit(before, ("b\n", "c\n", False)) == lenient.replace("b\n", "c\n", 1).encode()
+    assert write(before, "new\n") == b"new\n"
+
+
+def test_nul_past_the_first_8_kb_is_text() -> None:
+    before = b"a" * 9000 + b"\x00\nb\n"
+    assert edit(before, ("b", "c", False)) == b"a" * 9000 + b"\x00\nc\n"
+
+
+def test_utf16le_files_are_edited_and_written_in_utf16le() -> None:
+    bom = b"\xff\xfe"
+    assert edit(bom + "a\nb\n".encode("utf-16-le"), ("b", "c", False)) == bom + "a\nc\n".encode("utf-16-le")
+    crlf = bom + "a\r\nb\r\n".encode("utf-16-le")
+    assert edit(crlf, ("a\nb", "x\ny", False)) == bom + "x\r\ny\r\n".encode("utf-16-le")
+    assert write(bom + "a\n".encode("utf-16-le"), "x\n") == bom + "x\n".encode("utf-16-le")
+    assert write(bom + "a\n".encode("utf-16-le"), "\ufeffx\n") == bom + "x\n".encode("utf-16-le")
+
+
+def test_bom_is_not_part_of_the_text() -> None:
+    bom = b"\xef\xbb\xbf"
+    assert edit(bom + b"a\nb\n", ("a", "A", False)) == bom + b"A\nb\n"
+    assert edit(bom + b"a\nb\n", ("\ufeffa", "A", False)) is None
+
+
+def test_empty_old_string_fills_a_blank_file() -> None:
+    assert edit(b"", ("", "new\n", False)) == b"new\n"
+    assert edit(b"\n \n", ("", "new\n", False)) == b"new\n"
+    assert edit(b"\r\n\r\n", ("", "a\nb\n", False)) == b"a\r\nb\r\n"
+    assert edit(b"\xef\xbb\xbf", ("", "new\n", False)) == b"\xef\xbb\xbfnew\n"
+    assert edit(b" x ", ("", "new\n", False)) is None
+
+
+def test_non_ascii_old_string_matches_its_escaped_form() -> None:
+    assert edit(b"a \\u2014 b\n", ("a \u2014 b", "a \u2014 c \u00e9", False)) == b"a \\u2014 c \\u00e9\n"
+    assert edit(b"a \\u00E9 b\n", ("a \u00e9 b", "a \u00e9 c", False)) == b"a \\u00E9 c\n"
+    assert edit(b"x \\ud83e\\udde0 y\n", ("x \U0001f9e0 y", "x \U0001f9e0 z", False)) == b"x \\ud83e\\udde0 z\n"
+    # All or nothing: a file mixing both forms does not match.
+    assert edit("\u00e9 \\u2014 b\n".encode(), ("\u00e9 \u2014 b", "c", False)) is None
 
 
 def test_write_keeps_bom_and_line_endings() -> None:
