@@ -607,7 +607,7 @@ class SkillPlan:
         self.stale: list[str] = []  # files an earlier install copied that the bundle dropped
         self.unlink_first = False  # a symlink from an earlier --link goes
         self.clear_folder: list[str] = []  # an earlier copy goes, for --link
-        self.link_ok = False  # the symlink already points at the source
+        self.link_ok = False  # the links already point at the source
         self.files: list[str] = []
 
     @property
@@ -618,9 +618,18 @@ class SkillPlan:
         )
 
 
+def link_entries(files: Iterable[str]) -> list[str]:
+    """The top-level names --link makes one link each for (SKILL.md, engramory, hooks, ...)."""
+    return sorted({f.replace("\\", "/").split("/", 1)[0] for f in files})
+
+
 def plan_skill(target: Target, source: str, files: list[str], link: bool) -> SkillPlan:
     """Decide, without writing, how the skill folder gets to hold the bundle. Raises
-    SettingsError when the folder exists and is not ours."""
+    SettingsError when the folder exists and is not ours.
+
+    --link makes a real folder holding one link per top-level entry of the bundle, not one
+    link for the whole folder: a whole-checkout link would carry .claude-plugin/ along, and
+    Claude Code 2.1.332 then also loads the folder as a plugin, so every hook ran twice."""
     plan = SkillPlan()
     plan.files = files
     dest = target.skill_dir
@@ -630,16 +639,15 @@ def plan_skill(target: Target, source: str, files: list[str], link: bool) -> Ski
         plan.files = list(old["files"]) if old else []
         return plan
     plan.mode = "link" if link else "copy"
-    if os.path.islink(dest):
+    if link:
+        plan.files = link_entries(files)
+    if os.path.islink(dest):  # one link for the whole folder, from an earlier version
         if not is_bundle(dest) and os.path.exists(dest):
             raise SettingsError(
                 "%s is a link to %s, which is not an engramory bundle; move it away, then run this again"
                 % (dest, os.path.realpath(dest))
             )
-        if link and same_path(dest, source):
-            plan.link_ok = True
-        else:
-            plan.unlink_first = True
+        plan.unlink_first = True
     elif os.path.lexists(dest):
         if not os.path.isdir(dest):
             raise SettingsError("%s exists and is not a folder; move it away, then run this again" % dest)
@@ -649,23 +657,32 @@ def plan_skill(target: Target, source: str, files: list[str], link: bool) -> Ski
                 "%s exists but was not installed by engramory (no %s in it); move it away or "
                 "use another --scope, then run this again" % (dest, MANIFEST)
             )
-        old_files = [f for f in old["files"] if isinstance(f, str)]
-        if link:
-            foreign = _foreign_files(dest, old_files)
-            if foreign:
-                raise SettingsError(
-                    "%s holds files engramory did not install (%s); --link would have to delete "
-                    "them: move them away or install without --link" % (dest, ", ".join(foreign[:5]))
-                )
-            plan.clear_folder = old_files
+        old_files = [f for f in old["files"] if isinstance(f, str) and _safe_rel(f)]
+        old_link = old.get("mode") == "link"
+        if link and old_link and sorted(old_files) == plan.files and all(
+            os.path.islink(os.path.join(dest, n)) and same_path(os.path.join(dest, n), os.path.join(source, n))
+            for n in plan.files
+        ):
+            plan.link_ok = True
             return plan
-        plan.stale = [f for f in old_files if f not in files and _safe_rel(f)]
+        if link or old_link:
+            # Links and copies never mix: what an earlier install put there goes first.
+            if link:
+                foreign = _foreign_files(dest, old_files)
+                if foreign:
+                    raise SettingsError(
+                        "%s holds files engramory did not install (%s); --link would have to "
+                        "delete them: move them away or install without --link" % (dest, ", ".join(foreign[:5]))
+                    )
+            plan.clear_folder = old_files
+        else:
+            plan.stale = [f for f in old_files if f not in files]
     if link:
         return plan
     for rel in files:
         src = os.path.join(source, rel)
         dst = os.path.join(dest, rel)
-        if plan.unlink_first or not os.path.lexists(dst):
+        if plan.unlink_first or plan.clear_folder or not os.path.lexists(dst):
             plan.add.append(rel)
         elif _same_file_content(src, dst):
             plan.same.append(rel)
@@ -712,19 +729,20 @@ def apply_skill(plan: SkillPlan, target: Target, source: str) -> None:
     if plan.unlink_first:
         os.unlink(dest)
     if plan.clear_folder:
-        _remove_listed(dest, plan.clear_folder + [MANIFEST])
+        _remove_listed(dest, plan.clear_folder)
         _prune_empty(dest)
-        if os.path.isdir(dest):
-            os.rmdir(dest)  # _foreign_files() found nothing else: it is empty now
     if plan.mode == "link":
-        if not plan.link_ok:
-            os.makedirs(target.skills, exist_ok=True)
+        if plan.link_ok:
+            return
+        os.makedirs(dest, exist_ok=True)
+        for name in plan.files:
+            src = os.path.join(source, name)
             try:
-                os.symlink(source, dest, target_is_directory=True)
+                os.symlink(src, os.path.join(dest, name), target_is_directory=os.path.isdir(src))
             except OSError as exc:
-                raise SettingsError(
+                raise WriteError(
                     "cannot create the link %s -> %s (%s); install without --link to copy instead"
-                    % (dest, source, exc.strerror or exc.__class__.__name__)
+                    % (os.path.join(dest, name), src, exc.strerror or exc.__class__.__name__)
                 ) from None
         return
     for rel in plan.add + plan.update:
@@ -736,6 +754,11 @@ def apply_skill(plan: SkillPlan, target: Target, source: str) -> None:
     _prune_empty(dest)
 
 
+def _inside(path: str, folder: str) -> bool:
+    real, top = os.path.realpath(path), os.path.realpath(folder)
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+
+
 def _remove_listed(folder: str, rels: Iterable[str]) -> list[str]:
     """Delete the listed regular files (or links) under `folder`; return those that went."""
     gone = []
@@ -743,6 +766,8 @@ def _remove_listed(folder: str, rels: Iterable[str]) -> list[str]:
         if not _safe_rel(rel):
             continue
         p = os.path.join(folder, rel)
+        if not _inside(os.path.dirname(p), folder):
+            continue  # reached through a link: not a file of this folder, never delete it
         if os.path.islink(p) or os.path.isfile(p):
             try:
                 os.unlink(p)
@@ -864,7 +889,8 @@ def install(target: Target, dry_run: bool = False, link: bool = False, interpret
         if plan.link_ok:
             out("  skill: %s already links to %s\n" % (target.skill_dir, source))
         else:
-            out("  skill: %s %s -> %s\n" % (target.skill_dir, "would link" if dry_run else "linked", source))
+            out("  skill: %s: %s %s to %s\n" % (
+                target.skill_dir, "would link" if dry_run else "linked", ", ".join(plan.files), source))
     else:
         verb = "would copy" if dry_run else "copied"
         out(
@@ -888,7 +914,7 @@ def install(target: Target, dry_run: bool = False, link: bool = False, interpret
         return 0
 
     try:
-        if plan.mode == "copy" and plan.changed and not plan.unlink_first:
+        if plan.mode in ("copy", "link") and plan.changed and not plan.unlink_first:
             # Claim the folder before filling it: if a copy fails half-way, the next install
             # (or uninstall) still knows every file here is ours.
             claim = dict(old_manifest or {"installer": SKILL_NAME, "settings": {}})
@@ -929,10 +955,8 @@ def _record_install(
         manifest["files"] = list(old["files"])
     manifest["version"] = __version__
     manifest["mode"] = plan.mode
-    if plan.mode == "copy":
+    if plan.mode in ("copy", "link"):
         manifest["files"] = sorted(plan.files)
-    elif plan.mode == "link":
-        manifest["files"] = []
     record = manifest["settings"].get(target.settings)
     if not isinstance(record, dict):
         record = {"created_file": not doc.exists, "created": created}

@@ -399,8 +399,14 @@ def test_project_and_local_scopes(e: Env) -> None:
 
 def test_link_mode(e: Env, capsys: pytest.CaptureFixture[str]) -> None:
     assert install.main(["--link"]) == 0
-    assert e.skill.is_symlink() and os.path.samefile(e.skill, ROOT)
+    # A folder of links, not one link to the checkout: .claude-plugin/ must stay behind, or
+    # Claude Code also loads the folder as a plugin and every hook runs twice.
+    assert e.skill.is_dir() and not e.skill.is_symlink()
+    assert (e.skill / "engramory").is_symlink() and os.path.samefile(e.skill / "engramory", ROOT / "engramory")
+    assert (e.skill / "hooks" / "engramory_index_guard.py").is_file()
+    assert not (e.skill / ".claude-plugin").exists() and not (e.skill / "tests").exists()
     assert not (ROOT / install.MANIFEST).exists()
+    tracked = sorted(p.relative_to(ROOT) for p in (ROOT / "engramory").glob("*.py"))
     assert install.main(["--link"]) == 0
     assert "already installed: nothing changed" in capsys.readouterr().out
     assert install.main(["--check"]) == 0
@@ -408,10 +414,35 @@ def test_link_mode(e: Env, capsys: pytest.CaptureFixture[str]) -> None:
     assert install.main([]) == 0
     assert e.skill.is_dir() and not e.skill.is_symlink()
     assert install.main(["--link"]) == 0
-    assert e.skill.is_symlink()
+    assert (e.skill / "engramory").is_symlink()
+    assert install.uninstall_main([]) == 0
+    assert not os.path.lexists(e.skill)
+    assert sorted(p.relative_to(ROOT) for p in (ROOT / "engramory").glob("*.py")) == tracked
+    assert not e.settings.exists()
+
+
+def test_old_whole_folder_link_is_replaced(e: Env) -> None:
+    (e.config / "skills").mkdir(parents=True)
+    e.skill.symlink_to(ROOT, target_is_directory=True)
+    assert install.main(["--link"]) == 0
+    assert not e.skill.is_symlink() and (e.skill / "engramory").is_symlink()
+    assert (ROOT / "engramory" / "install.py").is_file()
     assert install.uninstall_main([]) == 0
     assert not os.path.lexists(e.skill) and (ROOT / "engramory" / "install.py").is_file()
-    assert not e.settings.exists()
+
+
+def test_manifest_entries_reached_through_a_link_are_never_deleted(e: Env, tmp_path: Path) -> None:
+    assert install.main([]) == 0
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "engramory").mkdir(parents=True)
+    precious = elsewhere / "engramory" / "guard.py"
+    precious.write_text("not ours\n")
+    import shutil
+
+    shutil.rmtree(e.skill / "engramory")
+    (e.skill / "engramory").symlink_to(elsewhere / "engramory", target_is_directory=True)
+    assert install.uninstall_main([]) == 0
+    assert precious.read_text() == "not ours\n"
 
 
 def test_update_removes_files_the_bundle_dropped(e: Env) -> None:
