@@ -64,6 +64,7 @@ TOP_FILES = ("SKILL.md", "rules-snippet.md", "PORTING.md", "README.md")
 PACKAGE_DIR = "engramory"
 FLAT_PY_DIRS = ("hooks", "tools")
 DATA_DIRS = ("schemas", "templates")
+PLUGIN_MANIFEST = ".claude-plugin/plugin.json"  # never copied: it would make the skill a plugin too
 SCOPES = ("user", "project", "local")
 HOSTS = ("claude", "cursor", "hermes")
 RESTART = (
@@ -885,6 +886,10 @@ def install(target: Target, dry_run: bool = False, link: bool = False, interpret
             "is deleted (run the installer with the system python3 to avoid that)\n" % exe)
     if plan.mode == "in-place":
         out("  skill: %s is this bundle itself; nothing to copy\n" % target.skill_dir)
+    if plan.mode == "in-place" and os.path.isfile(os.path.join(target.skill_dir, PLUGIN_MANIFEST)):
+        out("  note: %s holds %s, so Claude Code also loads it as a plugin and every hook would "
+            "run twice; keep the checkout elsewhere and install from there (a copy), or use the "
+            "plugin alone\n" % (target.skill_dir, PLUGIN_MANIFEST))
     elif plan.mode == "link":
         if plan.link_ok:
             out("  skill: %s already links to %s\n" % (target.skill_dir, source))
@@ -1211,6 +1216,9 @@ def run_check(target: Target) -> int:
         out("  note: %s has no SKILL.md: the hooks work, but the skill is not listed to the model\n"
             % target.skill_dir)
     out("engramory install --check (%s scope): %s\n" % (target.scope, target.settings))
+    if os.path.isfile(os.path.join(target.skill_dir, PLUGIN_MANIFEST)):
+        out("  note: %s holds %s: Claude Code loads it as a plugin as well, so each hook would "
+            "run twice; reinstall from a checkout kept elsewhere\n" % (target.skill_dir, PLUGIN_MANIFEST))
     for plugin in plugin_also_enabled([target.settings, Target("user").settings]):
         out("  note: the engramory plugin is enabled too (%s): each hook would run twice; keep one "
             "way in (`claude plugin disable %s`, or `engramory uninstall`)\n" % (plugin, plugin))

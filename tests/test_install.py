@@ -468,8 +468,25 @@ def test_running_from_the_installed_copy(e: Env) -> None:
     proc = run_cli("install", env=e.vars(), cwd=e.skill)
     assert proc.returncode == 0, proc.stderr
     assert "is this bundle itself" in proc.stdout and "already present" in proc.stdout
+    assert "every hook would run twice" not in proc.stdout  # a copy has no .claude-plugin/
     proc = run_cli("install", "--check", env=e.vars(), cwd=e.skill)
     assert proc.returncode == 0, proc.stdout
+
+
+def test_checkout_cloned_into_the_skills_folder(e: Env) -> None:
+    import shutil
+
+    shutil.copytree(ROOT, e.skill, ignore=shutil.ignore_patterns("tests", ".git", "__pycache__", ".venv*", "node_modules"))
+    before = sorted(str(p.relative_to(e.skill)) for p in e.skill.rglob("*"))
+    proc = run_cli("install", env=e.vars(), cwd=e.skill)
+    assert proc.returncode == 0, proc.stderr
+    assert "is this bundle itself" in proc.stdout and "run twice" in proc.stdout
+    proc = run_cli("uninstall", env=e.vars(), cwd=e.skill)
+    assert proc.returncode == 0, proc.stderr
+    assert "its files stay" in proc.stdout
+    after = sorted(str(p.relative_to(e.skill)) for p in e.skill.rglob("*") if "__pycache__" not in p.parts)
+    assert after == [p for p in before if "__pycache__" not in p]  # the user's checkout is never emptied
+    assert not e.settings.exists()
 
 
 # -- --check -----------------------------------------------------------------------------
