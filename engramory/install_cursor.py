@@ -8,7 +8,8 @@ Where things go (scope user: `~/.cursor`; scope project: `./.cursor` of the curr
   path of its own; a copy under `.cursor` does not depend on a Claude Code install or on the
   checkout staying where it is. `--link` symlinks it to this checkout instead (development).
 - `<base>/hooks.json`: one entry, FIRST in `hooks.preToolUse` (Cursor is reported to run only
-  the first hook of an array): `{"command": "<python> -I -S \"<script>\"", "timeout": 10}`.
+  the first hook of an array): `{"command": "<python> -I -S -c <launcher> \"<script>\"",
+  "timeout": 10}`, both paths absolute (see LAUNCHER for why not plain `<python> <script>`).
   No matcher: Cursor's tool names vary between versions and some payloads carry none, so the
   script itself filters by path and leaves at once for anything that is not a guarded file.
   No `failClosed`: the guard's own failures must never block the user.
@@ -38,10 +39,11 @@ from engramory.install import (
     apply_skill,
     bundle_files,
     canonical,
-    hook_command,
     plan_skill,
     read_manifest,
     restore_bytes,
+    sh_quote,
+    shell_word,
     source_root,
     unified_diff,
 )
@@ -90,6 +92,18 @@ class Target:
 
 
 # -- the entry -----------------------------------------------------------------------------
+
+
+# Python exits 2 when the script it is given does not exist, and Cursor reads exit 2 as a
+# deny: with no matcher, a moved or deleted bundle (or a project hooks.json cloned onto
+# another machine) would deny every tool call. So the script is run from `-c`: a missing file
+# is then a traceback and exit 1, which Cursor treats as a hook failure and lets the call
+# through. `__file__` is set so the script finds its bundle as it does when run directly.
+LAUNCHER = "import sys;p=sys.argv[1];exec(compile(open(p,'rb').read(),p,'exec'),{'__name__':'__main__','__file__':p})"
+
+
+def hook_command(interpreter: str, script: str) -> str:
+    return "%s -I -S -c %s %s" % (shell_word(interpreter), sh_quote(LAUNCHER), sh_quote(script))
 
 
 def entry(interpreter: str, script: str) -> dict[str, Any]:
@@ -318,7 +332,8 @@ def _record(
         manifest["settings"] = dict(old["settings"])
     manifest["version"] = __version__
     manifest["mode"] = mode
-    manifest["files"] = sorted(files) if mode == "copy" else []
+    # copy: the files copied; link: the links made (one per top-level entry); in-place: none
+    manifest["files"] = sorted(files) if mode in ("copy", "link") else []
     record = manifest["settings"].get(target.settings)
     if not isinstance(record, dict):
         record = {"created_file": not existed, "created": created, "created_base": created_base}
@@ -460,14 +475,18 @@ def _remove_listed(folder: str, rels: list[str]) -> None:
     """Delete the listed files, the bytecode Python made for them, and folders left empty."""
     import shutil
 
+    top = os.path.realpath(folder)
     for rel in rels:
         if not _safe_rel(rel):
             continue
         path = os.path.join(folder, rel)
+        parent = os.path.realpath(os.path.dirname(path))
+        if parent != top and not parent.startswith(top.rstrip(os.sep) + os.sep):
+            continue  # reached through a link (--link): never delete the checkout's own files
         if os.path.islink(path) or os.path.isfile(path):
             _unlink_quietly(path)
         cache = os.path.join(os.path.dirname(path), "__pycache__")
-        if rel.endswith(".py") and os.path.isdir(cache):
+        if rel.endswith(".py") and os.path.isdir(cache) and not os.path.islink(cache):
             shutil.rmtree(cache, ignore_errors=True)
     for current, _, _ in sorted(os.walk(folder), key=lambda t: -len(t[0])):
         if current != folder:
@@ -517,7 +536,8 @@ def run_check(target: Target) -> int:
                         "run install again to move it to the front" % EVENT)
     for item in ours[:1]:
         try:
-            words = shlex.split(item["command"])
+            # sh reads \$ and \` inside double quotes as the bare character; shlex keeps the backslash
+            words = [w.replace("\\$", "$").replace("\\`", "`") for w in shlex.split(item["command"])]
         except ValueError as exc:
             problems.append("the command cannot be parsed (%s): %s" % (exc, item["command"]))
             continue
@@ -526,12 +546,11 @@ def run_check(target: Target) -> int:
         if not (os.path.isabs(exe) and os.path.isfile(exe) and os.access(exe, os.X_OK)):
             problems.append("the interpreter %s does not exist or cannot run" % (exe or "(none)"))
         elif not os.path.isfile(script):
-            problems.append("the script %s does not exist (Python would exit 2: a deny of every tool call)" % script)
+            problems.append("the script %s does not exist: the guard does not run (tool calls go through unchecked)" % script)
         else:
             smoke = json.dumps({"hook_event_name": EVENT, "tool_name": "Shell", "tool_input": {"command": "true"}})
             try:
-                proc = subprocess.run([exe, "-I", "-S", script], input=smoke.encode(), capture_output=True,
-                                      timeout=HOOK_TIMEOUT)
+                proc = subprocess.run(words, input=smoke.encode(), capture_output=True, timeout=HOOK_TIMEOUT)
                 if proc.returncode != 0 or proc.stdout.strip() != b"{}":
                     problems.append("a smoke run exited %d and printed %r" % (proc.returncode, proc.stdout[:80]))
                 else:

@@ -40,7 +40,9 @@ def snapshot(folder: Path) -> dict[str, bytes]:
 
 
 def expected_command(base: Path) -> str:
-    return '%s -I -S "%s"' % (sys.executable, base / "engramory" / "hooks" / "engramory_cursor_guard.py")
+    return '%s -I -S -c "%s" "%s"' % (
+        sys.executable, install_cursor.LAUNCHER, base / "engramory" / "hooks" / "engramory_cursor_guard.py"
+    )
 
 
 def test_fresh_user_install_writes_one_entry_and_copies_the_runtime(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -235,10 +237,14 @@ def test_check_reports_healthy_then_a_missing_script(home: Path, capsys: pytest.
 
 def test_link_mode_points_at_this_checkout(home: Path) -> None:
     assert run("install", "--host", "cursor", "--link") == 0
-    link = home / ".cursor" / "engramory"
-    assert link.is_symlink() and link.resolve() == ROOT
+    folder = home / ".cursor" / "engramory"
+    script = folder / "hooks" / "engramory_cursor_guard.py"
+    assert script.resolve() == ROOT / "hooks" / "engramory_cursor_guard.py"
+    assert run("install", "--host", "cursor", "--check") == 0
+    checkout = snapshot(ROOT / "hooks"), snapshot(ROOT / "engramory")
     assert run("uninstall", "--host", "cursor") == 0
     assert list(home.iterdir()) == []
+    assert (snapshot(ROOT / "hooks"), snapshot(ROOT / "engramory")) == checkout  # the checkout is untouched
 
 
 def test_a_claude_install_beside_it_is_pointed_out(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -269,3 +275,33 @@ def test_install_and_uninstall_take_a_plain_namespace(home: Path) -> None:
     assert (Path.cwd() / ".cursor" / "hooks.json").is_file()
     assert install_cursor.uninstall(argparse.Namespace(scope="project", dry_run=False)) == 0
     assert not (Path.cwd() / ".cursor").exists()
+
+
+def test_a_missing_bundle_fails_open_instead_of_denying_every_tool(home: Path) -> None:
+    # Plain `python script.py` exits 2 for a missing file, which Cursor reads as a deny.
+    assert run("install", "--host", "cursor") == 0
+    command = json.loads((home / ".cursor" / "hooks.json").read_text())["hooks"]["preToolUse"][0]["command"]
+    import shutil
+
+    shutil.rmtree(home / ".cursor" / "engramory")
+    shell = {"hook_event_name": "preToolUse", "tool_name": "Shell", "tool_input": {"command": "ls"}}
+    proc = subprocess.run(command, shell=True, input=json.dumps(shell).encode(), capture_output=True, timeout=60)
+    assert proc.returncode not in (0, 2)
+    assert proc.stdout == b""
+
+
+def test_the_command_runs_from_a_path_with_spaces_and_quotes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / 'my "home" $x'
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(tmp_path)
+    assert run("install", "--host", "cursor") == 0
+    command = json.loads((home / ".cursor" / "hooks.json").read_text())["hooks"]["preToolUse"][0]["command"]
+    index = tmp_path / "MEMORY.md"
+    index.write_text(index_text(8))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAMORY_")}
+    env["ENGRAMORY_HARD"] = "10"
+    grow = {"tool_name": "Write", "tool_input": {"path": str(index), "contents": index_text(12)}}
+    proc = subprocess.run(command, shell=True, input=json.dumps(grow).encode(), capture_output=True, env=env, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert run("install", "--host", "cursor", "--check") == 0
