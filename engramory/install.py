@@ -795,16 +795,18 @@ def _prune_empty(folder: str) -> None:
 
 
 def _parser(prog: str, uninstall: bool) -> Parser:
-    what = "take out exactly what `engramory install` put in" if uninstall else (
-        "install the engramory skill and its hooks into Claude Code"
+    what = "Take out exactly what `engramory install` put in" if uninstall else (
+        "Install the engramory skill and its hooks into Claude Code"
     )
     parser = Parser(
         prog=prog,
         description=what + ". The memory store itself is never touched.",
         epilog="Scopes: user = $CLAUDE_CONFIG_DIR or ~/.claude (skills/engramory, settings.json); "
         "project = ./.claude (skills/engramory, settings.json); local = ./.claude/skills/engramory "
-        "with the hooks in ./.claude/settings.local.json. Exit status: 0 done, 1 refused or "
-        "failed (nothing half-done), 64 usage error.",
+        "with the hooks in ./.claude/settings.local.json. --host cursor or hermes hands over to "
+        "that host's installer. Exit status: 0 done (or healthy, for --check), 1 refused with "
+        "nothing changed, a write that failed (the message says what was left) or, for --check, "
+        "a problem found; 64 usage error.",
     )
     parser.add_argument("--scope", choices=SCOPES, default="user", help="where to install (default: user)")
     parser.add_argument("--host", choices=HOSTS, default="claude", help="which host to wire (default: claude)")
@@ -812,7 +814,8 @@ def _parser(prog: str, uninstall: bool) -> Parser:
     if not uninstall:
         parser.add_argument(
             "--link", action="store_true",
-            help="symlink the skill folder to this checkout instead of copying (for development)",
+            help="link the skill's files to this checkout instead of copying them (for development: "
+            "edits show at once)",
         )
         parser.add_argument(
             "--check", action="store_true",
@@ -1212,10 +1215,10 @@ def plugin_also_enabled(settings_paths: Iterable[str]) -> list[str]:
 def run_check(target: Target) -> int:
     out = sys.stdout.write
     good, problems = check_wiring(target.settings)
+    out("engramory install --check (%s scope): %s\n" % (target.scope, target.settings))
     if not problems and not os.path.isfile(os.path.join(target.skill_dir, "SKILL.md")):
         out("  note: %s has no SKILL.md: the hooks work, but the skill is not listed to the model\n"
             % target.skill_dir)
-    out("engramory install --check (%s scope): %s\n" % (target.scope, target.settings))
     if os.path.isfile(os.path.join(target.skill_dir, PLUGIN_MANIFEST)):
         out("  note: %s holds %s: Claude Code loads it as a plugin as well, so each hook would "
             "run twice; reinstall from a checkout kept elsewhere\n" % (target.skill_dir, PLUGIN_MANIFEST))
