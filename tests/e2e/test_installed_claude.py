@@ -1,0 +1,303 @@
+"""engramory installed into the real Claude Code CLI the way a user does it, then driven
+end to end: what the guard refuses or lets through, what the model is told, the backstop
+after shell commands, the plugin, and an uninstall that gives the settings back.
+
+Install runs `python3 -m engramory install --scope user` in a subprocess with HOME set to
+the test's home (never hand-written settings). The guard's predictions are traced through
+ENGRAMORY_TRACE_FILE, which the CLI passes on to its hooks, to count how often it ran.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pytest
+from harness import Result, RunClaude, Text, ToolUse, claude_env
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+# -- helpers ---------------------------------------------------------------------------
+
+
+def engramory(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`python3 -m engramory ARGS` from the checkout, with HOME = the test's home and no
+    CLAUDE_CONFIG_DIR, so the user scope is `<home>/.claude`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "ENGRAMORY_"))}
+    env["HOME"] = str(home)
+    return subprocess.run(
+        [sys.executable, "-m", "engramory", *args],
+        cwd=str(ROOT),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def install(home: Path) -> subprocess.CompletedProcess[str]:
+    done = engramory(home, "install", "--scope", "user")
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done
+
+
+def index_lines(count: int, start: int = 0) -> str:
+    return "".join(f"- [note {i}](note-{i}.md) \u2014 hook {i}\n" for i in range(start, start + count))
+
+
+def line(i: int) -> str:
+    return index_lines(1, i)
+
+
+def sanitized(project: Path) -> str:
+    """The folder name Claude Code 2.1.332 keeps a project's data under: the real path with
+    every UTF-16 unit that is not an ASCII letter or digit turned into '-' (names over 200
+    units also get a hash suffix, which these short temp paths never need)."""
+    units = "".join(ch if ord(ch) <= 0xFFFF else "--" for ch in str(project.resolve()))
+    name = re.sub(r"[^A-Za-z0-9]", "-", units)
+    assert len(name) <= 200, name
+    return name
+
+
+def auto_memory_index(home: Path, project: Path) -> Path:
+    return home / ".claude" / "projects" / sanitized(project) / "memory" / "MEMORY.md"
+
+
+def request_text(result: Result, index: int) -> str:
+    """Everything in one turn request, as JSON text (non-ASCII kept), for `in` checks."""
+    return json.dumps(result.turn_requests()[index].body, ensure_ascii=False)
+
+
+def traced(trace: Path) -> Dict[str, List[Dict[str, Any]]]:
+    out: Dict[str, List[Dict[str, Any]]] = {}
+    if trace.exists():
+        for raw in trace.read_text(encoding="utf-8").splitlines():
+            entry = json.loads(raw)
+            out.setdefault(entry["path"], []).append(entry)
+    return out
+
+
+def count_lines(path: Path) -> int:
+    return path.read_bytes().count(b"\n")
+
+
+# -- the guard, installed --------------------------------------------------------------
+
+
+def test_install_guards_an_index_in_the_project(
+    claude: RunClaude, e2e_home: Path, e2e_project: Path, tmp_path: Path
+) -> None:
+    install(e2e_home)
+    trace = tmp_path / "trace.jsonl"
+    notes = e2e_project / "notes" / "MEMORY.md"
+    notes.parent.mkdir()
+    notes.write_text(index_lines(100), encoding="utf-8")
+    over = e2e_project / "over" / "MEMORY.md"
+    over.parent.mkdir()
+    over.write_text(index_lines(210), encoding="utf-8")
+    over_before = over.read_bytes()
+    dropped = "".join(line(i) for i in range(10, 25))
+
+    result = claude(
+        [
+            ToolUse("Write", {"file_path": str(notes), "content": index_lines(300)}),
+            ToolUse("Write", {"file_path": str(notes), "content": index_lines(160)}),
+            ToolUse("Edit", {"file_path": str(over), "old_string": line(5), "new_string": line(5) + "- [x](x.md) \u2014 one more\n"}),
+            ToolUse("Edit", {"file_path": str(over), "old_string": dropped, "new_string": ""}),
+            Text("done"),
+        ],
+        env={"ENGRAMORY_TRACE_FILE": str(trace)},
+    )
+    big_write, warn_write, grow, shrink = result.tool_results()
+
+    # The skill is listed to the model.
+    assert "- engramory: Curated long-term memory" in result.system_prompt()
+
+    # 300 lines: refused with the numbers, file untouched.
+    assert big_write.is_error
+    assert big_write.text.startswith("PreToolUse:Write hook error: engramory blocked this Write"), big_write.text
+    assert "grow from 100 to 300 lines (hard cap 200: 100 over)" in big_write.text
+    assert "line 201 " in big_write.text  # names what would fall outside the window
+    # 160 lines: written, and the warn-zone nudge is in the model's next request.
+    assert not warn_write.is_error, warn_write.text
+    assert notes.read_text(encoding="utf-8") == index_lines(160)
+    nudge = "PreToolUse:Write hook additional context: engramory: MEMORY.md will be 160 lines"
+    assert nudge not in request_text(result, 1)
+    assert nudge in request_text(result, 2)
+    assert "past the warn cap of 150 lines" in request_text(result, 2)
+
+    # Over the cap already: growing is refused, shrinking goes through.
+    assert grow.is_error and grow.text.startswith("PreToolUse:Edit hook error: engramory blocked this Edit"), grow.text
+    assert "grow from 210 to 211 lines" in grow.text
+    assert not shrink.is_error, shrink.text
+    assert over.read_bytes() == over_before.replace(dropped.encode("utf-8"), b"")
+    assert count_lines(over) == 195
+    assert "PreToolUse:Edit hook additional context: engramory: MEMORY.md will be 195 lines" in request_text(result, 4)
+
+    # One guard per edit: the installed skill folder is not also loaded as a plugin.
+    runs = traced(trace)
+    assert [len(runs[str(notes)]), len(runs[str(over)])] == [2, 2]
+
+
+def test_install_guards_the_auto_memory_index(
+    claude: RunClaude, e2e_home: Path, e2e_project: Path, tmp_path: Path
+) -> None:
+    install(e2e_home)
+    trace = tmp_path / "trace.jsonl"
+    index = auto_memory_index(e2e_home, e2e_project)
+    index.parent.mkdir(parents=True)
+    index.write_text(index_lines(210), encoding="utf-8")
+    before = index.read_bytes()
+    dropped = "".join(line(i) for i in range(100, 115))
+
+    result = claude(
+        [
+            ToolUse("Edit", {"file_path": str(index), "old_string": line(3), "new_string": line(3) + line(500)}),
+            ToolUse("Write", {"file_path": str(index), "content": index_lines(300)}),
+            ToolUse("Edit", {"file_path": str(index), "old_string": dropped, "new_string": ""}),
+            ToolUse("Write", {"file_path": str(index), "content": index_lines(160)}),
+            Text("done"),
+        ],
+        env={"ENGRAMORY_TRACE_FILE": str(trace)},
+    )
+    grow, big_write, shrink, warn_write = result.tool_results()
+
+    # The CLI's own memory prompt points at the folder we computed.
+    assert f"persistent file-based memory at `{index.parent}/`" in result.all_text_shown()
+    # The session starts with the backstop's notice about the over-cap index.
+    assert f"engramory: the memory index {index} is over its hard cap: 210 lines" in request_text(result, 0)
+
+    assert grow.is_error and "grow from 210 to 211 lines" in grow.text, grow.text
+    assert big_write.is_error and "grow from 210 to 300 lines (hard cap 200: 100 over)" in big_write.text
+    assert big_write.text.startswith("PreToolUse:Write hook error: "), big_write.text
+    assert not shrink.is_error, shrink.text
+    assert "MEMORY.md will be 195 lines" in request_text(result, 3)
+    assert not warn_write.is_error, warn_write.text
+    assert index.read_text(encoding="utf-8") == index_lines(160)
+    assert "MEMORY.md will be 160 lines" in request_text(result, 4)
+    assert "past the warn cap" in request_text(result, 4)
+    assert [e["refused"] for e in traced(trace)[str(index)]] == [False] * 4
+    assert before != index.read_bytes()
+
+
+def test_backstop_reports_a_shell_append_past_the_cap(
+    claude: RunClaude, e2e_home: Path, e2e_project: Path
+) -> None:
+    install(e2e_home)
+    index = auto_memory_index(e2e_home, e2e_project)
+    index.parent.mkdir(parents=True)
+    index.write_text(index_lines(195), encoding="utf-8")
+    append = (
+        f'for i in $(seq 1 10); do echo "- [extra $i](extra-$i.md) \u2014 appended" >> "{index}"; done'
+    )
+
+    result = claude(
+        [
+            ToolUse("Bash", {"command": append, "description": "append ten lines"}),
+            ToolUse("Bash", {"command": "echo unrelated", "description": "an unrelated command"}),
+            Text("done"),
+        ],
+        allowed_tools=["Bash"],
+    )
+    appended, unrelated = result.tool_results()
+    assert not appended.is_error and not unrelated.is_error, (appended.text, unrelated.text)
+    assert count_lines(index) == 205  # nothing can stop a shell write; the backstop reports it
+
+    report = f"engramory: after this Bash call, the memory index {index} is over its hard cap: 205 lines"
+    assert report not in request_text(result, 0)
+    after_append = request_text(result, 1)
+    assert after_append.count(report) == 1
+    assert "now outside the window: line 201 " in after_append
+    assert "Compact it now" in after_append
+    # Reported once: the unrelated command that follows adds nothing.
+    assert request_text(result, 2).count("after this Bash call") == 1
+
+
+# -- the plugin ------------------------------------------------------------------------
+
+
+def test_plugin_validates_and_loads_with_plugin_dir(
+    claude: RunClaude, claude_cli: Path, e2e_home: Path, e2e_project: Path, tmp_path: Path
+) -> None:
+    validate = subprocess.run(
+        [str(claude_cli), "plugin", "validate", str(ROOT)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        env=claude_env(e2e_home),
+    )
+    assert validate.returncode == 0, validate.stdout + validate.stderr
+
+    # No install: only --plugin-dir wires the hooks, and the guard refuses the big write.
+    assert not (e2e_home / ".claude" / "settings.json").exists()
+    trace = tmp_path / "trace.jsonl"
+    notes = e2e_project / "MEMORY.md"
+    notes.write_text(index_lines(10), encoding="utf-8")
+    result = claude(
+        [ToolUse("Write", {"file_path": str(notes), "content": index_lines(300)}), Text("done")],
+        extra_args=["--plugin-dir", str(ROOT)],
+        env={"ENGRAMORY_TRACE_FILE": str(trace)},
+    )
+    (denied,) = result.tool_results()
+    assert denied.is_error, denied.text
+    assert denied.text.startswith("PreToolUse:Write hook error: engramory blocked this Write")
+    assert "grow from 10 to 300 lines" in denied.text
+    assert notes.read_text(encoding="utf-8") == index_lines(10)
+    assert len(traced(trace)[str(notes)]) == 1
+
+
+# -- uninstall -------------------------------------------------------------------------
+
+
+def test_uninstall_gives_back_the_settings_byte_for_byte(
+    claude: RunClaude, e2e_home: Path, e2e_project: Path, tmp_path: Path
+) -> None:
+    log = tmp_path / "foreign-hook.log"
+    foreign_hook = f"\"{sys.executable}\" -I -S -c \"import sys; open(sys.argv[1], 'a').write('fired\\n')\" \"{log}\""
+    foreign = {
+        "permissions": {"allow": ["Read"], "deny": []},
+        "env": {"E2E_FOREIGN": "gr\u00fc\u00df"},
+        "hooks": {"PreToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": foreign_hook}]}]},
+        "includeCoAuthoredBy": False,
+    }
+    settings = e2e_home / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    # An unusual layout (4-space indent, raw UTF-8, no final newline) that a re-serialiser
+    # would not reproduce.
+    settings.write_text(json.dumps(foreign, indent=4, ensure_ascii=False), encoding="utf-8")
+    original = settings.read_bytes()
+
+    install(e2e_home)
+    installed = json.loads(settings.read_text(encoding="utf-8"))
+    assert installed["env"] == foreign["env"] and installed["permissions"] == foreign["permissions"]
+    check = engramory(e2e_home, "install", "--check")
+    assert check.returncode == 0, check.stdout + check.stderr
+
+    notes = e2e_project / "MEMORY.md"
+    notes.write_text(index_lines(10), encoding="utf-8")
+    script = [ToolUse("Write", {"file_path": str(notes), "content": index_lines(300)}), Text("done")]
+    guarded = claude(script)
+    (denied,) = guarded.tool_results()
+    assert denied.is_error and "grow from 10 to 300 lines" in denied.text, denied.text
+    assert log.read_text() == "fired\n"  # the user's own hook still runs beside ours
+
+    done = engramory(e2e_home, "uninstall")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert settings.read_bytes() == original
+    assert not (e2e_home / ".claude" / "skills" / "engramory").exists()
+
+    unguarded = claude(script)
+    (written,) = unguarded.tool_results()
+    assert not written.is_error, written.text
+    assert notes.read_text(encoding="utf-8") == index_lines(300)
+    assert "engramory" not in unguarded.system_prompt()
+    assert log.read_text() == "fired\nfired\n"
