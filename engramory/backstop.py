@@ -36,7 +36,7 @@ READ_LIMIT = 64 << 20  # same as the guard's: past this an index is judged by it
 SHOW_OUTSIDE = 3
 STATE_MAX_BYTES = 1 << 16
 STATE_MAX_AGE = 7 * 24 * 3600  # state files of sessions idle this long are pruned at start
-PROJECT_NAME_MAX = 200  # the host shortens longer project folder names (with a hash we cannot know)
+PROJECT_NAME_MAX = 200  # the host cuts longer project folder names and appends a hash
 
 
 # -- where the indexes are ---------------------------------------------------------------
@@ -55,24 +55,59 @@ def claude_config_dir(env: Mapping[str, str] | None = None) -> str:
 
 
 def sanitize_project_path(path: str) -> str:
-    """The folder name Claude Code gives a project under `<config>/projects/`: the absolute
-    project path with every character that is not an ASCII letter or digit turned into '-'
-    (`/home/u/my.proj` -> `-home-u-my-proj`). Measured on 2.1.332 for '/', '.', '_' and
-    spaces; kept in this one function so a correction lands everywhere at once."""
-    return "".join(c if (c.isascii() and c.isalnum()) else "-" for c in path)
+    """The folder name Claude Code gives a project under `<config>/projects/`: every UTF-16
+    code unit of the absolute project path that is not an ASCII letter or digit becomes '-'
+    (`/home/u/my.proj` -> `-home-u-my-proj`); a name past 200 characters is cut there and
+    `-<base-36 hash of the path>` appended. Read from the 2.1.332 CLI and measured on it for
+    '/', '.', '_' and spaces. engramory.doctor has the same rule; this copy exists because
+    importing the doctor costs the hot path over 100 ms (keep the two equal: a test does)."""
+    units = path.encode("utf-16-le", "surrogatepass")
+    out = []
+    h = 0
+    for i in range(0, len(units), 2):
+        code = units[i] | (units[i + 1] << 8)
+        h = (h * 31 + code) & 0xFFFFFFFF  # JavaScript's 32-bit string hash
+        out.append(chr(code) if code < 128 and chr(code).isalnum() else "-")
+    name = "".join(out)
+    if len(name) <= PROJECT_NAME_MAX:
+        return name
+    if h >= 0x80000000:
+        h = 0x100000000 - h  # Math.abs of the signed value
+    digits = ""
+    while True:
+        h, r = divmod(h, 36)
+        digits = "0123456789abcdefghijklmnopqrstuvwxyz"[r] + digits
+        if not h:
+            break
+    return name[:PROJECT_NAME_MAX] + "-" + digits
 
 
-def _git_root(path: str, limit: int = 64) -> str | None:
-    """The nearest folder at or above `path` holding a `.git` entry (file or folder)."""
+def _git_roots(path: str, limit: int = 64) -> list[str]:
+    """The work tree holding `path` (nearest folder with a `.git` entry) and, for a linked
+    worktree, its main repository's folder first: auto memory is shared by a repository's
+    worktrees and subfolders. Plain stats and one small read, no git process."""
     d = path
     for _ in range(limit):
-        if os.path.lexists(os.path.join(d, ".git")):
-            return d
+        dotgit = os.path.join(d, ".git")
+        if os.path.isdir(dotgit):
+            return [d]
+        if os.path.isfile(dotgit):
+            try:
+                with open(dotgit, "rb") as f:
+                    line = f.read(4096).decode("utf-8", "replace").strip()
+            except OSError:
+                return [d]
+            gitdir = line[len("gitdir:"):].strip() if line.startswith("gitdir:") else ""
+            if gitdir and not os.path.isabs(gitdir):
+                gitdir = os.path.normpath(os.path.join(d, gitdir))
+            marker = os.sep + os.path.join(".git", "worktrees") + os.sep
+            cut = gitdir.find(marker)
+            return [gitdir[:cut], d] if cut > 0 else [d]
         parent = os.path.dirname(d)
         if parent == d:
-            return None
+            return []
         d = parent
-    return None
+    return []
 
 
 def project_candidates(payload: Mapping[str, Any], env: Mapping[str, str]) -> list[str]:
@@ -85,17 +120,17 @@ def project_candidates(payload: Mapping[str, Any], env: Mapping[str, str]) -> li
         if not isinstance(p, str) or not p.strip() or not os.path.isabs(p):
             continue
         p = os.path.normpath(p)
-        for candidate in (_git_root(p), p):
-            if candidate and candidate not in seen:
+        for candidate in _git_roots(p) + [p]:
+            if candidate not in seen:
                 seen.append(candidate)
     return seen
 
 
 def auto_memory_index(project: str, env: Mapping[str, str]) -> str | None:
-    """`<config>/projects/<sanitized project>/memory/<index name>`, or None when the folder
-    name is one the host would shorten (we cannot predict its hash)."""
+    """`<config>/projects/<sanitized project>/memory/<index name>`, or None when an explicit
+    folder name (CLAUDE_CODE_PROJECT_DIR_NAME) is not a plain name."""
     name = env.get("CLAUDE_CODE_PROJECT_DIR_NAME", "").strip() or sanitize_project_path(project)
-    if len(name) > PROJECT_NAME_MAX or "/" in name or "\\" in name:
+    if "/" in name or "\\" in name or name in (".", ".."):
         return None
     index_name = config.from_env(env).index_name
     return os.path.join(claude_config_dir(env), "projects", name, "memory", index_name)
@@ -372,19 +407,22 @@ def post_tool(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) 
     return render(POST_TOOL_USE, "\n\n".join(messages)) if messages else ""
 
 
-def doctor_line(root: str) -> str | None:
-    """One line when the store at `root` has doctor errors, or None. Uses the doctor module
-    when this bundle has it; a missing or failing doctor never costs the session its start."""
+# The doctor's own size findings repeat what the notice already says; git is a subprocess.
+DOCTOR_SKIP = ("index-over-cap", "index-warn-zone", "store-in-git")
+
+
+def doctor_line(root: str, env: Mapping[str, str] | None = None) -> str | None:
+    """One line when the store at `root` has doctor errors, or None. Runs once per session
+    (never on the per-call path): importing the doctor alone costs about 0.1 s. A missing
+    or failing doctor never costs the session its start."""
     try:
-        from engramory import doctor  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    counter = getattr(doctor, "error_count", None)
-    if counter is None:
-        return None
-    try:
-        errors = int(counter(root))
-    except Exception:  # noqa: BLE001 - a broken doctor must not break the session start
+        from engramory import doctor
+        from engramory import store as store_mod
+
+        st = store_mod.load(root, env)
+        findings = doctor.run_checks(st, doctor.Context(git=False), DOCTOR_SKIP)
+        errors = int(doctor.counts_of(findings).get(doctor.ERROR, 0))
+    except Exception:  # noqa: BLE001 - a broken or absent doctor must not break the session start
         return None
     if errors <= 0:
         return None
@@ -413,7 +451,7 @@ def session_start(payload: Mapping[str, Any], env: Mapping[str, str] | None = No
             continue
         if reading.status != OK:
             lines.append(start_line(reading))
-        doctor = doctor_line(os.path.dirname(p))
+        doctor = doctor_line(os.path.dirname(p), env)
         if doctor:
             lines.append(doctor)
     if not lines:

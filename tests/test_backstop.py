@@ -72,6 +72,15 @@ class Session:
         }
 
 
+def healthy_store(memory: Path, n: int) -> str:
+    """An index of n pointers, each to a real note as Claude Code writes them: the doctor
+    finds no error in it, so only size can make the hooks speak."""
+    for i in range(n):
+        (memory / ("note-%d.md" % i)).write_text(
+            "---\nname: note-%d\ndescription: fact %d\nmetadata:\n  type: user\n---\nfact %d\n" % (i, i, i))
+    return index_text(n)
+
+
 @pytest.fixture
 def s(tmp_path: Path) -> Session:
     return Session(tmp_path)
@@ -111,6 +120,32 @@ def context_of(out: bytes | str, event: str) -> str | None:
 )
 def test_sanitize_project_path(path: str, name: str) -> None:
     assert backstop.sanitize_project_path(path) == name
+
+
+def test_sanitize_long_and_astral_paths() -> None:
+    assert backstop.sanitize_project_path("/a/\U0001f600b") == "-a---b"  # one emoji = two UTF-16 units
+    long = "/x/" + "y" * 250
+    name = backstop.sanitize_project_path(long)
+    assert name.startswith("-x-" + "y" * 197) and len(name.split("-")[-1]) > 0
+    assert name[200] == "-" and name[:200] == ("-x-" + "y" * 250)[:200]
+
+
+@pytest.mark.parametrize("path", ["/home/u/proj", "/srv/caf\u00e9", "/a/\U0001f600b", "/x/" + "y" * 250, "/p/" + "\u00e9" * 300])
+def test_sanitize_agrees_with_the_doctor(path: str) -> None:
+    doctor = pytest.importorskip("engramory.doctor")
+    if not hasattr(doctor, "sanitize_project_path"):
+        pytest.skip("the doctor takes the rule from here")
+    assert backstop.sanitize_project_path(path) == doctor.sanitize_project_path(path)
+
+
+def test_linked_worktree_uses_the_main_repository_too(tmp_path: Path) -> None:
+    main = tmp_path / "repo"
+    (main / ".git" / "worktrees" / "feature").mkdir(parents=True)
+    tree = tmp_path / "feature-tree"
+    (tree / "src").mkdir(parents=True)
+    (tree / ".git").write_text("gitdir: %s\n" % (main / ".git" / "worktrees" / "feature"))
+    found = backstop.project_candidates({"cwd": str(tree / "src")}, {})
+    assert found == [str(main), str(tree), str(tree / "src")]
 
 
 def test_config_dir_honours_claude_config_dir(tmp_path: Path) -> None:
@@ -243,7 +278,7 @@ def test_post_tool_unreadable_config_is_silent(s: Session, tmp_path: Path) -> No
 
 def test_session_start_over_and_then_post_tool_is_quiet(s: Session) -> None:
     env = s.env()
-    s.index.write_text(index_text(230))
+    s.index.write_text(healthy_store(s.memory, 230))
     context = context_of(run(START, s.start_payload(), env).stdout, "SessionStart")
     assert context is not None
     assert context.startswith("engramory: ") and str(s.index) in context
@@ -254,7 +289,7 @@ def test_session_start_over_and_then_post_tool_is_quiet(s: Session) -> None:
 
 
 def test_session_start_warn_zone(s: Session) -> None:
-    s.index.write_text(index_text(160))
+    s.index.write_text(healthy_store(s.memory, 160))
     context = context_of(run(START, s.start_payload("resume"), s.env()).stdout, "SessionStart")
     assert context is not None and "past its warn cap: 160 lines" in context and "warn 150 lines / 20,000 bytes" in context
 
@@ -262,7 +297,7 @@ def test_session_start_warn_zone(s: Session) -> None:
 def test_session_start_silent_when_fine(s: Session) -> None:
     env = s.env()
     assert run(START, s.start_payload(), env).stdout == b""  # no index
-    s.index.write_text(index_text(150))  # at the warn cap is not past it
+    s.index.write_text(healthy_store(s.memory, 150))  # at the warn cap is not past it
     assert run(START, s.start_payload(), env).stdout == b""
     assert run(START, b"garbage", env).stdout == b""
 
@@ -281,18 +316,19 @@ def test_session_start_prunes_old_state(s: Session) -> None:
     assert not old.exists() and fresh.exists()
 
 
-def test_doctor_line_uses_doctor_when_present(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import types
+def test_session_start_reports_doctor_errors(s: Session) -> None:
+    s.index.write_text("- [Gone](gone.md) \u2014 a pointer to a note that is not there\n")
+    context = context_of(run(START, s.start_payload(), s.env()).stdout, "SessionStart")
+    assert context is not None
+    assert "has 1 doctor error;" in context and "engramory doctor %s" % s.memory in context
+    assert "cap" not in context  # the index itself is small: no size notice
 
-    fake = types.ModuleType("engramory.doctor")
-    fake.error_count = lambda root: 3  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "engramory.doctor", fake)
-    line = backstop.doctor_line(str(tmp_path))
-    assert line is not None and "3 doctor errors" in line and "engramory doctor %s" % tmp_path in line
-    fake.error_count = lambda root: 0  # type: ignore[attr-defined]
-    assert backstop.doctor_line(str(tmp_path)) is None
-    fake.error_count = lambda root: 1 / 0  # type: ignore[attr-defined]
-    assert backstop.doctor_line(str(tmp_path)) is None
+
+def test_session_start_one_notice_for_caps_not_doubled_by_the_doctor(s: Session) -> None:
+    s.index.write_text(healthy_store(s.memory, 230))
+    context = context_of(backstop.session_start(s.start_payload(), s.env()), "SessionStart")
+    assert context is not None and "over its hard cap: 230 lines" in context
+    assert "doctor error" not in context  # index-over-cap is the doctor's copy of the same news
 
 
 def test_hot_path_imports_no_json(s: Session) -> None:
