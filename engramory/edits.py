@@ -308,8 +308,8 @@ def predict(req: Request, before: bytes | None) -> bytes | None:
     `before` is the file on disk now (None: it does not exist)."""
     if req.kind == WRITE:
         assert req.content is not None
-        if before is None:
-            return encode(req.content)
+        if before is None or req.content == "":
+            return encode(req.content)  # measured: an empty Write leaves no BOM behind either
         enc = decode(before)[1]
         content = req.content
         if enc == UNREADABLE:

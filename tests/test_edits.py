@@ -105,12 +105,15 @@ def test_utf16le_files_are_edited_and_written_in_utf16le() -> None:
     assert edit(crlf, ("a\nb", "x\ny", False)) == bom + "x\r\ny\r\n".encode("utf-16-le")
     assert write(bom + "a\n".encode("utf-16-le"), "x\n") == bom + "x\n".encode("utf-16-le")
     assert write(bom + "a\n".encode("utf-16-le"), "\ufeffx\n") == bom + "x\n".encode("utf-16-le")
+    assert write(bom + "a\n".encode("utf-16-le"), "") == b""
 
 
 def test_bom_is_not_part_of_the_text() -> None:
     bom = b"\xef\xbb\xbf"
     assert edit(bom + b"a\nb\n", ("a", "A", False)) == bom + b"A\nb\n"
     assert edit(bom + b"a\nb\n", ("\ufeffa", "A", False)) is None
+    assert write(bom + b"a\n", "") == b""  # an empty Write drops the BOM
+    assert edit(bom + b"a\n", ("a\n", "", False)) == bom  # an Edit that empties the file keeps it
 
 
 def test_empty_old_string_fills_a_blank_file() -> None:

@@ -99,6 +99,11 @@ CASES: List[Case] = [
     E("curly-ambiguous-normalized", u(f"it{RS}s it{RS}s\n"), "it's", "it is", applied=False),
     E("curly-exact-preferred", u(f"it's it{RS}s\n"), f"it{RS}s", "its"),
     E("curly-replace-all", u(f"{LQ}a{RQ} {LQ}a{RQ}\n"), '"a"', '"b"', replace_all=True),
+    E("curly-after-digit-punct", CURLY, '"hi"', '5" and 6\' say:"x" a,"y" .\'z\''),
+    E("curly-nested", CURLY, "\"hi\" and 'bye'", "\"a 'b' c\" x's 'y' \"'q'\" \"\""),
+    E("curly-unicode-letters", CURLY, "it's", "caf\u00e9's na\u00efve' \u00fcn'\u00df \u65e5'\u672c"),
+    E("curly-after-nbsp-newline", CURLY, '"hi"', '\u00a0"x"\n"y"\t"z"'),
+    E("curly-replace-all-mixed", u(f"'a' {LS}a{RS}\n"), "'a'", "'b'", replace_all=True),
     # -- quotes: straight file, curly strings
     E("straight-file-curly-old", b"it's \"hi\"\n", f"it{RS}s {LQ}hi{RQ}", "it's \"yo\""),
     E("straight-file-curly-both", b"it's \"hi\"\n", f"it{RS}s", f"it{RS}ll"),
@@ -121,6 +126,14 @@ CASES: List[Case] = [
     E("delete-inside-line", b"ab\nc\n", "b", ""),
     E("delete-crlf-line", b"a\r\nb\r\nc\r\n", "b", ""),
     E("delete-replace-all", b"x\nk\nx\nk\n", "k", "", replace_all=True),
+    E("delete-replace-all-mixed", b"k x\nk\n", "k", "", replace_all=True),
+    E("delete-crlf-last-no-newline", b"a\r\nb", "b", ""),
+    E("delete-everything", b"a\n", "a\n", ""),
+    E("delete-everything-bom", BOM + b"a\n", "a\n", ""),
+    E("replace-whole-file", b"a\nb\n", "a\nb\n", "c"),
+    E("cr-only-file", b"a\rb\rc", "b", "B\nB2"),
+    E("cr-cr-lf-file", b"a\r\r\nb\r\r\n", "b", "c"),
+    E("lone-surrogate-new", b"a\nb\n", "b", "x\ud800y"),
     # -- replacement patterns are literal
     E("dollar-patterns", b"a\nkey\nc\n", "key", "$& $1 $$ $` $' $<n>"),
     # -- whitespace is not normalised
@@ -164,6 +177,9 @@ CASES: List[Case] = [
     E("utf16-crlf-edit", b"\xff\xfe" + "a\r\nb\r\n".encode("utf-16-le"), "a\nb", "x\ny"),
     E("utf16-edit", b"\xff\xfe" + "a\nb\n".encode("utf-16-le"), "b", "c"),
     W("utf16-write", b"\xff\xfe" + "a\n".encode("utf-16-le"), "x\n"),
+    W("write-empty-into-bom", BOM + b"a\n", ""),
+    W("write-lone-surrogate", None, "a\udc00b\n"),
+    W("write-empty-into-utf16", b"\xff\xfe" + "a\n".encode("utf-16-le"), ""),
     W("write-crlf", b"a\nb\n", "x\r\ny\n"),
     W("write-missing-dir", None, "- [a](a.md)\n"),
 ]
