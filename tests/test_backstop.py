@@ -341,3 +341,28 @@ def test_hot_path_imports_no_json(s: Session) -> None:
     proc = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
+
+
+def test_entry_points_in_process(s: Session, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import io
+
+    for key, value in s.env().items():
+        monkeypatch.setenv(key, value)
+    s.index.write_text(index_text(240))
+
+    class Stdin:
+        def __init__(self, data: bytes) -> None:
+            self.buffer = io.BytesIO(data)
+
+    monkeypatch.setattr(sys, "stdin", Stdin(json.dumps(s.post_payload()).encode()))
+    assert backstop.post_tool_main() == 0
+    assert "240 lines" in (context_of(capsys.readouterr().out, "PostToolUse") or "")
+    monkeypatch.setattr(sys, "stdin", Stdin(json.dumps(s.start_payload("clear")).encode()))
+    assert backstop.session_start_main() == 0
+    assert "240 lines" in (context_of(capsys.readouterr().out, "SessionStart") or "")
+    # Our own failure is swallowed: one line on stderr, nothing on stdout, exit 0.
+    monkeypatch.setattr(backstop, "known_indexes", lambda payload, env=None: 1 / 0)
+    monkeypatch.setattr(sys, "stdin", Stdin(json.dumps(s.post_payload()).encode()))
+    assert backstop.post_tool_main() == 0
+    captured = capsys.readouterr()
+    assert captured.out == "" and "internal error, ignored: ZeroDivisionError" in captured.err
