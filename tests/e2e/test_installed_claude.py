@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Dict, List
 
 import pytest
-from harness import Result, RunClaude, Text, ToolUse, claude_env
+from harness import Result, RunClaude, Text, ToolUse, claude_env, run_claude
 
 pytestmark = pytest.mark.e2e
 
@@ -57,14 +57,36 @@ def line(i: int) -> str:
     return index_lines(1, i)
 
 
+def _utf16_units(text: str) -> List[int]:
+    data = text.encode("utf-16-le", "surrogatepass")
+    return [int.from_bytes(data[i : i + 2], "little") for i in range(0, len(data), 2)]
+
+
+def _base36(n: int) -> str:
+    digits = ""
+    while True:
+        n, r = divmod(n, 36)
+        digits = "0123456789abcdefghijklmnopqrstuvwxyz"[r] + digits
+        if n == 0:
+            return digits
+
+
 def sanitized(project: Path) -> str:
-    """The folder name Claude Code 2.1.332 keeps a project's data under: the real path with
-    every UTF-16 unit that is not an ASCII letter or digit turned into '-' (names over 200
-    units also get a hash suffix, which these short temp paths never need)."""
-    units = "".join(ch if ord(ch) <= 0xFFFF else "--" for ch in str(project.resolve()))
-    name = re.sub(r"[^A-Za-z0-9]", "-", units)
-    assert len(name) <= 200, name
-    return name
+    """The folder name Claude Code 2.1.332 keeps a project's data under (measured): the
+    real path with every UTF-16 unit that is not an ASCII letter or digit turned into '-';
+    past 200 units, the first 200 plus '-' and the base-36 absolute value of the path's
+    Java-style 32-bit string hash (h = 31 * h + unit)."""
+    path = str(project.resolve())
+    units = _utf16_units(path)
+    name = "".join(chr(u) if chr(u).isascii() and chr(u).isalnum() else "-" for u in units)
+    if len(name) <= 200:
+        return name
+    h = 0
+    for u in units:
+        h = (31 * h + u) & 0xFFFFFFFF
+    if h >= 1 << 31:
+        h -= 1 << 32
+    return name[:200] + "-" + _base36(abs(h))
 
 
 def auto_memory_index(home: Path, project: Path) -> Path:
@@ -188,25 +210,48 @@ def test_install_guards_the_auto_memory_index(
     assert before != index.read_bytes()
 
 
+# Where the session runs, relative to the test's tmp folder, and where its git root is.
+LAYOUTS = [
+    pytest.param("project", None, id="plain"),
+    pytest.param("repo/sub", "repo", id="git-subfolder"),
+    # Each UTF-16 unit becomes one '-': two for the emoji.
+    pytest.param("proj \u00e9 \U0001f9e0.x_y", None, id="astral-char"),
+    # Past 200 units the folder name gets a hash suffix.
+    pytest.param("a" * 120 + "/" + "b.c" * 40, None, id="over-200"),
+]
+
+
+@pytest.mark.parametrize(("where", "git_root"), LAYOUTS)
 def test_backstop_reports_a_shell_append_past_the_cap(
-    claude: RunClaude, e2e_home: Path, e2e_project: Path
+    claude_cli: Path, e2e_home: Path, tmp_path: Path, where: str, git_root: str | None
 ) -> None:
+    cwd = tmp_path / where
+    cwd.mkdir(parents=True)
+    project = cwd
+    if git_root is not None:
+        project = tmp_path / git_root
+        subprocess.run(["git", "init", "-q", str(project)], check=True, timeout=60)
     install(e2e_home)
-    index = auto_memory_index(e2e_home, e2e_project)
+    index = auto_memory_index(e2e_home, project)
     index.parent.mkdir(parents=True)
     index.write_text(index_lines(195), encoding="utf-8")
     append = (
         f'for i in $(seq 1 10); do echo "- [extra $i](extra-$i.md) \u2014 appended" >> "{index}"; done'
     )
 
-    result = claude(
+    result = run_claude(
         [
             ToolUse("Bash", {"command": append, "description": "append ten lines"}),
             ToolUse("Bash", {"command": "echo unrelated", "description": "an unrelated command"}),
             Text("done"),
         ],
+        home=e2e_home,
+        cwd=cwd,
+        cli=claude_cli,
         allowed_tools=["Bash"],
     )
+    # The CLI keys its memory under the folder computed here (git root included).
+    assert f"persistent file-based memory at `{index.parent}/`" in result.all_text_shown()
     appended, unrelated = result.tool_results()
     assert not appended.is_error and not unrelated.is_error, (appended.text, unrelated.text)
     assert count_lines(index) == 205  # nothing can stop a shell write; the backstop reports it
