@@ -266,6 +266,90 @@ def test_backstop_reports_a_shell_append_past_the_cap(
     assert request_text(result, 2).count("after this Bash call") == 1
 
 
+def test_backstop_watches_an_index_named_in_the_environment(
+    claude: RunClaude, e2e_home: Path, e2e_project: Path
+) -> None:
+    install(e2e_home)
+    index = e2e_project / "notes" / "MEMORY.md"
+    index.parent.mkdir()
+    index.write_text(index_lines(200), encoding="utf-8")
+    result = claude(
+        [
+            ToolUse("Bash", {"command": f"echo '- [late](late.md) \u2014 one too many' >> notes/MEMORY.md", "description": "append"}),
+            Text("done"),
+        ],
+        allowed_tools=["Bash"],
+        env={"ENGRAMORY_INDEX_PATH": str(index)},
+    )
+    assert count_lines(index) == 201
+    report = f"engramory: after this Bash call, the memory index {index} is over its hard cap: 201 lines"
+    assert request_text(result, 1).count(report) == 1
+    assert re.search(r"now outside the window: line 201 \W*- \[late\]\(late\.md\)", result.all_text_shown())
+
+
+# A minimal MCP server on stdio (newline-delimited JSON-RPC) with one tool that appends
+# text to a file: the kind of write no PreToolUse guard on Edit/Write can see.
+MCP_SERVER = """\
+import json, sys
+TOOL = {"name": "append", "description": "Append text to a file.",
+        "inputSchema": {"type": "object", "required": ["path", "text"],
+                        "properties": {"path": {"type": "string"}, "text": {"type": "string"}}}}
+for raw in sys.stdin:
+    msg = json.loads(raw)
+    if "id" not in msg:
+        continue  # a notification
+    method, params = msg.get("method"), msg.get("params") or {}
+    reply = {"jsonrpc": "2.0", "id": msg["id"]}
+    if method == "initialize":
+        reply["result"] = {"protocolVersion": params.get("protocolVersion"), "capabilities": {"tools": {}},
+                           "serverInfo": {"name": "e2e", "version": "1"}}
+    elif method == "tools/list":
+        reply["result"] = {"tools": [TOOL]}
+    elif method == "tools/call":
+        with open(params["arguments"]["path"], "a", encoding="utf-8") as f:
+            f.write(params["arguments"]["text"])
+        reply["result"] = {"content": [{"type": "text", "text": "appended"}]}
+    elif method == "ping":
+        reply["result"] = {}
+    else:
+        reply["error"] = {"code": -32601, "message": "method not found"}
+    sys.stdout.write(json.dumps(reply) + "\\n")
+    sys.stdout.flush()
+"""
+
+
+def test_backstop_reports_an_mcp_write_past_the_cap(
+    claude: RunClaude, e2e_home: Path, e2e_project: Path, tmp_path: Path
+) -> None:
+    install(e2e_home)
+    index = auto_memory_index(e2e_home, e2e_project)
+    index.parent.mkdir(parents=True)
+    index.write_text(index_lines(198), encoding="utf-8")
+    server = tmp_path / "mcp_server.py"
+    server.write_text(MCP_SERVER, encoding="utf-8")
+    config = tmp_path / "mcp.json"
+    config.write_text(
+        json.dumps({"mcpServers": {"e2e": {"command": sys.executable, "args": ["-I", "-S", str(server)]}}}),
+        encoding="utf-8",
+    )
+
+    result = claude(
+        [
+            ToolUse("mcp__e2e__append", {"path": str(index), "text": index_lines(4, 900)}),
+            Text("done"),
+        ],
+        allowed_tools=["mcp__e2e__append"],
+        extra_args=["--mcp-config", str(config), "--strict-mcp-config"],
+    )
+    (appended,) = result.tool_results()
+    assert not appended.is_error and appended.text == "appended", appended.text
+    assert count_lines(index) == 202
+    report = f"engramory: after this mcp__e2e__append call, the memory index {index} is over its hard cap: 202 lines"
+    assert report not in request_text(result, 0)
+    assert request_text(result, 1).count(report) == 1
+    assert "now outside the window: line 201 " in request_text(result, 1)
+
+
 # -- the plugin ------------------------------------------------------------------------
 
 
