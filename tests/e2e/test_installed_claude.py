@@ -28,14 +28,16 @@ ROOT = Path(__file__).resolve().parents[2]
 # -- helpers ---------------------------------------------------------------------------
 
 
-def engramory(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def engramory(
+    home: Path, *args: str, cwd: Path = ROOT, extra: Dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """`python3 -m engramory ARGS` from the checkout, with HOME = the test's home and no
-    CLAUDE_CONFIG_DIR, so the user scope is `<home>/.claude`."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "ENGRAMORY_"))}
-    env["HOME"] = str(home)
+    CLAUDE_CONFIG_DIR (unless in `extra`), so the user scope is `<home>/.claude`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "ENGRAMORY_", "PYTHON"))}
+    env.update(HOME=str(home), PYTHONPATH=str(ROOT), **(extra or {}))
     return subprocess.run(
         [sys.executable, "-m", "engramory", *args],
-        cwd=str(ROOT),
+        cwd=str(cwd),
         env=env,
         capture_output=True,
         text=True,
@@ -348,6 +350,56 @@ def test_backstop_reports_an_mcp_write_past_the_cap(
     assert report not in request_text(result, 0)
     assert request_text(result, 1).count(report) == 1
     assert "now outside the window: line 201 " in request_text(result, 1)
+
+
+@pytest.mark.parametrize("variant", ["project", "local", "user-link", "config-dir"])
+def test_every_install_variant_guards_and_lists_the_skill(
+    claude: RunClaude, e2e_home: Path, e2e_project: Path, tmp_path: Path, variant: str
+) -> None:
+    cli_env: Dict[str, str] = {}
+    if variant in ("project", "local"):
+        done = engramory(e2e_home, "install", "--scope", variant, cwd=e2e_project)
+        settings = e2e_project / ".claude" / ("settings.json" if variant == "project" else "settings.local.json")
+        skill = e2e_project / ".claude" / "skills" / "engramory"
+    elif variant == "user-link":
+        done = engramory(e2e_home, "install", "--link")
+        settings = e2e_home / ".claude" / "settings.json"
+        skill = e2e_home / ".claude" / "skills" / "engramory"
+        assert (skill / "SKILL.md").is_symlink()
+    else:
+        config_dir = tmp_path / "claude-config"
+        cli_env["CLAUDE_CONFIG_DIR"] = str(config_dir)
+        done = engramory(e2e_home, "install", extra=cli_env)
+        settings = config_dir / "settings.json"
+        skill = config_dir / "skills" / "engramory"
+        assert not (e2e_home / ".claude").exists()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "engramory_index_guard.py" in settings.read_text(encoding="utf-8")
+    assert (skill / "SKILL.md").is_file()
+
+    notes = e2e_project / "MEMORY.md"
+    notes.write_text(index_lines(150), encoding="utf-8")
+    append = f"echo '- [late](late.md) \u2014 shell' >> {notes.name}"
+    result = claude(
+        [
+            ToolUse("Write", {"file_path": str(notes), "content": index_lines(300)}),
+            ToolUse("Bash", {"command": append, "description": "append"}),
+            Text("done"),
+        ],
+        allowed_tools=["Bash"],
+        env={**cli_env, "ENGRAMORY_INDEX_PATH": str(notes)},
+    )
+    denied, appended = result.tool_results()
+    assert "- engramory: Curated long-term memory" in result.system_prompt()
+    assert denied.is_error and "grow from 150 to 300 lines" in denied.text, denied.text
+    assert not appended.is_error, appended.text
+    assert count_lines(notes) == 151
+    # Under the hard cap after the shell write: the backstop stays silent.
+    assert "after this Bash call" not in request_text(result, 2)
+    if variant == "config-dir":
+        # The CLI keeps auto memory under CLAUDE_CONFIG_DIR too, where the backstop looks.
+        memory = config_dir / "projects" / sanitized(e2e_project) / "memory"
+        assert f"persistent file-based memory at `{memory}/`" in result.all_text_shown()
 
 
 # -- the plugin ------------------------------------------------------------------------
