@@ -396,7 +396,7 @@ def _apply_unified(before: bytes | None, op: FileOp) -> bytes | None:
         return None
     text = _decode(before)
     had_eol = text.endswith("\n")
-    lines = text.split("\n")
+    lines = text.split("\n") if text else []
     if had_eol:
         lines.pop()
     offset = 0
@@ -407,13 +407,14 @@ def _apply_unified(before: bytes | None, op: FileOp) -> bytes | None:
         at = _nearest(lines, hunk.old, hint, floor)
         if at is None:
             return None
+        touches_end = at + len(hunk.old) == len(lines)
         lines = lines[:at] + list(hunk.new) + lines[at + len(hunk.old):]
         offset += len(hunk.new) - len(hunk.old)
         floor = at + len(hunk.new)
-        if hunk.new_no_eol:
-            eol = False
-        elif hunk.old_no_eol:
-            eol = True
+        if touches_end:
+            # the new side's last line ends the file: it has a newline unless the diff says not;
+            # when the hunk removed the tail, the line now last kept its newline
+            eol = not hunk.new_no_eol if hunk.new else True
     out = "\n".join(lines)
     if eol and lines:
         out += "\n"

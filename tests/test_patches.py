@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engramory import patches
+from engramory.size import count_lines
 
 
 def v4a(*body: str) -> str:
@@ -150,8 +151,7 @@ import difflib  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-# Few distinct lines, so hunks' old lines repeat elsewhere in the file: each must still be found
-# where difflib made it (Codex seeks the first match after the previous hunk).
+# Few distinct lines, so hunks' old lines often repeat elsewhere in the file.
 _line = st.sampled_from(["- [a](a.md) - x", "- [b](b.md) - y", "# Index", "", "- c", "- d \u2014 e", "- f"])
 _lines = st.lists(_line, max_size=12)
 
@@ -167,11 +167,13 @@ def _v4a_from(before: list[str], after: list[str]) -> str:
             else:
                 out.extend("-" + x for x in before[i1:i2])
                 out.extend("+" + x for x in after[j1:j2])
+        if group[-1][2] == len(before):
+            out.append("*** End of File")  # as a model marks a change at the end of the file
     out.append("*** End Patch")
     return "\n".join(out) + "\n"
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(_lines, _lines)
 def test_v4a_round_trip(before: list[str], after: list[str]) -> None:
     if before == after:
@@ -180,17 +182,24 @@ def test_v4a_round_trip(before: list[str], after: list[str]) -> None:
     ops = patches.parse_v4a(_v4a_from(before, after))
     got = patches.apply_v4a_to(old, ops[0])
     assert got is not None
-    # Codex drops one trailing empty line of the file; the rest must be exact
-    assert got.rstrip(b"\n") == "".join(x + "\n" for x in after).encode().rstrip(b"\n")
+    want = "".join(x + "\n" for x in after).encode()
+    # V4A carries no line numbers: where a hunk's old lines repeat, Codex (and this prediction)
+    # takes the first match after the previous hunk, which may not be where difflib meant it.
+    # The size, all the guard decides on, is the same either way; the bytes are exact when the
+    # file has no repeated line. Codex also drops one trailing empty line of the file.
+    assert (count_lines(got.rstrip(b"\n")), len(got.rstrip(b"\n"))) == (
+        count_lines(want.rstrip(b"\n")), len(want.rstrip(b"\n"))
+    )
+    if len(set(before)) == len(before):
+        assert got.rstrip(b"\n") == want.rstrip(b"\n")
 
 
-@settings(max_examples=300, deadline=None)
-@given(_lines, _lines, st.booleans())
-def test_unified_round_trip(before: list[str], after: list[str], final_newline: bool) -> None:
-    end = "\n" if final_newline else ""
-    old_text = "\n".join(before) + (end if before else "")
-    new_text = "\n".join(after) + (end if after else "")
-    if old_text == new_text or not before or not after:
+@settings(max_examples=500, deadline=None)
+@given(_lines, _lines, st.booleans(), st.booleans())
+def test_unified_round_trip(before: list[str], after: list[str], old_eol: bool, new_eol: bool) -> None:
+    old_text = "\n".join(before) + ("\n" if old_eol and before else "")
+    new_text = "\n".join(after) + ("\n" if new_eol and after else "")
+    if old_text == new_text:
         return
     diff = "".join(
         line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
