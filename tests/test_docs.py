@@ -507,7 +507,7 @@ def test_porting_claims_match_what_ships_and_what_was_tested() -> None:
     assert rows["Hermes"][4].startswith("hermes-agent %s " % hermes_pin)
     assert rows["Cursor"][4].startswith("not verified")
     for host, row in rows.items():
-        shipped = not row[2].startswith("no shim") and host != "Hosts without file access"
+        shipped = not row[2].startswith("no shim") and not host.startswith("Hosts without file access")
         assert shipped == (host in ("Claude Code", "Cursor", "Hermes")), row
         # A host with no shim cannot be more than "checked after".
         assert shipped or not row[3].startswith("enforced"), row
@@ -542,3 +542,16 @@ def test_rules_snippet_blocks_are_short_and_point_at_the_protocol() -> None:
         assert "MEMORY.md" in block and ("engramory skill" in block or "SKILL.md" in block)
     # Without a hook, the agent itself must run the check after each index write.
     assert "tools/engramory_check.py" in blocks[1]
+
+
+def test_skill_names_the_types_and_line_limit_the_doctor_uses() -> None:
+    from engramory import store
+
+    text = read("SKILL.md")
+    m = re.search(r"- `type`: `(\w+)`, `(\w+)`, `(\w+)` or `(\w+)`", text)
+    assert m and m.groups() == store.TYPES
+    for kind in store.TYPES:
+        assert "**%s**:" % kind in text and "## %s\n" % kind in text  # described, and indexed
+    from engramory import doctor
+
+    assert "any index line over %d characters" % doctor.INDEX_LINE_MAX in " ".join(text.split())
