@@ -555,3 +555,34 @@ def test_skill_names_the_types_and_line_limit_the_doctor_uses() -> None:
     from engramory import doctor
 
     assert "any index line over %d characters" % doctor.INDEX_LINE_MAX in " ".join(text.split())
+
+
+def test_skill_examples_make_a_store_the_doctor_finds_clean(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The notes SKILL.md shows in full, with the index lines that point at them, pass the
+    doctor with no finding at all (the other index lines point at notes shown only in prose)."""
+    from engramory import doctor
+
+    blocks = re.findall(r"^```markdown\n(.*?)^```", read("SKILL.md"), re.S | re.M)
+    notes = {}
+    for block in blocks:
+        if block.startswith("---\n"):
+            head, _ = split_frontmatter(block)
+            notes[yaml.safe_load(head)["name"] + ".md"] = block
+    assert sorted(notes) == ["full-suite-before-done.md", "test-command.md"]
+    (index,) = [b for b in blocks if b.startswith("# Memory Index")]
+    kept = [
+        line for line in index.splitlines(keepends=True)
+        if not line.startswith("- [") or re.search(r"\]\(([^)]+)\)", line).group(1) in notes  # type: ignore[union-attr]
+    ]
+    assert len([line for line in kept if line.startswith("- [")]) == len(notes)
+    store = tmp_path / "memory"
+    store.mkdir()
+    (store / "MEMORY.md").write_text("".join(kept), encoding="utf-8")
+    for name, text in notes.items():
+        (store / name).write_text(text, encoding="utf-8")
+    code = doctor.main(["--json", "--strict", str(store)])
+    report = json.loads(capsys.readouterr().out)
+    assert report["findings"] == [], report["findings"]
+    assert code == 0
+    proc = run_tool("engramory_doctor.py", "--strict", str(store))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
