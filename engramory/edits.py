@@ -24,11 +24,11 @@ past its cap, because the host applies edits that a naive guard thinks cannot ma
 
 from __future__ import annotations
 
-import os
+from engramory.scope import raw_path, resolve_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Sequence
     from typing import Any
 
 BOM = b"\xef\xbb\xbf"
@@ -46,7 +46,6 @@ EDIT_TOOLS = frozenset(
 )
 DELETE_TOOLS = frozenset(["Delete", "delete", "delete_file"])
 PATCH_TOOLS = frozenset(["ApplyPatch", "apply_patch", "patch"])
-PATH_KEYS = ("file_path", "path", "target_file", "relative_path", "filePath", "notebook_path")
 CONTENT_KEYS = ("content", "contents", "file_text", "text")
 
 
@@ -81,18 +80,6 @@ def _edit(item: Any) -> tuple[str, str, bool] | None:
     return old, new, item.get("replace_all") is True
 
 
-def resolve_path(raw: str, cwd: str | None, roots: Sequence[str] = ()) -> str:
-    """An absolute path: `~` expanded, a relative one joined to the first base that is set
-    (the payload's cwd, then workspace roots, as hosts that send relative paths intend)."""
-    raw = os.path.expanduser(raw)
-    if os.path.isabs(raw):
-        return os.path.normpath(raw)
-    for base in (cwd, *roots):
-        if isinstance(base, str) and base and os.path.isabs(base):
-            return os.path.normpath(os.path.join(base, raw))
-    return os.path.abspath(raw)
-
-
 def normalise(
     tool_name: Any,
     tool_input: Any,
@@ -103,12 +90,8 @@ def normalise(
     this guard understands (which the caller treats as: nothing to say)."""
     if not isinstance(tool_input, dict):
         return None
-    raw_path = None
-    for key in PATH_KEYS:
-        raw_path = _str(tool_input.get(key))
-        if raw_path:
-            break
-    if not raw_path or "\x00" in raw_path:
+    path = raw_path(tool_input)
+    if path is None:
         return None
     tool = tool_name if isinstance(tool_name, str) else ""
     content = None
@@ -144,7 +127,7 @@ def normalise(
         kind = WRITE  # a payload without tool_name (seen from Cursor): infer from the keys
     else:
         return None
-    req = Request(tool, resolve_path(raw_path, _str(cwd), roots), kind)
+    req = Request(tool, resolve_path(path, _str(cwd), roots), kind)
     req.content = content
     req.edits = edits
     req.patch = patch
