@@ -1,0 +1,342 @@
+"""The restricted frontmatter reader: a `key: value` subset of YAML, read without YAML.
+
+Accepted, line by line, between a first line `---` and the next line `---`:
+
+- blank lines and full-line comments (`# ...`, at any indent);
+- `key: value` at column 0, where key is ASCII `[A-Za-z][A-Za-z0-9_-]*`, one colon and at least
+  one space, and value is one of
+  - a plain scalar on one line that YAML reads as a string (not a number, boolean, null or
+    timestamp), with no `: ` and no ` #` inside, and not starting with a YAML indicator;
+  - a plain date `YYYY-MM-DD` that exists in the calendar (YAML reads it as that date);
+  - a single- or double-quoted scalar closed on the same line (the usual escapes), optionally
+    followed by ` # comment`;
+  - nothing at all (YAML null);
+- `key:` with nothing after it, followed by indented `key: value` lines of one and the same
+  indent: one level of nesting, which is how Claude Code writes `metadata:` / `  type: user`.
+
+A leading BOM and CRLF line ends are accepted. Anything else is a problem with a line number,
+never an exception: the reader returns what it could read plus the problems. The contract,
+checked by a property test against PyYAML: when `problems` is empty, `yaml.safe_load` of
+the block gives the same mapping (empty plain value = null, plain date = that date).
+"""
+
+from __future__ import annotations
+
+import re
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Dict, Optional, Union
+
+    Scalar = Optional[str]
+    Value = Union[Scalar, Dict[str, Scalar]]
+
+FENCE = "---"
+KEY_RE = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
+
+# What YAML 1.1 (PyYAML's resolver) reads as something other than a string. A plain value
+# matching one of these would mean one thing here and another to YAML, so it must be quoted.
+_NON_STRING = re.compile(
+    r"""(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF
+    |~|null|Null|NULL|<<|=
+    |[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?
+    |\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?
+    |[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*
+    |[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)
+    |[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+
+    |[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+
+    |[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9]
+     (?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)\Z""",
+    re.X,
+)
+# One frontmatter line in the accepted shape: indent, key, colon, then nothing or a space.
+_LINE_RE = re.compile(r"( *)([A-Za-z][A-Za-z0-9_-]*):(?: +(.*))?\Z")
+_NON_STRING_KEYS = frozenset(
+    "yes Yes YES no No NO true True TRUE false False FALSE on On ON off Off OFF null Null NULL".split()
+)
+_NON_STRING_FIRST = frozenset("yYnNtTfFoO~<=+-.0123456789")
+_CTRL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_DAYS = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+# Characters YAML refuses outright, or reads as a line break inside a line.
+_BAD_CHAR = re.compile("[^\x09\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|[\u2028\u2029]")
+_PLAIN_START_BAD = frozenset(",[]{}#&*!|>'\"%@`")
+_DQ_ESCAPES = {
+    "0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "v": "\v", "f": "\f",
+    "r": "\r", "e": "\x1b", " ": " ", '"': '"', "/": "/", "\\": "\\", "N": "\x85",
+    "_": "\xa0", "L": "\u2028", "P": "\u2029",
+}
+_DQ_HEX = {"x": 2, "u": 4, "U": 8}
+
+
+class Problem:
+    """Something the reader did not accept. `code` is one of the doctor's frontmatter codes."""
+
+    __slots__ = ("code", "line", "message")
+
+    def __init__(self, code: str, line: int, message: str) -> None:
+        self.code = code
+        self.line = line
+        self.message = message
+
+    def __repr__(self) -> str:
+        return "Problem(%r, %d, %r)" % (self.code, self.line, self.message)
+
+
+class Frontmatter:
+    """What a note's frontmatter says. `fields` maps keys to a string, None (empty plain
+    value) or, for a nested block, a dict of the same. `line_of` gives 1-based line numbers,
+    nested keys as "parent.child". `body_start` is the offset of the body in the text."""
+
+    __slots__ = ("present", "closed", "fields", "line_of", "problems", "body_start", "body_line", "end_line")
+
+    def __init__(self) -> None:
+        self.present = False
+        self.closed = False
+        self.fields: dict[str, Value] = {}
+        self.line_of: dict[str, int] = {}
+        self.problems: list[Problem] = []
+        self.body_start = 0
+        self.body_line = 1
+        self.end_line = 0
+
+    def get(self, key: str) -> Value:
+        return self.fields.get(key)
+
+    def nested(self, parent: str, key: str) -> Scalar:
+        block = self.fields.get(parent)
+        if isinstance(block, dict):
+            return block.get(key)
+        return None
+
+
+def is_valid_date(text: str) -> bool:
+    """A real calendar date written YYYY-MM-DD (year 1 to 9999)."""
+    if len(text) != 10 or not DATE_RE.match(text):
+        return False
+    year, month, day = int(text[:4]), int(text[5:7]), int(text[8:10])
+    if year < 1 or not 1 <= month <= 12 or day < 1:
+        return False
+    if month == 2 and day == 29:
+        return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    return day <= _DAYS[month - 1]
+
+
+def _after_quote(rest: str) -> bool:
+    """Only spaces, or spaces then a comment, may follow a closing quote."""
+    stripped = rest.lstrip(" ")
+    return not stripped or (stripped.startswith("#") and len(stripped) < len(rest))
+
+
+def _double_quoted(raw: str) -> tuple[str | None, str]:
+    """(value, error) for a value starting with a double quote."""
+    out = []
+    i, n = 1, len(raw)
+    while i < n:
+        ch = raw[i]
+        if ch == '"':
+            if not _after_quote(raw[i + 1:]):
+                return None, "text after the closing quote"
+            return "".join(out), ""
+        if ch == "\\":
+            if i + 1 >= n:
+                break
+            esc = raw[i + 1]
+            if esc in _DQ_ESCAPES:
+                out.append(_DQ_ESCAPES[esc])
+                i += 2
+                continue
+            width = _DQ_HEX.get(esc)
+            digits = raw[i + 2:i + 2 + width] if width else ""
+            if not width or len(digits) != width or not all(c in "0123456789abcdefABCDEF" for c in digits):
+                return None, "unknown escape \\%s in a double-quoted value" % esc
+            code = int(digits, 16)
+            if code > 0x10FFFF:
+                return None, "escape \\%s%s is not a character" % (esc, digits)
+            out.append(chr(code))
+            i += 2 + width
+            continue
+        out.append(ch)
+        i += 1
+    return None, "the quote is not closed on the same line (multi-line values are not allowed)"
+
+
+def _single_quoted(raw: str) -> tuple[str | None, str]:
+    i = 1
+    out = []
+    n = len(raw)
+    while i < n:
+        j = raw.find("'", i)
+        if j < 0:
+            break
+        out.append(raw[i:j])
+        if raw.startswith("'", j + 1):
+            out.append("'")
+            i = j + 2
+            continue
+        if not _after_quote(raw[j + 1:]):
+            return None, "text after the closing quote"
+        return "".join(out), ""
+    return None, "the quote is not closed on the same line (multi-line values are not allowed)"
+
+
+def _plain(raw: str) -> tuple[str | None, str, str]:
+    """(value, problem code, reason) for an unquoted value; value None means empty."""
+    value = raw.rstrip(" ")
+    if not value or value.startswith("#"):
+        return None, "", ""
+    first = value[0]
+    if first in _PLAIN_START_BAD:
+        if first in "[{":
+            return None, "fm-malformed", "lists and maps are not allowed; write one plain line or quote it"
+        return None, "fm-malformed", "a value starting with %r must be quoted" % first
+    if first in "-?:" and (len(value) == 1 or value[1] == " "):
+        return None, "fm-malformed", "a value starting with %r must be quoted" % (first + " ").strip()
+    if "\t" in value:
+        return None, "fm-malformed", "tab inside an unquoted value; quote the value"
+    if ": " in value or value.endswith(":"):
+        return None, "fm-malformed", "unquoted ': ' inside the value; YAML reads it as a map: quote the value"
+    if " #" in value:
+        return None, "fm-malformed", "unquoted ' #' inside the value; YAML drops the rest as a comment: quote the value"
+    if first not in _NON_STRING_FIRST:
+        return value, "", ""
+    if DATE_RE.match(value):
+        if is_valid_date(value):
+            return value, "", ""
+        return value, "fm-bad-date", "%s is not a date in the calendar" % value
+    if _NON_STRING.match(value):
+        return value, "fm-malformed", "YAML reads %r as a number, boolean, null or timestamp, not text; quote it" % value[:40]
+    return value, "", ""
+
+
+def _value(raw: str) -> tuple[str | None, str, str]:
+    if raw.startswith('"'):
+        v, err = _double_quoted(raw)
+        return v, ("fm-malformed" if err else ""), err
+    if raw.startswith("'"):
+        v, err = _single_quoted(raw)
+        return v, ("fm-malformed" if err else ""), err
+    return _plain(raw)
+
+
+def parse(text: str) -> Frontmatter:
+    """Read the frontmatter at the top of `text` (a whole note). Never raises."""
+    fm = Frontmatter()
+    start = 1 if text.startswith("\ufeff") else 0
+    first_end = text.find("\n", start)
+    first = text[start:] if first_end < 0 else text[start:first_end]
+    if first.rstrip("\r").rstrip(" \t") != FENCE:
+        fm.problems.append(Problem("fm-missing", 1, "no frontmatter: the first line must be ---"))
+        fm.body_start = start
+        return fm
+    fm.present = True
+    pos = len(text) if first_end < 0 else first_end + 1
+    number = 1
+    parent: str | None = None  # key of the open nested block
+    indent = 0  # indent of that block's children, once known
+    last_key_line = 0
+    fields = fm.fields
+    line_of = fm.line_of
+    problems = fm.problems
+    size = len(text)
+    while pos < size:
+        end = text.find("\n", pos)
+        if end < 0:
+            end = size
+        line = text[pos:end]
+        pos = end + 1
+        number += 1
+        if line.endswith("\r"):
+            line = line[:-1]
+        if line.startswith(FENCE) and line.rstrip(" \t") == FENCE:
+            if parent is not None and not fields[parent]:
+                fields[parent] = None
+            fm.closed = True
+            fm.body_start = min(pos, size)
+            fm.body_line = number + 1
+            fm.end_line = number
+            return fm
+        m = _LINE_RE.match(line)
+        if m is None or (not line.isascii() or _CTRL.search(line)) and _BAD_CHAR.search(line):
+            problem = _diagnose(line)
+            if problem:
+                problems.append(Problem("fm-malformed", number, problem))
+            continue
+        lead, key, raw = m.group(1), m.group(2), m.group(3)
+        if key in _NON_STRING_KEYS:
+            problems.append(Problem("fm-malformed", number, "YAML reads the key %r as a non-string" % key))
+            continue
+        value, code, reason = _value(raw) if raw else (None, "", "")
+        if lead:
+            if parent is None or (indent and len(lead) != indent):
+                problems.append(Problem(
+                    "fm-malformed", number,
+                    "indented line where none belongs (only one nested block, with one indent, is allowed)",
+                ))
+                continue
+            indent = len(lead)
+            block = fields[parent]
+            assert isinstance(block, dict)
+            dotted = parent + "." + key
+            if key in block or dotted in line_of:
+                problems.append(Problem(
+                    "fm-duplicate-key", number,
+                    "%s appears twice (also line %d); keep one" % (dotted, line_of.get(dotted, 0)),
+                ))
+                continue
+            line_of[dotted] = number
+            last_key_line = number
+            if code:
+                problems.append(Problem(code, number, "%s: %s" % (dotted, reason)))
+                if value is None:
+                    continue
+            block[key] = value
+            continue
+        # a top-level key closes any open block; an empty block stays YAML null
+        if parent is not None and not fields[parent]:
+            fields[parent] = None
+        parent = None
+        indent = 0
+        if key in line_of:
+            problems.append(Problem(
+                "fm-duplicate-key", number,
+                "%s appears twice (also line %d); keep one" % (key, line_of[key]),
+            ))
+            continue
+        line_of[key] = number
+        last_key_line = number
+        if code:
+            problems.append(Problem(code, number, "%s: %s" % (key, reason)))
+            if value is None:
+                continue
+        if value is None:
+            # `key:` alone (or with a comment) may open a nested block
+            fields[key] = {}
+            parent = key
+            continue
+        fields[key] = value
+    if parent is not None and not fields[parent]:
+        fields[parent] = None
+    problems.append(Problem(
+        "fm-unclosed", 1, "the frontmatter opened on line 1 is never closed with a --- line",
+    ))
+    fm.end_line = last_key_line or 1
+    fm.body_start = size
+    fm.body_line = number + 1
+    return fm
+
+
+def _diagnose(line: str) -> str:
+    """Why a frontmatter line is not accepted ("" for blank lines and comments)."""
+    bad = _BAD_CHAR.search(line)
+    if bad:
+        return "control or line-break character U+%04X in the frontmatter" % ord(bad.group())
+    content = line.lstrip(" ")
+    if not content or content.startswith("#"):
+        return ""
+    if content.startswith("\t"):
+        return "tab used as indentation; use spaces"
+    m = KEY_RE.match(content)
+    if m and content.startswith(":", m.end()):
+        return "put one space after the colon in %r" % content[:m.end() + 1]
+    return "not a `key: value` line (multi-line values, lists and free text are not allowed here)"
