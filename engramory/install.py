@@ -889,10 +889,10 @@ def install(target: Target, dry_run: bool = False, link: bool = False, interpret
             "is deleted (run the installer with the system python3 to avoid that)\n" % exe)
     if plan.mode == "in-place":
         out("  skill: %s is this bundle itself; nothing to copy\n" % target.skill_dir)
-    if plan.mode == "in-place" and os.path.isfile(os.path.join(target.skill_dir, PLUGIN_MANIFEST)):
-        out("  note: %s holds %s, so Claude Code also loads it as a plugin and every hook would "
-            "run twice; keep the checkout elsewhere and install from there (a copy), or use the "
-            "plugin alone\n" % (target.skill_dir, PLUGIN_MANIFEST))
+        if os.path.isfile(os.path.join(target.skill_dir, PLUGIN_MANIFEST)):
+            out("  note: %s holds %s, so Claude Code also loads it as a plugin and every hook would "
+                "run twice; keep the checkout elsewhere and install from there (a copy), or use the "
+                "plugin alone\n" % (target.skill_dir, PLUGIN_MANIFEST))
     elif plan.mode == "link":
         if plan.link_ok:
             out("  skill: %s already links to %s\n" % (target.skill_dir, source))

@@ -469,6 +469,7 @@ def test_running_from_the_installed_copy(e: Env) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "is this bundle itself" in proc.stdout and "already present" in proc.stdout
     assert "every hook would run twice" not in proc.stdout  # a copy has no .claude-plugin/
+    assert "copied" not in proc.stdout
     proc = run_cli("install", "--check", env=e.vars(), cwd=e.skill)
     assert proc.returncode == 0, proc.stdout
 
@@ -480,7 +481,7 @@ def test_checkout_cloned_into_the_skills_folder(e: Env) -> None:
     before = sorted(str(p.relative_to(e.skill)) for p in e.skill.rglob("*"))
     proc = run_cli("install", env=e.vars(), cwd=e.skill)
     assert proc.returncode == 0, proc.stderr
-    assert "is this bundle itself" in proc.stdout and "run twice" in proc.stdout
+    assert "is this bundle itself" in proc.stdout and "run twice" in proc.stdout and "copied" not in proc.stdout
     proc = run_cli("uninstall", env=e.vars(), cwd=e.skill)
     assert proc.returncode == 0, proc.stderr
     assert "its files stay" in proc.stdout
