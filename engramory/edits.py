@@ -227,14 +227,14 @@ def apply_edit(text: str, old: str, new: str, replace_all: bool) -> str | None:
     if actual is None:
         # Measured: when old_string is not in the file, the host tries it with its non-ASCII
         # characters written as \uXXXX escapes (lower, then upper hex) and, when that
-        # matches, writes new_string escaped the same way.
+        # matches exactly (no quote matching on top), writes new_string escaped the same way.
         for upper in (False, True):
             escaped = escape_non_ascii(old, upper)
             if escaped == old:
                 break
-            actual = find_actual(text, escaped)
-            if actual is not None:
-                old, new = escaped, escape_non_ascii(new, upper)
+            if escaped in text:
+                actual = old = escaped
+                new = escape_non_ascii(new, upper)
                 break
         if actual is None:
             return None

@@ -128,6 +128,8 @@ def test_non_ascii_old_string_matches_its_escaped_form() -> None:
     assert edit(b"a \\u2014 b\n", ("a \u2014 b", "a \u2014 c \u00e9", False)) == b"a \\u2014 c \\u00e9\n"
     assert edit(b"a \\u00E9 b\n", ("a \u00e9 b", "a \u00e9 c", False)) == b"a \\u00E9 c\n"
     assert edit(b"x \\ud83e\\udde0 y\n", ("x \U0001f9e0 y", "x \U0001f9e0 z", False)) == b"x \\ud83e\\udde0 z\n"
+    # No quote matching on top of the escapes, even in a CRLF file.
+    assert edit("\u201ca\u201d \\u00e9\r\n".encode(), ('"a" \u00e9', '"b"', False)) is None
     # All or nothing: a file mixing both forms does not match.
     assert edit("\u00e9 \\u2014 b\n".encode(), ("\u00e9 \u2014 b", "c", False)) is None
 

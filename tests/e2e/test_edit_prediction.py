@@ -86,6 +86,12 @@ CASES: List[Case] = [
     E("mixed-mostly-crlf", b"a\r\nb\r\nc\nd\r\n", "c", "C\nC2"),
     E("mixed-mostly-lf", b"a\nb\nc\r\nd\n", "a", "A\r\nA2"),
     E("lone-cr", b"a\rb\nc\n", "c", "C"),
+    E("crlf-old-ends-in-cr", b"a\r\nb\r\n", "a\r", "x", applied=False),
+    E("crlf-new-with-lone-cr", b"a\r\nb\r\n", "a", "x\ry\nz"),
+    E("lf-first-then-crlf", b"a\n" + b"x\r\n" * 20, "a", "A\nA2"),
+    E("crlf-first-then-lf", b"a\r\n" + b"x\n" * 20, "a", "A\nA2"),
+    E("crlf-majority-late", b"a\n" * 5 + b"b\r\n" * 6 + b"c", "c", "C\nD"),
+    E("crlf-curly-escape-mix", u(f"x\r\n{LQ}a{RQ} \\u00e9\r\n"), '"a" \u00e9', '"b" \u00e8', applied=False),
     # -- quotes: curly file, straight strings
     E("curly-apostrophe", CURLY, "it's", "it's not"),
     E("curly-double", CURLY, '"hi"', '"hello" "there"'),
