@@ -963,6 +963,8 @@ def _record_install(
         manifest["files"] = list(old["files"])
     manifest["version"] = __version__
     manifest["mode"] = plan.mode
+    if plan.mode == "in-place" and old is not None and old.get("mode") == "copy":
+        manifest["mode"] = "copy"  # rerun from the copy we made: it is still ours to remove
     if plan.mode in ("copy", "link"):
         manifest["files"] = sorted(plan.files)
     record = manifest["settings"].get(target.settings)

@@ -472,6 +472,9 @@ def test_running_from_the_installed_copy(e: Env) -> None:
     assert "copied" not in proc.stdout
     proc = run_cli("install", "--check", env=e.vars(), cwd=e.skill)
     assert proc.returncode == 0, proc.stdout
+    proc = run_cli("uninstall", env=e.vars(), cwd=e.skill)
+    assert proc.returncode == 0, proc.stderr
+    assert not e.skill.exists() and not e.settings.exists()  # still our copy: it goes
 
 
 def test_checkout_cloned_into_the_skills_folder(e: Env) -> None:
