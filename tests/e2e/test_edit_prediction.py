@@ -91,6 +91,9 @@ CASES: List[Case] = [
     E("lf-first-then-crlf", b"a\n" + b"x\r\n" * 20, "a", "A\nA2"),
     E("crlf-first-then-lf", b"a\r\n" + b"x\n" * 20, "a", "A\nA2"),
     E("crlf-majority-late", b"a\n" * 5 + b"b\r\n" * 6 + b"c", "c", "C\nD"),
+    E("crlf-curly-multiline", u(f"x\r\n{LQ}a{RQ}\r\nit{RS}s\r\n"), '"a"\nit\'s', '"b"\nit\'ll "c"'),
+    E("escape-upper-new-letters", u("a \\u00E9 b\n"), "a \u00e9 b", "a \u00ff c"),
+    E("escape-replace-all", u("\\u00e9 x \\u00e9\n"), "\u00e9", "\u00e8", replace_all=True),
     E("crlf-curly-escape-mix", u(f"x\r\n{LQ}a{RQ} \\u00e9\r\n"), '"a" \u00e9', '"b" \u00e8', applied=False),
     # -- quotes: curly file, straight strings
     E("curly-apostrophe", CURLY, "it's", "it's not"),
