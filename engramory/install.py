@@ -304,7 +304,7 @@ def apply_change(change: Change) -> str | None:
 
 
 def _ours_in(groups: list[Any], is_ours: Callable[[Any], bool]) -> list[Any]:
-    found = []
+    found: list[Any] = []
     for group in groups:
         if isinstance(group, dict) and isinstance(group.get("hooks"), list):
             found.extend(h for h in group["hooks"] if is_ours(h))

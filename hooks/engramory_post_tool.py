@@ -13,8 +13,8 @@ import sys
 try:
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
     from engramory.backstop import post_tool_main
-except BaseException as exc:  # a broken copy must not get in the user's way
+except BaseException as exc:  # noqa: BLE001 - a broken copy must not get in the user's way
     sys.stderr.write("engramory PostToolUse hook: cannot load the bundle, skipped: %r\n" % (exc,))
-    raise SystemExit(0)
+    raise SystemExit(0) from None
 
 raise SystemExit(post_tool_main())
