@@ -16,6 +16,7 @@ Add a case by appending a row to CASES.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -302,3 +303,47 @@ def test_guard_predicts_what_the_host_writes(claude: RunClaude, e2e_project: Pat
                 problems.append(f"{head}: host refused but the hook predicted {seen[0]['after']}")
     assert not problems, f"{len(problems)} mismatch(es) between the host and the guard:\n" + "\n".join(problems)
     assert sorted(rewrites) == sorted(HOST_REWRITES), "the host rewrote other inputs before hooks than measured"
+
+
+def _lines(count: int, template: str = "- [note {i}](note-{i}.md) \u2014 hook {i}\n") -> str:
+    return "".join(template.format(i=i) for i in range(count))
+
+
+# Indexes at exactly the hard cap (200 lines) written in a form the host normalises before
+# matching, and an Edit that only matches through that normalisation and adds lines. A guard
+# that predicted "the host will refuse this" would stay silent while the host grows the index.
+GROWTH: List[Case] = [
+    E("crlf", _lines(200).replace("\n", "\r\n").encode(), "hook 5\n- [note 6]", "hook 5\n- [x](x.md)\n- [note 6]"),
+    E("curly", _lines(200, "- [it\u2019s {i}](n{i}.md)\n").encode(), "- [it's 5]", "- [it's 5a]\n- [it's 5b]"),
+    E("escaped", _lines(200).replace("\u2014", "\\u2014").encode(), "\u2014 hook 7\n", "\u2014 hook 7\n- [y](y.md) \u2014 z\n"),
+    E("bom", BOM + _lines(200).encode(), "hook 0\n", "hook 0\n- [z](z.md)\n"),
+    E("utf16le", b"\xff\xfe" + _lines(200).encode("utf-16-le"), "hook 9\n", "hook 9\n- [w](w.md)\n"),
+    E("blank-fill", b"\n" * 200, "", _lines(201)),
+]
+
+
+def test_guard_denies_growth_that_only_matches_through_host_normalisation(
+    claude: RunClaude, e2e_project: Path
+) -> None:
+    settings = pretooluse_hook_settings(f'"{sys.executable}" -I -S "{GUARD}"')
+    write_json(e2e_project / ".claude" / "settings.json", settings)
+    paths = [e2e_project / "growth" / c.id / "MEMORY.md" for c in GROWTH]
+    for case, path in zip(GROWTH, paths):
+        path.parent.mkdir(parents=True)
+        assert case.before is not None
+        path.write_bytes(case.before)
+        req = edits.normalise(case.tool, {"file_path": str(path), **case.input}, str(path.parent))
+        assert req is not None
+        predicted = edits.predict(req, case.before)
+        assert predicted is not None and predicted.count(b"\n") > 200, case.id
+
+    result = claude(
+        [ToolUse(c.tool, {"file_path": str(p), **c.input}) for c, p in zip(GROWTH, paths)] + [Text("done")]
+    )
+    for case, path, tr in zip(GROWTH, paths, result.tool_results()):
+        assert tr.is_error, f"{case.id}: the host applied an edit that grows the index: {tr.text}"
+        assert tr.text.startswith("PreToolUse:Edit hook error: engramory blocked this Edit"), (case.id, tr.text)
+        # (size.count_lines counts b"\n" bytes: a UTF-16LE index shows one line more.)
+        grew = re.search(r"grow from (\d+) to (\d+) lines \(hard cap 200: ", tr.text)
+        assert grew is not None and 200 <= int(grew[1]) < int(grew[2]), (case.id, tr.text)
+        assert path.read_bytes() == case.before, case.id
