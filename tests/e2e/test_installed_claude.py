@@ -129,6 +129,7 @@ def test_install_guards_an_index_in_the_project(
     over.write_text(index_lines(210), encoding="utf-8")
     over_before = over.read_bytes()
     dropped = "".join(line(i) for i in range(10, 25))
+    wide = "".join(f"- [n{i}](n{i}.md) {'x' * 230}\n" for i in range(120))  # 120 lines, ~30 KB
 
     result = claude(
         [
@@ -136,11 +137,12 @@ def test_install_guards_an_index_in_the_project(
             ToolUse("Write", {"file_path": str(notes), "content": index_lines(160)}),
             ToolUse("Edit", {"file_path": str(over), "old_string": line(5), "new_string": line(5) + "- [x](x.md) \u2014 one more\n"}),
             ToolUse("Edit", {"file_path": str(over), "old_string": dropped, "new_string": ""}),
+            ToolUse("Write", {"file_path": str(notes), "content": wide}),
             Text("done"),
         ],
         env={"ENGRAMORY_TRACE_FILE": str(trace)},
     )
-    big_write, warn_write, grow, shrink = result.tool_results()
+    big_write, warn_write, grow, shrink, wide_write = result.tool_results()
 
     # The skill is listed to the model.
     assert "- engramory: Curated long-term memory" in result.system_prompt()
@@ -166,9 +168,15 @@ def test_install_guards_an_index_in_the_project(
     assert count_lines(over) == 195
     assert "PreToolUse:Edit hook additional context: engramory: MEMORY.md will be 195 lines" in request_text(result, 4)
 
+    # Fewer lines but past the byte cap: refused on bytes, with both counts.
+    assert wide_write.is_error, wide_write.text
+    size = f"{len(wide.encode()):,}"
+    assert f"be 120 lines (now 160, hard cap 200) and grow from {len(index_lines(160).encode()):,} to {size} bytes (hard cap 25,000: " in wide_write.text
+    assert notes.read_text(encoding="utf-8") == index_lines(160)
+
     # One guard per edit: the installed skill folder is not also loaded as a plugin.
     runs = traced(trace)
-    assert [len(runs[str(notes)]), len(runs[str(over)])] == [2, 2]
+    assert [len(runs[str(notes)]), len(runs[str(over)])] == [3, 2]
 
 
 def test_install_guards_the_auto_memory_index(
