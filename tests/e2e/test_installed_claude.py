@@ -285,7 +285,7 @@ def test_backstop_watches_an_index_named_in_the_environment(
     index.write_text(index_lines(200), encoding="utf-8")
     result = claude(
         [
-            ToolUse("Bash", {"command": f"echo '- [late](late.md) \u2014 one too many' >> notes/MEMORY.md", "description": "append"}),
+            ToolUse("Bash", {"command": "echo '- [late](late.md) \u2014 one too many' >> notes/MEMORY.md", "description": "append"}),
             Text("done"),
         ],
         allowed_tools=["Bash"],
