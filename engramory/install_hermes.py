@@ -220,10 +220,10 @@ def _list_items(cfg: ConfigText, key_line: int, indent: int) -> tuple[str, list[
         if not value.endswith("]") or value.count("[") != 1 or "{" in value:
             raise cfg.refuse("line %d holds a list this installer cannot edit safely" % (key_line + 1))
         inner = value[1:-1].strip()
-        items = [] if not inner else [_scalar(x) for x in inner.split(",")]
-        if any(x is None for x in items):
+        names = [] if not inner else [_scalar(x) for x in inner.split(",")]
+        if any(x is None for x in names):
             raise cfg.refuse("line %d holds list items this installer cannot read" % (key_line + 1))
-        return "flow", [(key_line, x) for x in items], key_line + 1
+        return "flow", [(key_line, x) for x in names], key_line + 1
     if value not in ("", "~", "null"):
         raise cfg.refuse("line %d: %s is not a list of plugin names" % (key_line + 1, line.strip()[:60]))
     items: list[tuple[int, str | None]] = []
@@ -563,7 +563,7 @@ def _install(target: Target, dry_run: bool) -> int:
     # The plugin's files and manifest first, config.yaml last: Hermes never sees the plugin
     # enabled before its files are all there.
     if new or updated or stale or old_manifest is None:
-        claim = {"installer": "engramory", "host": HOST, "version": __version__,
+        claim: dict[str, Any] = {"installer": "engramory", "host": HOST, "version": __version__,
                  "files": sorted({rel for _, rel in files} | set((old_manifest or {}).get("files", [])))}
         claim["config"] = (old_manifest or {}).get("config") or {}
         fsutil.write_atomic(target.manifest, (json.dumps(claim, indent=2, sort_keys=True) + "\n").encode("utf-8"))

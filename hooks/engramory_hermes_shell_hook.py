@@ -13,8 +13,8 @@ import sys
 try:
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
     from engramory.hosts.hermes import main
-except BaseException as exc:  # a broken copy must not block the user's edits
+except BaseException as exc:  # noqa: BLE001 - a broken copy must not block the user's edits
     sys.stderr.write("engramory hermes guard: cannot load the bundle, tool allowed: %r\n" % (exc,))
-    raise SystemExit(0)
+    raise SystemExit(0) from None
 
 raise SystemExit(main())

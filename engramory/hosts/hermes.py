@@ -416,6 +416,7 @@ def parse_v4a(text: str) -> list[Any]:
                 moved.move_to = mm.group(2).strip()
                 ops.append(moved)
                 continue
+            assert m is not None
             new_op = patches.FileOp(kinds[m.group(1)], m.group(2).strip(), patches.V4A)
             if new_op.kind == patches.DELETE:
                 ops.append(new_op)
@@ -633,11 +634,11 @@ def _patch_emulated(
     for path in files.order:
         if not guarded(path, env):
             continue
-        after = files.state[path]
-        if after is None:
+        data = files.state[path]
+        if data is None:
             out.append((_delete_request(tool, path), False))
         else:
-            out.append((_write_request(tool, path, after), path in estimated))
+            out.append((_write_request(tool, path, data), path in estimated))
     return out
 
 

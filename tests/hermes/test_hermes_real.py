@@ -1,0 +1,267 @@
+"""The guard inside the real hermes-agent (pinned in tests/hermes/requirements.txt).
+
+Each test gets its own HERMES_HOME. The plugin is put in place and enabled the way a user
+does it (`engramory install --host hermes`), Hermes discovers it itself, and tool calls go
+through Hermes's own dispatcher (model_tools.handle_function_call -> resolve_pre_tool_block
+-> the tool). The last test is a whole headless `hermes chat -q ... -Q` session against a
+scripted model on loopback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+pytestmark = pytest.mark.e2e
+
+DRIVER = HERE / "drive_tools.py"
+SHELL_HOOK = ROOT / "hooks" / "engramory_hermes_shell_hook.py"
+
+
+def lines(n: int, prefix: str = "- [note") -> str:
+    return "".join("%s %d](note-%d.md) - hook %d\n" % (prefix, i, i, i) for i in range(n))
+
+
+def hexed(text: str | bytes) -> str:
+    return (text.encode("utf-8") if isinstance(text, str) else text).hex()
+
+
+def v4a(*body: str) -> str:
+    return "*** Begin Patch\n" + "\n".join(body) + "\n*** End Patch"
+
+
+def engramory(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "engramory", *argv], cwd=str(ROOT), env=env,
+                          capture_output=True, text=True, timeout=60)
+
+
+def hermes(python: Path, env: dict[str, str], *argv: str, cwd: str | None = None, timeout: int = 120):
+    return subprocess.run([str(python.parent / "hermes"), *argv], env=env, cwd=cwd, capture_output=True,
+                          text=True, stdin=subprocess.DEVNULL, timeout=timeout)
+
+
+def drive(python: Path, env: dict[str, str], tmp_path: Path, cases: list[dict], shell: str = "") -> dict:
+    cases_file, results_file = tmp_path / "cases.json", tmp_path / "results.json"
+    cases_file.write_text(json.dumps(cases))
+    argv = [str(python), str(DRIVER), str(cases_file), str(results_file)] + ([shell] if shell else [])
+    proc = subprocess.run(argv, env=env, cwd=env["TERMINAL_CWD"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    return json.loads(results_file.read_text())
+
+
+OVER = lines(210)  # an index already over the 200-line cap
+ERROR_GROW = "from 210 to"
+
+
+def guard_cases() -> list[dict]:
+    base = {"MEMORY.md": hexed(OVER)}
+    watch = ["MEMORY.md"]
+    return [
+        {"name": "write grows", "files": base, "tool": "write_file", "watch": watch,
+         "args": {"path": "MEMORY.md", "content": lines(230)}},
+        {"name": "write shrinks", "files": base, "tool": "write_file", "watch": watch,
+         "args": {"path": "MEMORY.md", "content": lines(190)}},
+        {"name": "replace grows", "files": base, "tool": "patch", "watch": watch,
+         "args": {"path": "MEMORY.md", "old_string": "- [note 7](note-7.md) - hook 7\n",
+                  "new_string": "- [note 7](note-7.md) - hook 7\n- [new](new.md) - one more\n"}},
+        {"name": "replace grows, fuzzy", "files": base, "tool": "patch", "watch": watch,
+         "args": {"path": "MEMORY.md", "old_string": "   - [note 7](note-7.md) - hook 7   ",
+                  "new_string": "- [note 7](note-7.md) - hook 7\n- [new](new.md) - one more"}},
+        {"name": "replace shrinks", "files": base, "tool": "patch", "watch": watch,
+         "args": {"mode": "replace", "path": "MEMORY.md",
+                  "old_string": "- [note 7](note-7.md) - hook 7\n- [note 8](note-8.md) - hook 8\n", "new_string": ""}},
+        {"name": "v4a grows", "files": base, "tool": "patch", "watch": watch,
+         "args": {"mode": "patch", "patch": v4a("*** Update File: MEMORY.md", "@@",
+                                                 " - [note 209](note-209.md) - hook 209", "+- [new](new.md) - added")}},
+        {"name": "v4a shrinks", "files": base, "tool": "patch", "watch": watch,
+         "args": {"mode": "patch", "patch": v4a("*** Update File: MEMORY.md", "@@",
+                                                 "-- [note 209](note-209.md) - hook 209")}},
+        {"name": "v4a adds an index", "files": {}, "absent": ["added/MEMORY.md"], "tool": "patch", "watch": ["added/MEMORY.md"],
+         "args": {"mode": "patch", "patch": v4a("*** Add File: added/MEMORY.md", *("+" + x for x in lines(201).splitlines()))}},
+        {"name": "v4a moves onto an index", "files": {"big.md": hexed(lines(300))}, "absent": ["moved/MEMORY.md"],
+         "tool": "patch", "watch": ["big.md", "moved/MEMORY.md"],
+         "args": {"mode": "patch", "patch": v4a("*** Move File: big.md -> moved/MEMORY.md")}},
+        {"name": "unrelated file", "files": {}, "tool": "write_file", "watch": ["notes/todo.md"],
+         "args": {"path": "notes/todo.md", "content": lines(500)}},
+        {"name": "hermes own memory", "files": {}, "tool": "write_file", "watch": ["$HOME/memories/MEMORY.md"],
+         "args": {"path": os.path.join("$HOME", "memories", "MEMORY.md"), "content": lines(400)}},
+        {"name": "crlf bom index fits", "files": {"crlf/MEMORY.md": hexed(b"\xef\xbb\xbf" + b"".join(b"- a%d\r\n" % i for i in range(20)))},
+         "tool": "patch", "watch": ["crlf/MEMORY.md"],
+         "args": {"path": "crlf/MEMORY.md", "old_string": "- a3\n- a4", "new_string": "- b\n- c\n- d"}},
+    ]
+
+
+def by_name(info: dict) -> dict:
+    return {r["name"]: r for r in info["results"]}
+
+
+def _fix_home_paths(cases: list[dict], env: dict[str, str]) -> list[dict]:
+    for case in cases:
+        if case["args"].get("path", "").startswith("$HOME"):
+            case["args"]["path"] = case["args"]["path"].replace("$HOME", env["HERMES_HOME"], 1)
+    return cases
+
+
+def assert_guarded(results: dict) -> None:
+    over = hexed(OVER)
+    for name in ("write grows", "replace grows", "replace grows, fuzzy", "v4a grows"):
+        r = results[name]
+        error = json.loads(r["result"]).get("error", "")
+        assert "engramory blocked this" in error and ERROR_GROW in error and "hard cap 200" in error, (name, r["result"])
+        assert "Estimated" not in error, name  # inside Hermes the prediction is exact
+        assert r["after"]["MEMORY.md"] == over, name  # nothing was written
+    for name in ("write shrinks", "replace shrinks", "v4a shrinks"):
+        r = results[name]
+        assert "error" not in json.loads(r["result"]), (name, r["result"])
+        assert r["after"]["MEMORY.md"] != over, name
+    r = results["v4a adds an index"]
+    assert "from 0 to 201 lines" in json.loads(r["result"])["error"] and r["after"]["added/MEMORY.md"] is None
+    r = results["v4a moves onto an index"]
+    assert "from 0 to 300 lines" in json.loads(r["result"])["error"]
+    assert r["after"]["moved/MEMORY.md"] is None and r["after"]["big.md"] is not None
+    for name, path, n in (("unrelated file", "notes/todo.md", 500), ("hermes own memory", "$HOME/memories/MEMORY.md", 400)):
+        r = results[name]
+        assert "error" not in json.loads(r["result"]), (name, r["result"])
+        assert bytes.fromhex(r["after"][path]).count(b"\n") == n, name
+
+
+def test_plugin_installed_by_engramory_guards_hermes_tools(hermes_python, hermes_env, tmp_path):
+    home = Path(hermes_env["HERMES_HOME"])
+    (home / "config.yaml").write_text("# my settings\ndisplay:\n  compact: true  # keep this comment\n")
+    proc = engramory(hermes_env, "install", "--host", "hermes")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "# keep this comment" in (home / "config.yaml").read_text()
+
+    listed = hermes(hermes_python, hermes_env, "plugins", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    plugins = json.loads(listed.stdout[listed.stdout.index("[") if listed.stdout.lstrip().startswith("[") else listed.stdout.index("{"):])
+    text = json.dumps(plugins)
+    assert '"engramory"' in text and "enabled" in text
+
+    env = dict(hermes_env, ENGRAMORY_TRACE_FILE=str(tmp_path / "trace.jsonl"))
+    info = drive(hermes_python, env, tmp_path, _fix_home_paths(guard_cases(), hermes_env))
+    assert info["plugins"]["engramory"]["enabled"] is True, info["plugins"]["engramory"]
+    assert info["plugins"]["engramory"]["error"] is None
+    assert "pre_tool_call" in info["plugins"]["engramory"]["hooks"]
+    results = by_name(info)
+    assert_guarded(results)
+
+    # Exactness: for every edit to an index that Hermes carried out, the bytes the guard
+    # predicted are the bytes Hermes wrote (CRLF and BOM kept, fuzzy and V4A included).
+    checked = 0
+    for name in ("write shrinks", "replace shrinks", "v4a shrinks", "crlf bom index fits"):
+        r = results[name]
+        assert "error" not in json.loads(r["result"]), (name, r["result"])
+        (path, actual), = r["after"].items()
+        predicted = [p for p in r["predicted"] if p["path"].endswith(path)]
+        assert predicted and predicted[-1]["after"] == actual, (name, predicted, actual)
+        checked += 1
+    assert checked == 4
+    crlf = bytes.fromhex(results["crlf bom index fits"]["after"]["crlf/MEMORY.md"])
+    assert crlf == b"\xef\xbb\xbf" + b"".join(b"- a%d\r\n" % i for i in range(20)).replace(b"- a3\r\n- a4\r\n", b"- b\r\n- c\r\n- d\r\n")
+
+
+def test_plugin_enabled_with_hermes_own_cli(hermes_python, hermes_env, tmp_path):
+    # The other way a user may enable it: copy the plugin folder, then `hermes plugins enable`.
+    home = Path(hermes_env["HERMES_HOME"])
+    proc = engramory(hermes_env, "install", "--host", "hermes")
+    assert proc.returncode == 0, proc.stderr
+    (home / "config.yaml").unlink()
+    enable = hermes(hermes_python, hermes_env, "plugins", "enable", "engramory", "--no-allow-tool-override")
+    assert enable.returncode == 0, enable.stdout + enable.stderr
+    cases = [c for c in guard_cases() if c["name"] in ("write grows", "replace shrinks")]
+    results = by_name(drive(hermes_python, hermes_env, tmp_path, cases))
+    assert "engramory blocked this write_file" in json.loads(results["write grows"]["result"])["error"]
+    assert "error" not in json.loads(results["replace shrinks"]["result"])
+
+
+@pytest.mark.parametrize("consent", ["--accept-hooks", "hooks_auto_accept"])
+def test_shell_hook_variant_blocks(hermes_python, hermes_env, tmp_path, consent):
+    home = Path(hermes_env["HERMES_HOME"])
+    command = "%s -I -S %s" % (sys.executable, SHELL_HOOK)
+    config = "hooks:\n  pre_tool_call:\n    - matcher: \"write_file|patch\"\n      command: \"%s\"\n      timeout: 10\n" % command
+    if consent == "hooks_auto_accept":
+        config += "hooks_auto_accept: true\n"
+    (home / "config.yaml").write_text(config)
+    mode = "--shell" if consent == "--accept-hooks" else "--shell-config"
+    info = drive(hermes_python, hermes_env, tmp_path, _fix_home_paths(guard_cases(), hermes_env), shell=mode)
+    assert info["shell_hooks"] == 1
+    assert "engramory" not in info["plugins"] or not info["plugins"]["engramory"]["enabled"]
+    results = by_name(info)
+    # Outside Hermes's process the fuzzy case is sized from the edit's own text: still blocked.
+    r = results["replace grows, fuzzy"]
+    error = json.loads(r["result"])["error"]
+    assert "engramory blocked this patch" in error and "Estimated" in error
+    results["replace grows, fuzzy"]["result"] = json.dumps({"error": error.replace("Estimated", "")})
+    assert_guarded(results)
+
+
+def test_shell_hook_without_consent_is_not_registered(hermes_python, hermes_env, tmp_path):
+    # A Hermes behaviour worth knowing: with no TTY and no consent the hook is silently off.
+    home = Path(hermes_env["HERMES_HOME"])
+    (home / "config.yaml").write_text(
+        "hooks:\n  pre_tool_call:\n    - matcher: \"write_file|patch\"\n      command: \"%s -I -S %s\"\n" % (sys.executable, SHELL_HOOK)
+    )
+    info = drive(hermes_python, hermes_env, tmp_path, [], shell="--shell-config")
+    assert info["shell_hooks"] == 0
+
+
+def test_hooks_test_cli_shows_the_block(hermes_python, hermes_env, tmp_path):
+    home = Path(hermes_env["HERMES_HOME"])
+    command = "%s -I -S %s" % (sys.executable, SHELL_HOOK)
+    (home / "config.yaml").write_text(
+        "hooks:\n  pre_tool_call:\n    - matcher: \"write_file|patch\"\n      command: \"%s\"\n" % command
+    )
+    payload = tmp_path / "payload.json"
+    payload.write_text(json.dumps({"args": {"path": str(Path(hermes_env["TERMINAL_CWD"]) / "MEMORY.md"), "content": lines(300)}}))
+    proc = hermes(hermes_python, hermes_env, "hooks", "test", "pre_tool_call", "--for-tool", "write_file",
+                  "--payload-file", str(payload))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "engramory blocked this write_file" in proc.stdout and "from 0 to 300 lines" in proc.stdout
+
+
+def test_full_headless_session_blocks_and_the_model_reads_why(hermes_python, hermes_env, tmp_path):
+    work = Path(hermes_env["TERMINAL_CWD"])
+    index, other = work / "MEMORY.md", work / "OTHER.md"
+    index.write_text(lines(150))
+    log, port_file = tmp_path / "requests.jsonl", tmp_path / "port"
+    server = subprocess.Popen([sys.executable, str(HERE / "fake_openai_server.py"), "--log", str(log),
+                               "--port-file", str(port_file), "--memory-path", str(index), "--other-path", str(other)])
+    try:
+        for _ in range(200):
+            if port_file.exists() and port_file.read_text():
+                break
+            time.sleep(0.05)
+        port = int(port_file.read_text())
+        home = Path(hermes_env["HERMES_HOME"])
+        (home / "config.yaml").write_text(
+            "# the user's own model settings\nmodel:\n  provider: custom\n  base_url: http://127.0.0.1:%d/v1\n"
+            "  default: fake-model\n  api_key: sk-test-not-a-secret\n" % port
+        )
+        proc = engramory(hermes_env, "install", "--host", "hermes")
+        assert proc.returncode == 0, proc.stderr
+        chat = hermes(hermes_python, hermes_env, "chat", "-q", "Please update my memory index.", "-Q", cwd=str(work))
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    assert chat.returncode == 0, chat.stdout[-2000:] + chat.stderr[-2000:]
+    requests = [json.loads(x) for x in log.read_text().splitlines()]
+    turns = [r["body"] for r in requests if r["method"] == "POST" and r["path"].endswith("/chat/completions") and r["body"].get("tools")]
+    assert len(turns) == 3, [r["path"] for r in requests]
+    assert index.read_text() == lines(150)  # the over-cap write never landed
+    assert other.read_text() == "hello\n"  # the next tool call ran normally
+    tool_msgs = [m for m in turns[1]["messages"] if m.get("role") == "tool" and m.get("tool_call_id") == "call_mem_1"]
+    assert len(tool_msgs) == 1
+    error = json.loads(tool_msgs[0]["content"])["error"]
+    assert "engramory blocked this write_file" in error
+    assert "from 150 to 300 lines (hard cap 200: 100 over)" in error
+    assert "line 201" in error  # the entries that would have fallen outside the window
+    assert "engramory blocked this write_file" in chat.stdout  # the scripted model quoted it back
