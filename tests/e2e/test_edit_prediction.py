@@ -6,11 +6,17 @@ MEMORY.md (so the guard treats it as an index and the host has never read it bef
 The scripted model writes the case's starting bytes from a turn callback just before it
 asks for the tool call, and the next turn's callback, which runs after the tool and its
 hooks finished, snapshots what the host left on disk. The guard hook runs from the
-checkout with ENGRAMORY_TRACE_FILE set, so every prediction it made is on record.
+checkout with ENGRAMORY_TRACE_FILE set, so every prediction it made is on record, and a
+second hook logs the payload, so the prediction is recomputed from the input the guard
+was actually handed (the host rewrites some inputs first; see HOST_REWRITES).
 
-The host validates an edit before it runs PreToolUse hooks, so an edit it refuses never
-reaches the guard; for those the prediction is recomputed here from the same input.
-Add a case by appending a row to CASES.
+The host validates an edit before it runs PreToolUse hooks, so an edit it refuses in
+validation never reaches the guard; for those the recomputed prediction must be a refusal
+too, except for files Claude Code will not decode, which the guard sizes leniently on
+purpose (edits.decode). Add a case by appending a row to CASES.
+
+GROWTH then checks what the differences would cost: full indexes that an Edit only
+matches through the host's normalisations must still be refused.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional
 
@@ -52,7 +58,6 @@ class Case:
     tool: str
     input: Mapping[str, Any]
     applied: bool = True
-    note: str = field(default="", compare=False)
 
 
 def E(cid: str, before: Optional[bytes], old: str, new: str, applied: bool = True, replace_all: bool = False) -> Case:
