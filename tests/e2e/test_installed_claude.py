@@ -144,8 +144,9 @@ def test_install_guards_an_index_in_the_project(
     )
     big_write, warn_write, grow, shrink, wide_write = result.tool_results()
 
-    # The skill is listed to the model.
+    # The skill is listed to the model; no index is past a cap, so the session starts quietly.
     assert "- engramory: Curated long-term memory" in result.system_prompt()
+    assert "engramory: the memory index" not in request_text(result, 0)
 
     # 300 lines: refused with the numbers, file untouched.
     assert big_write.is_error
@@ -266,6 +267,7 @@ def test_backstop_reports_a_shell_append_past_the_cap(
     assert not appended.is_error and not unrelated.is_error, (appended.text, unrelated.text)
     assert count_lines(index) == 205  # nothing can stop a shell write; the backstop reports it
 
+    assert f"engramory: the memory index {index} is past its warn cap: 195 lines" in request_text(result, 0)
     report = f"engramory: after this Bash call, the memory index {index} is over its hard cap: 205 lines"
     assert report not in request_text(result, 0)
     after_append = request_text(result, 1)
@@ -466,7 +468,10 @@ def test_uninstall_gives_back_the_settings_byte_for_byte(
     original = settings.read_bytes()
 
     install(e2e_home)
-    installed = json.loads(settings.read_text(encoding="utf-8"))
+    once = settings.read_bytes()
+    install(e2e_home)
+    assert settings.read_bytes() == once  # a second install changes nothing
+    installed = json.loads(once)
     assert installed["env"] == foreign["env"] and installed["permissions"] == foreign["permissions"]
     check = engramory(e2e_home, "install", "--check")
     assert check.returncode == 0, check.stdout + check.stderr
