@@ -22,6 +22,10 @@ the prediction is exact. Outside it (the shell hook runs under a bare `python3 -
 applies exact matches itself, and where only a fuzzy match could apply the edit it judges by
 the size change the edit's own text states.
 
+Relative paths resolve where Hermes resolves them: inside Hermes, against the task's live
+terminal folder (a `cd` in the terminal tool moves it); otherwise against $TERMINAL_CWD, then
+the shell-hook payload's cwd, then this process's cwd.
+
 Hermes's built-in memory (`$HERMES_HOME/memories/`, and `profiles/<name>/memories/`) is
 Hermes's own business, kept under its own character limits by its `memory` tool: files
 there are never judged here.
@@ -257,6 +261,9 @@ def hermes_internals() -> dict[str, Any] | None:
                 )
 
                 _HERMES.update(fuzzy=fuzzy_find_and_replace, parse=parse_v4a_patch, apply=apply_v4a_operations)
+                from tools.file_tools import _resolve_base_dir  # type: ignore[import-not-found]
+
+                _HERMES["base"] = _resolve_base_dir
         except Exception:  # noqa: BLE001 - a Hermes we do not know: emulate instead
             pass
     return _HERMES if "fuzzy" in _HERMES else None
@@ -517,14 +524,31 @@ def _delete_request(tool: str, path: str) -> Request:
     return edits.Request(tool, path, edits.DELETE)
 
 
+def task_base(task_id: Any) -> str | None:
+    """Inside Hermes: the folder Hermes resolves this task's relative paths against (its
+    terminal's live cwd, which a `cd` in the terminal tool moves), or None."""
+    internals = hermes_internals()
+    if internals is None or "base" not in internals:
+        return None
+    try:
+        base = str(internals["base"](task_id if isinstance(task_id, str) and task_id else "default", container_paths=False))
+    except Exception:  # noqa: BLE001 - a private API: fall back to $TERMINAL_CWD
+        return None
+    return base if os.path.isabs(base) else None
+
+
 def requests_for(
-    tool_name: Any, args: Any, env: Mapping[str, str], payload_cwd: Any = None, notes: list[str] | None = None
+    tool_name: Any, args: Any, env: Mapping[str, str], payload_cwd: Any = None, notes: list[str] | None = None,
+    task_id: Any = None,
 ) -> list[tuple[Request, bool]]:
     """(request, estimated) for every guarded file this tool call changes."""
     notes = notes if notes is not None else []
     if tool_name not in GUARDED_TOOLS or not isinstance(args, dict):
         return []
     bases = base_dirs(env, payload_cwd)
+    first = task_base(task_id) if task_id is not None else None
+    if first:
+        bases.insert(0, first)
     if tool_name == WRITE_TOOL:
         raw, content = args.get("path"), args.get("content")
         if not isinstance(raw, str) or not raw or "\x00" in raw or not isinstance(content, str):
@@ -646,12 +670,12 @@ def _patch_emulated(
 
 
 def decide(
-    tool_name: Any, args: Any, env: Mapping[str, str] | None = None, payload_cwd: Any = None
+    tool_name: Any, args: Any, env: Mapping[str, str] | None = None, payload_cwd: Any = None, task_id: Any = None
 ) -> tuple[Decision | None, list[str]]:
     """(the deny, or None; nudge and diagnostic lines) for one tool call."""
     environ = os.environ if env is None else env
     notes: list[str] = []
-    requests = requests_for(tool_name, args, environ, payload_cwd, notes)
+    requests = requests_for(tool_name, args, environ, payload_cwd, notes, task_id)
     if not requests:
         return None, notes
     from engramory import guard
@@ -676,7 +700,7 @@ def pre_tool_call(tool_name: Any = None, args: Any = None, **kwargs: Any) -> dic
     try:
         if tool_name not in GUARDED_TOOLS:
             return None
-        decision, notes = decide(tool_name, args)
+        decision, notes = decide(tool_name, args, task_id=kwargs.get("task_id", "default"))
         if decision is not None:
             return {"action": "block", "message": decision.message}
         call_id = kwargs.get("tool_call_id")

@@ -147,12 +147,25 @@ def test_plugin_installed_by_engramory_guards_hermes_tools(hermes_python, hermes
     assert '"engramory"' in text and "enabled" in text
 
     env = dict(hermes_env, ENGRAMORY_TRACE_FILE=str(tmp_path / "trace.jsonl"))
-    info = drive(hermes_python, env, tmp_path, _fix_home_paths(guard_cases(), hermes_env))
+    cd_cases = [  # after a `cd` in Hermes's terminal, relative paths follow it: so does the guard
+        {"name": "cd", "files": {"store/MEMORY.md": hexed(OVER)}, "tool": "terminal", "args": {"command": "cd store"}},
+        {"name": "relative after cd", "tool": "write_file", "watch": ["store/MEMORY.md", "MEMORY.md"],
+         "args": {"path": "MEMORY.md", "content": lines(230)}, "absent": ["MEMORY.md"]},
+        {"name": "cd back", "tool": "terminal", "args": {"command": "cd %s" % hermes_env["TERMINAL_CWD"]}},
+    ]
+    info = drive(hermes_python, env, tmp_path, cd_cases + _fix_home_paths(guard_cases(), hermes_env))
     assert info["plugins"]["engramory"]["enabled"] is True, info["plugins"]["engramory"]
     assert info["plugins"]["engramory"]["error"] is None
     assert "pre_tool_call" in info["plugins"]["engramory"]["hooks"]
     results = by_name(info)
     assert_guarded(results)
+    r = results["relative after cd"]
+    assert "store/MEMORY.md would grow from 210 to 230 lines" in json.loads(r["result"])["error"], r["result"]
+    assert r["after"] == {"store/MEMORY.md": hexed(OVER), "MEMORY.md": None}
+
+    # The warn-zone nudge has no channel before a tool runs: it rides on the tool's result.
+    note = json.loads(results["write shrinks"]["result"]).get("engramory", "")
+    assert "190 lines" in note and "warn cap of 150 lines" in note, results["write shrinks"]["result"]
 
     # Exactness: for every edit to an index that Hermes carried out, the bytes the guard
     # predicted are the bytes Hermes wrote (CRLF and BOM kept, fuzzy and V4A included).
