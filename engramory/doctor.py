@@ -46,7 +46,7 @@ SEVERITIES = (ERROR, WARNING, INFO)
 REPORT_VERSION = 1
 INDEX_LINE_MAX = 200  # characters; the host's own advice is one index line under ~150-200
 FUTURE_SLACK_DAYS = 1  # a date "tomorrow" is a time-zone difference, not a mistake
-MAX_PER_NOTE = 5  # findings of one code in one note; past this the note is one big problem
+MAX_PER_NOTE = 10  # findings of one code in one note; past this the note is one big problem
 
 # code -> (severity, applies to archive/ notes, what it means). The one table of checks:
 # docs cite it, `--list-checks` prints it, and a test holds every emitted code to it.
@@ -699,12 +699,14 @@ def scan_note(n: Note) -> list[Finding]:
     def line_of(where: str, offset: int) -> int:
         return where.count("\n", 0, offset) + 1
 
+    tokens: list[tuple[int, int]] = []  # spans already reported, so an assignment is not reported twice
     for kind, literal, rx in TOKEN_PATTERNS:
         if literal not in text:
             continue
         for m in rx.finditer(text):
             if not _starts_word(text, m.start()):
                 continue
+            tokens.append(m.span())
             value = m.group()
             if kind.startswith("an OpenAI") and not looks_random(value[3:]):
                 continue
@@ -718,17 +720,19 @@ def scan_note(n: Note) -> list[Finding]:
             continue
         for m in rx.finditer(low):
             value = text[m.start(1):m.end(1)] if ascii_text else m.group(1)
-            if not looks_random(value):
+            if not looks_random(value) or (ascii_text and any(a <= m.start(1) < b for a, b in tokens)):
                 continue
             key = low[m.start():m.start(1)].strip(" \t:='\"")
             emit("secret", line_of(low, m.start()),
                  "a %s assignment = %s: remove the value and record only where it lives (password "
                  "manager, env var name)" % (quote(key, 30), mask(value)))
+    plain_low = low if ascii_text else text.lower()
     for m in _find_all(INJECTION_PATTERNS, low):
+        disguised = m.group() not in plain_low
         emit("injection", line_of(low, m.start()),
              "reads as an instruction to the agent%s: %s; a human should read this note and delete "
-             "it if nobody meant it" % ("" if ascii_text else " (after removing hidden and look-alike "
-                                        "characters)", quote(m.group(), 60)))
+             "it if nobody meant it" % (" (disguised with hidden or look-alike characters)" if disguised else "",
+                                        quote(m.group(), 60)))
     if not ascii_text:
         for m in HIDDEN_RE.finditer(text):
             if m.start() == 0 and m.group() == "\ufeff":
@@ -959,6 +963,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write("engramory doctor: cannot read the store folder %s: %s; %s\n" % (root, reason, hint))
         return 2
     for note in st.cap_notes:
+        if note.startswith("the store config"):
+            continue  # reported as config-invalid findings, with line numbers
         sys.stderr.write("engramory doctor: note: %s\n" % note)
     findings = run_checks(st, Context(), args.skip)
     if args.json:

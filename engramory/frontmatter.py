@@ -57,6 +57,7 @@ _NON_STRING_KEYS = frozenset(
 )
 _NON_STRING_FIRST = frozenset("yYnNtTfFoO~<=+-.0123456789")
 _CTRL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_NOT_KEY_VALUE = "not a `key: value` line"
 _DAYS = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 # Characters YAML refuses outright, or reads as a line break inside a line.
 _BAD_CHAR = re.compile("[^\x09\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|[\u2028\u2029]")
@@ -317,6 +318,8 @@ def parse(text: str) -> Frontmatter:
         fields[key] = value
     if parent is not None and not fields[parent]:
         fields[parent] = None
+    # with no closing fence the body was read as frontmatter: its lines are not the problem
+    problems[:] = [p for p in problems if not p.message.startswith(_NOT_KEY_VALUE)]
     problems.append(Problem(
         "fm-unclosed", 1, "the frontmatter opened on line 1 is never closed with a --- line",
     ))
@@ -339,4 +342,4 @@ def _diagnose(line: str) -> str:
     m = KEY_RE.match(content)
     if m and content.startswith(":", m.end()):
         return "put one space after the colon in %r" % content[:m.end() + 1]
-    return "not a `key: value` line (multi-line values, lists and free text are not allowed here)"
+    return _NOT_KEY_VALUE + " (multi-line values, lists and free text are not allowed here)"

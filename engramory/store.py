@@ -229,6 +229,11 @@ def _read_note(note: Note) -> None:
     except UnicodeDecodeError as exc:
         note.error = ("file-not-utf8", "byte %d is not UTF-8 (%s)" % (exc.start, exc.reason))
         return
+    parse_note(note, text)
+
+
+def parse_note(note: Note, text: str) -> Note:
+    """Fill in what a note's text says: frontmatter, form, body and [[links]]."""
     note.text = text
     fm = frontmatter.parse(text)
     note.fm = fm
@@ -241,6 +246,7 @@ def _read_note(note: Note) -> None:
             target = m.group(1).strip()
             if target:
                 note.links.append((target, base + body.count("\n", 0, m.start())))
+    return note
 
 
 def heading_type(title: str) -> str | None:
