@@ -65,13 +65,11 @@ CWD_SENTINELS = frozenset(["", ".", "./", "auto", "cwd"])
 PENDING_LIMIT = 64
 
 
-class Estimate:
-    """Why a prediction is only a size estimate (appended to the message the model reads)."""
-
-    NOTE = (
-        " (Estimated from the size of the edit's own text: Hermes would apply it with a fuzzy "
-        "match this guard cannot reproduce outside Hermes.)"
-    )
+# Appended to a message whose numbers come from the edit's stated size, not an exact prediction.
+ESTIMATE_NOTE = (
+    " (Estimated from the size of the edit's own text: Hermes would apply it with a fuzzy "
+    "match this guard cannot reproduce outside Hermes.)"
+)
 
 
 # -- where files are ------------------------------------------------------------------------
@@ -685,7 +683,7 @@ def decide(
         if decision is None:
             continue
         if estimated:
-            decision.message += Estimate.NOTE
+            decision.message += ESTIMATE_NOTE
         if decision.action == guard.DENY:
             return decision, notes
         notes.append(decision.message)
