@@ -412,21 +412,36 @@ def test_every_install_variant_guards_and_lists_the_skill(
         assert f"persistent file-based memory at `{memory}/`" in result.all_text_shown()
 
 
+# Without a base URL, `claude plugin ...` spends ~17 s resolving the real API host; a closed
+# loopback port makes it give up at once.
+OFFLINE_BASE_URL = "http://127.0.0.1:9"
+
+
+def plugin_cli(cli: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`claude plugin ARGS` with the test's HOME, offline; fails unless it exits 0."""
+    done = subprocess.run(
+        [str(cli), "plugin", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        env=claude_env(home, base_url=OFFLINE_BASE_URL),
+    )
+    assert done.returncode == 0, f"claude plugin {' '.join(args)}:\n{done.stdout}{done.stderr}"
+    return done
+
+
 # -- the plugin ------------------------------------------------------------------------
 
 
 def test_plugin_validates_and_loads_with_plugin_dir(
     claude: RunClaude, claude_cli: Path, e2e_home: Path, e2e_project: Path, tmp_path: Path
 ) -> None:
-    validate = subprocess.run(
-        [str(claude_cli), "plugin", "validate", str(ROOT)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-        env=claude_env(e2e_home),
-    )
-    assert validate.returncode == 0, validate.stdout + validate.stderr
+    # --strict: a warning (an unknown manifest field, say) fails too.
+    validate = plugin_cli(claude_cli, e2e_home, "validate", "--strict", str(ROOT))
+    assert "Validation passed" in validate.stdout
+    for provided in ("PreToolUse Edit|Write|MultiEdit", "PostToolUse ^(Bash|PowerShell|mcp__.*)$", "SessionStart"):
+        assert f"hooks: {provided}" in validate.stdout
 
     # No install: only --plugin-dir wires the hooks, and the guard refuses the big write.
     assert not (e2e_home / ".claude" / "settings.json").exists()
@@ -444,6 +459,50 @@ def test_plugin_validates_and_loads_with_plugin_dir(
     assert "grow from 10 to 300 lines" in denied.text
     assert notes.read_text(encoding="utf-8") == index_lines(10)
     assert len(traced(trace)[str(notes)]) == 1
+    # The root SKILL.md comes with the plugin, listed under the plugin's namespace.
+    assert "- engramory:engramory: Curated long-term memory" in result.system_prompt()
+
+
+# A local marketplace install copies the whole folder (it ignores .gitignore), so the test
+# installs from a copy without the CLI itself, virtualenvs and caches.
+CHECKOUT_JUNK = ("node_modules", ".venv*", ".git", "__pycache__", ".*_cache", ".hypothesis", ".benchmarks")
+
+
+def test_marketplace_install_wires_the_guard_and_the_backstop(
+    claude: RunClaude, claude_cli: Path, e2e_home: Path, e2e_project: Path, tmp_path: Path
+) -> None:
+    import shutil
+
+    checkout = tmp_path / "engramory-checkout"
+    shutil.copytree(ROOT, checkout, ignore=shutil.ignore_patterns(*CHECKOUT_JUNK))
+    plugin_cli(claude_cli, e2e_home, "marketplace", "add", str(checkout))
+    plugin_cli(claude_cli, e2e_home, "install", "engramory@engramory-marketplace")
+    assert "engramory@engramory-marketplace" in plugin_cli(claude_cli, e2e_home, "list").stdout
+
+    index = auto_memory_index(e2e_home, e2e_project)
+    index.parent.mkdir(parents=True)
+    index.write_text(index_lines(195), encoding="utf-8")
+    append = f'for i in 1 2 3 4 5 6; do echo "- [m$i](m$i.md)" >> "{index}"; done'
+    script = [
+        ToolUse("Write", {"file_path": str(index), "content": index_lines(300)}),
+        ToolUse("Bash", {"command": append, "description": "append six lines"}),
+        Text("done"),
+    ]
+    result = claude(script, allowed_tools=["Bash"])
+    denied, appended = result.tool_results()
+    assert "- engramory:engramory: Curated long-term memory" in result.system_prompt()
+    assert f"engramory: the memory index {index} is past its warn cap: 195 lines" in request_text(result, 0)
+    assert denied.is_error and "grow from 195 to 300 lines" in denied.text, denied.text
+    assert not appended.is_error, appended.text
+    assert count_lines(index) == 201
+    assert f"the memory index {index} is over its hard cap: 201 lines" in request_text(result, 2)
+
+    plugin_cli(claude_cli, e2e_home, "uninstall", "engramory@engramory-marketplace")
+    index.write_text(index_lines(195), encoding="utf-8")
+    after = claude(script[:1] + [Text("done")])
+    (written,) = after.tool_results()
+    assert not written.is_error, written.text
+    assert count_lines(index) == 300
 
 
 # -- uninstall -------------------------------------------------------------------------
