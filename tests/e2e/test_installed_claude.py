@@ -387,6 +387,7 @@ def test_every_install_variant_guards_and_lists_the_skill(
     assert "engramory_index_guard.py" in settings.read_text(encoding="utf-8")
     assert (skill / "SKILL.md").is_file()
 
+    trace = tmp_path / "trace.jsonl"
     notes = e2e_project / "MEMORY.md"
     notes.write_text(index_lines(150), encoding="utf-8")
     append = f"echo '- [late](late.md) \u2014 shell' >> {notes.name}"
@@ -397,9 +398,12 @@ def test_every_install_variant_guards_and_lists_the_skill(
             Text("done"),
         ],
         allowed_tools=["Bash"],
-        env={**cli_env, "ENGRAMORY_INDEX_PATH": str(notes)},
+        env={**cli_env, "ENGRAMORY_INDEX_PATH": str(notes), "ENGRAMORY_TRACE_FILE": str(trace)},
     )
     denied, appended = result.tool_results()
+    # Exactly one guard ran: a linked skill folder also holds hooks/hooks.json, which must
+    # not make the CLI load it as a second copy of the plugin.
+    assert len(traced(trace)[str(notes)]) == 1
     assert "- engramory: Curated long-term memory" in result.system_prompt()
     assert denied.is_error and "grow from 150 to 300 lines" in denied.text, denied.text
     assert not appended.is_error, appended.text
