@@ -586,3 +586,12 @@ def test_skill_examples_make_a_store_the_doctor_finds_clean(tmp_path: Path, caps
     assert code == 0
     proc = run_tool("engramory_doctor.py", "--strict", str(store))
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("doc", DOCS)
+def test_documents_name_no_path_of_this_machine(doc: str) -> None:
+    # Docs speak of `~/...`, `<root>` and repo-relative paths; an absolute path from the
+    # machine they were written on would be wrong on every other one.
+    text = ALL_TEXT[doc]
+    assert re.findall(r"(?<![\w.~])/(?:work|root|tmp|home/\w+|Users/\w+)/\S*", text) == []
+    assert str(ROOT) not in text
