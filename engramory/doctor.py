@@ -19,6 +19,7 @@ Why/How labels (an error for protocol notes) are not errors for that form.
 from __future__ import annotations
 
 import datetime
+import gc
 import json
 import math
 import os
@@ -32,7 +33,7 @@ from engramory import store as store_mod
 from engramory.cliutil import Parser
 from engramory.excerpt import quote
 from engramory.size import OVER, WARN, count_lines, lines_outside_window, verdict
-from engramory.store import ARCHIVE, CLAUDE, PROTOCOL, TYPES, Note, Store
+from engramory.store import ARCHIVE, PROTOCOL, TYPES, Note, Store
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -404,16 +405,16 @@ def frontmatter_findings(n: Note, today: datetime.date) -> list[Finding]:
     line_of = fm.line_of
     protocol = n.form == PROTOCOL
     required = PROTOCOL_FIELDS if protocol else CLAUDE_FIELDS
-    dates: dict[str, datetime.date] = {}
+    dates: dict[str, str] = {}  # valid ISO dates compare correctly as text
     for key in required:
-        value = f.get(key, _ABSENT)
-        line = line_of.get(key, 1)
-        if value is _ABSENT:
+        if key not in f:
             if key not in line_of:  # when it is there but unreadable, that is already reported
                 out.append(Finding("fm-missing-field", rel, 1, "missing %s%s: add it" % (key, (
                     " (this note has dates or a top-level type, so it follows the full protocol)"
                     if protocol else ""))))
             continue
+        value = f[key]
+        line = line_of.get(key, 1)
         if isinstance(value, dict):
             out.append(Finding("fm-not-text", rel, line, "%s must be one line of text, not a nested block" % key))
             continue
@@ -422,7 +423,7 @@ def frontmatter_findings(n: Note, today: datetime.date) -> list[Finding]:
             continue
         if key == "created" or key == "updated":
             if frontmatter.is_valid_date(value):
-                dates[key] = datetime.date(int(value[:4]), int(value[5:7]), int(value[8:10]))
+                dates[key] = value
             elif not any(p.code == "fm-bad-date" and p.line == line for p in fm.problems):
                 out.append(Finding("fm-bad-date", rel, line, "%s %s is not a real YYYY-MM-DD date"
                                    % (key, quote(value, 30))))
@@ -469,14 +470,13 @@ def frontmatter_findings(n: Note, today: datetime.date) -> list[Finding]:
         created, updated = dates.get("created"), dates.get("updated")
         if created and updated and updated < created:
             out.append(Finding("fm-date-order", rel, line_of.get("updated", 1),
-                               "updated %s is before created %s: fix whichever is wrong"
-                               % (updated.isoformat(), created.isoformat())))
-        limit = today + datetime.timedelta(days=FUTURE_SLACK_DAYS)
+                               "updated %s is before created %s: fix whichever is wrong" % (updated, created)))
+        limit = (today + datetime.timedelta(days=FUTURE_SLACK_DAYS)).isoformat()
         for key, d in dates.items():
             if d > limit:
                 out.append(Finding("fm-future-date", rel, line_of.get(key, 1),
                                    "%s %s is in the future (today is %s): use the date the fact was written"
-                                   % (key, d.isoformat(), today.isoformat())))
+                                   % (key, d, today.isoformat())))
     # a second block right after the first: readers that stop at the first miss its fields
     if fm.closed and "---" in n.body[:400]:
         rest = n.body.lstrip("\r\n \t")
@@ -653,12 +653,19 @@ _SEND_TAIL = (
     r"|conversation|history|memor(?:y|ies))\b[^\n]{0,80}?(?:https?://|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
 )
 # Instructions aimed at the agent reading the note, matched on lowercased text.
-INJECTION_PATTERNS = _compiled(
-    [v + _INJ_QUALIFIED for v in ("ignore", "disregard", "forget", "override", "bypass")]
-    + [r"you\s+are\s+now\b", r"new\s+system\s+prompt\b", r"do\s+not\s+(?:tell|inform|alert|notify)\s+the\s+user"]
-    + [v + _REVEAL_TAIL for v in ("reveal", "print", "show", "output", "leak", "dump", "disclose", "expose")]
-    + [v + _SEND_TAIL for v in ("send", "upload", "forward", "exfiltrate", "transmit", "email", "mail")]
+# (gate, patterns): a family runs only when one of its gate words occurs; each gate is a word
+# every match of the family must contain (an object for "reveal", an address for "send").
+INJECTION_FAMILIES = (
+    ((), _compiled([v + _INJ_QUALIFIED for v in ("ignore", "disregard", "forget", "override", "bypass")]
+                   + [r"you\s+are\s+now\b", r"new\s+system\s+prompt\b",
+                      r"do\s+not\s+(?:tell|inform|alert|notify)\s+the\s+user"])),
+    (("prompt", "instruction", "secret", "key", "credential", "password", "env"),
+     _compiled([v + _REVEAL_TAIL for v in ("reveal", "print", "show", "output", "leak", "dump", "disclose",
+                                           "expose")])),
+    (("http", "@"),
+     _compiled([v + _SEND_TAIL for v in ("send", "upload", "forward", "exfiltrate", "transmit", "email", "mail")])),
 )
+INJECTION_PATTERNS = tuple(p for _, family in INJECTION_FAMILIES for p in family)
 
 
 def mask(value: str) -> str:
@@ -727,7 +734,12 @@ def scan_note(n: Note) -> list[Finding]:
                  "a %s assignment = %s: remove the value and record only where it lives (password "
                  "manager, env var name)" % (quote(key, 30), mask(value)))
     plain_low = low if ascii_text else text.lower()
-    for m in _find_all(INJECTION_PATTERNS, low):
+    hits: list[re.Match[str]] = []
+    for gate, family in INJECTION_FAMILIES:
+        if not gate or any(word in low for word in gate):
+            hits += _find_all(family, low)
+    hits.sort(key=lambda m: m.start())
+    for m in hits:
         disguised = m.group() not in plain_low
         emit("injection", line_of(low, m.start()),
              "reads as an instruction to the agent%s: %s; a human should read this note and delete "
@@ -815,6 +827,21 @@ def run_checks(st: Store, ctx: Context | None = None, skip: Iterable[str] = ()) 
                 out.append(f)
     out.sort(key=Finding.sort_key)
     return out
+
+
+def audit(root: str, ctx: Context | None = None, skip: Iterable[str] = ()) -> tuple[Store, list[Finding]]:
+    """Read the store at `root` and run every check. The cyclic garbage collector is paused
+    meanwhile: the doctor builds tens of thousands of small objects that live until it exits,
+    and collecting them again and again costs a tenth of the run. Raises OSError when `root`
+    cannot be listed."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        st = store_mod.load(root)
+        return st, run_checks(st, ctx, skip)
+    finally:
+        if enabled:
+            gc.enable()
 
 
 # -- where the store is ------------------------------------------------------------------------
@@ -955,7 +982,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         chosen = "claude-auto-memory"
         sys.stderr.write("engramory doctor: no ROOT given; checking this project's Claude Code auto memory: %s\n" % root)
     try:
-        st = store_mod.load(root)
+        st, findings = audit(root, Context(), args.skip)
     except OSError as exc:
         reason = exc.strerror or exc.__class__.__name__
         hint = "pass the folder that holds MEMORY.md" if chosen == "argument" else (
@@ -966,7 +993,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         if note.startswith("the store config"):
             continue  # reported as config-invalid findings, with line numbers
         sys.stderr.write("engramory doctor: note: %s\n" % note)
-    findings = run_checks(st, Context(), args.skip)
     if args.json:
         sys.stdout.write(json.dumps(report(findings, st, chosen, args.strict), indent=2, ensure_ascii=False) + "\n")
     else:

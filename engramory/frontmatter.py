@@ -55,6 +55,10 @@ _LINE_RE = re.compile(r"( *)([A-Za-z][A-Za-z0-9_-]*):(?: +(.*))?\Z")
 _NON_STRING_KEYS = frozenset(
     "yes Yes YES no No NO true True TRUE false False FALSE on On ON off Off OFF null Null NULL".split()
 )
+# A whole block of `key: value` lines between fences, and its lines: the fast path.
+_FAST_BLOCK = re.compile(r"---[ \t]*\r?\n((?:(?: +)?[A-Za-z][A-Za-z0-9_-]*:(?: [^\r\n]*)?\r?\n)*)---[ \t]*(?:\r?\n|\Z)")
+_FAST_LINE = re.compile(r"( *)([A-Za-z][A-Za-z0-9_-]*):(?: +([^\r\n]*))?\r?\n")
+_PLAIN_TEXT = re.compile(r"[A-Za-z][^\t:#]*\Z")
 _NON_STRING_FIRST = frozenset("yYnNtTfFoO~<=+-.0123456789")
 _CTRL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _NOT_KEY_VALUE = "not a `key: value` line"
@@ -113,8 +117,10 @@ class Frontmatter:
 
 def is_valid_date(text: str) -> bool:
     """A real calendar date written YYYY-MM-DD (year 1 to 9999)."""
-    if len(text) != 10 or not DATE_RE.match(text):
-        return False
+    return len(text) == 10 and DATE_RE.match(text) is not None and _calendar_ok(text)
+
+
+def _calendar_ok(text: str) -> bool:
     year, month, day = int(text[:4]), int(text[5:7]), int(text[8:10])
     if year < 1 or not 1 <= month <= 12 or day < 1:
         return False
@@ -131,7 +137,7 @@ def _after_quote(rest: str) -> bool:
 
 def _double_quoted(raw: str) -> tuple[str | None, str]:
     """(value, error) for a value starting with a double quote."""
-    out = []
+    out: list[str] = []
     i, n = 1, len(raw)
     while i < n:
         ch = raw[i]
@@ -183,7 +189,16 @@ def _single_quoted(raw: str) -> tuple[str | None, str]:
 
 def _plain(raw: str) -> tuple[str | None, str, str]:
     """(value, problem code, reason) for an unquoted value; value None means empty."""
-    value = raw.rstrip(" ")
+    value = raw.rstrip(" ") if raw.endswith(" ") else raw
+    if len(value) == 10 and DATE_RE.match(value):
+        if _calendar_ok(value):
+            return value, "", ""
+        return value, "fm-bad-date", "%s is not a date in the calendar" % value
+    if _PLAIN_TEXT.match(value):
+        # starts with a letter, no tab, colon or hash: text, unless it is a YAML keyword
+        if value in _NON_STRING_KEYS:
+            return value, "fm-malformed", "YAML reads %r as a number, boolean, null or timestamp, not text; quote it" % value
+        return value, "", ""
     if not value or value.startswith("#"):
         return None, "", ""
     first = value[0]
@@ -211,10 +226,11 @@ def _plain(raw: str) -> tuple[str | None, str, str]:
 
 
 def _value(raw: str) -> tuple[str | None, str, str]:
-    if raw.startswith('"'):
+    first = raw[0]
+    if first == '"':
         v, err = _double_quoted(raw)
         return v, ("fm-malformed" if err else ""), err
-    if raw.startswith("'"):
+    if first == "'":
         v, err = _single_quoted(raw)
         return v, ("fm-malformed" if err else ""), err
     return _plain(raw)
@@ -222,8 +238,69 @@ def _value(raw: str) -> tuple[str | None, str, str]:
 
 def parse(text: str) -> Frontmatter:
     """Read the frontmatter at the top of `text` (a whole note). Never raises."""
-    fm = Frontmatter()
     start = 1 if text.startswith("\ufeff") else 0
+    m = _FAST_BLOCK.match(text, start)
+    if m is not None:
+        block = m.group(1)
+        if block.isascii() and not _CTRL.search(block):
+            fm = _parse_fast(_FAST_LINE.findall(block))
+            if fm is not None:
+                fm.present = fm.closed = True
+                fm.body_start = m.end()
+                fm.end_line = block.count("\n") + 2
+                fm.body_line = fm.end_line + 1
+                return fm
+    return _parse_lines(text, start)
+
+
+def _parse_fast(lines: list[tuple[str, str, str]]) -> Frontmatter | None:
+    """The common case: only `key: value` lines of plain ASCII, at most one nested block.
+    Returns None whenever anything needs the careful reader, which then decides."""
+    fm = Frontmatter()
+    fields = fm.fields
+    line_of = fm.line_of
+    parent: str | None = None
+    indent = 0
+    number = 1
+    for lead, key, raw in lines:
+        number += 1
+        if key in _NON_STRING_KEYS:
+            return None
+        value, code, _reason = _value(raw) if raw else (None, "", "")
+        if code:
+            return None
+        if lead:
+            if parent is None or (indent and len(lead) != indent):
+                return None
+            indent = len(lead)
+            dotted = parent + "." + key
+            if dotted in line_of:
+                return None
+            line_of[dotted] = number
+            block = fields[parent]
+            assert isinstance(block, dict)
+            block[key] = value
+            continue
+        if parent is not None and not fields[parent]:
+            fields[parent] = None
+        parent = None
+        indent = 0
+        if key in line_of:
+            return None
+        line_of[key] = number
+        if value is None:
+            fields[key] = {}
+            parent = key
+        else:
+            fields[key] = value
+    if parent is not None and not fields[parent]:
+        fields[parent] = None
+    return fm
+
+
+def _parse_lines(text: str, start: int) -> Frontmatter:
+    """The careful reader: line by line, every problem with its line number."""
+    fm = Frontmatter()
     first_end = text.find("\n", start)
     first = text[start:] if first_end < 0 else text[start:first_end]
     if first.rstrip("\r").rstrip(" \t") != FENCE:
