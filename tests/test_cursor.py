@@ -185,9 +185,10 @@ def test_broken_bundle_copy_allows(tmp_path: Path) -> None:
 
 
 # --- the Claude Code hook under Cursor's third-party hook loading ---------------------------
-# Cursor runs hooks from .claude/settings*.json with its own tool names and keys. The Claude
-# hook answers in Claude's format (exit 0, hookSpecificOutput); it must read every Cursor
-# dialect it can and stay silent, never crash, on the rest.
+# Cursor runs hooks from .claude/settings*.json with its own tool names and keys. Whether it
+# honours a Claude-shaped answer there is unverified, so the Claude hook recognises Cursor's
+# payloads and answers them in Cursor's own protocol (deny = exit 2 + Cursor JSON, else {}),
+# which denies in either host. It must read every Cursor dialect and never crash on the rest.
 
 
 def _cursorish(tmp_path: Path, tool: str | None, tool_input: dict[str, Any], **top: Any) -> dict[str, Any]:
@@ -201,12 +202,14 @@ def _cursorish(tmp_path: Path, tool: str | None, tool_input: dict[str, Any], **t
     return p
 
 
-def _claude_decision(out: dict[str, Any] | None) -> str:
-    if out is None:
-        return "silent"
-    inner = out["hookSpecificOutput"]
-    assert inner.get("permissionDecision") in (None, "deny")
-    return "deny" if inner.get("permissionDecision") == "deny" else "nudge"
+def _claude_hook_on_cursor(proc: subprocess.CompletedProcess[bytes]) -> tuple[str, str]:
+    """(decision, reason) from the Claude hook's answer to a Cursor payload."""
+    out = json.loads(proc.stdout)
+    if proc.returncode == 2:
+        assert out["permission"] == "deny" and out["agent_message"] == proc.stderr.decode().strip()
+        return "deny", out["agent_message"]
+    assert proc.returncode == 0 and out == {}, (proc.returncode, out)
+    return "silent", ""
 
 
 @pytest.mark.parametrize(
@@ -223,9 +226,9 @@ def _claude_decision(out: dict[str, Any] | None) -> str:
 def test_claude_hook_denies_cursor_shaped_growth(tmp_path: Path, tool: str | None, keys: dict[str, Any]) -> None:
     (tmp_path / "MEMORY.md").write_text(index_text(8))
     proc = run_hook_subprocess(_cursorish(tmp_path, tool, keys), {"ENGRAMORY_HARD": "10", "ENGRAMORY_WARN": "6"})
-    out = hook_output(proc)
-    assert _claude_decision(out) == "deny"
-    assert out is not None and "from 8 to 12 lines" in out["hookSpecificOutput"]["permissionDecisionReason"]
+    decision, reason = _claude_hook_on_cursor(proc)
+    assert decision == "deny"
+    assert "from 8 to 12 lines" in reason
 
 
 def test_claude_hook_reads_cursor_bom_crlf_and_project_dir(tmp_path: Path) -> None:
@@ -234,7 +237,7 @@ def test_claude_hook_reads_cursor_bom_crlf_and_project_dir(tmp_path: Path) -> No
     del p["cwd"], p["workspace_roots"]
     raw = b"\xef\xbb\xbf" + json.dumps(p, indent=1).replace("\n", "\r\n").encode() + b"\r\n"
     proc = run_hook_subprocess(raw, {"ENGRAMORY_HARD": "10", "CURSOR_PROJECT_DIR": str(tmp_path)})
-    assert _claude_decision(hook_output(proc)) == "deny"
+    assert _claude_hook_on_cursor(proc)[0] == "deny"
 
 
 @pytest.mark.parametrize(
@@ -253,8 +256,8 @@ def test_claude_hook_stays_silent_on_cursor_input_it_should_pass(
 ) -> None:
     (tmp_path / "MEMORY.md").write_text(index_text(12))
     proc = run_hook_subprocess(_cursorish(tmp_path, tool, keys), {"ENGRAMORY_HARD": "20", "ENGRAMORY_WARN": "15"})
-    assert _claude_decision(hook_output(proc)) == "silent"
-    assert proc.stderr == b""
+    assert _claude_hook_on_cursor(proc)[0] == "silent"
+    assert b"Traceback" not in proc.stderr
 
 
 def test_claude_hook_never_crashes_on_cursor_noise(tmp_path: Path) -> None:
@@ -328,3 +331,12 @@ def test_any_payload_gets_a_valid_answer_and_never_an_allow(
 def test_any_bytes_get_a_valid_answer(raw: bytes) -> None:
     out, err, code = cursor.handle(raw, {})
     assert code in (0, 2) and isinstance(json.loads(out), dict)
+
+
+def test_claude_hook_judges_cursor_applypatch_through_the_cursor_adapter(tmp_path: Path) -> None:
+    (tmp_path / "MEMORY.md").write_text(index_text(8))
+    patch = "*** Begin Patch\n*** Update File: MEMORY.md\n@@\n hook 7\n+- a\n+- b\n+- c\n+- d\n*** End Patch\n"
+    patch = patch.replace(" hook 7", " - [note 7](note-7.md) - hook 7")
+    proc = run_hook_subprocess(_cursorish(tmp_path, "ApplyPatch", {"patch": patch}), {"ENGRAMORY_HARD": "10"})
+    decision, reason = _claude_hook_on_cursor(proc)
+    assert decision == "deny" and "from 8 to 12 lines" in reason

@@ -60,9 +60,34 @@ def render(decision: "Decision") -> str:
     return jsonlite.dumps({"hookSpecificOutput": inner})
 
 
+def from_cursor(payload: "dict[str, Any]") -> bool:
+    """Whether Cursor is running this Claude hook through its third-party hook loading. Its
+    payloads carry Cursor's own fields and its camel-case event name."""
+    return (
+        "cursor_version" in payload
+        or payload.get("hook_event_name") == "preToolUse"
+        or ("conversation_id" in payload and "generation_id" in payload)
+    )
+
+
+def respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
+    """stdin bytes -> (stdout, stderr, exit code). A payload from Cursor is answered in
+    Cursor's own protocol (deny = exit 2), since whether Cursor honours a Claude-shaped
+    answer from a Claude hook is unverified; exit 2 denies in both hosts."""
+    payload = parse(raw)
+    if payload is not None and from_cursor(payload):
+        from engramory.hosts import cursor
+
+        return cursor.handle(raw, env)
+    return _handle_payload(payload, env), "", 0
+
+
 def handle(raw: bytes, env: "Mapping[str, str] | None" = None) -> str:
     """stdin bytes -> stdout text ("" for no opinion)."""
-    payload = parse(raw)
+    return respond(raw, env)[0]
+
+
+def _handle_payload(payload: "dict[str, Any] | None", env: "Mapping[str, str] | None") -> str:
     if payload is None:
         return ""
     path = scope.raw_path(payload.get("tool_input"))
@@ -84,9 +109,12 @@ def handle(raw: bytes, env: "Mapping[str, str] | None" = None) -> str:
 
 
 def main(argv: "list[str] | None" = None) -> int:
+    code = 0
     try:
         raw = sys.stdin.buffer.read(STDIN_LIMIT)
-        out = handle(raw)
+        out, err, code = respond(raw)
+        if err:
+            sys.stderr.write(err)
         if out:
             sys.stdout.write(out + "\n")
             sys.stdout.flush()
@@ -97,4 +125,5 @@ def main(argv: "list[str] | None" = None) -> int:
             sys.stderr.write("engramory guard: internal error, edit allowed: %r\n" % (exc,))
         except Exception:  # noqa: BLE001 - nothing left to report to
             pass
-    return 0
+        return 0
+    return code
