@@ -57,7 +57,7 @@ class Case:
     before: Optional[bytes]
     tool: str
     input: Mapping[str, Any]
-    applied: bool = True
+    applied: Optional[bool] = True  # None: either (generated cases)
 
 
 def E(cid: str, before: Optional[bytes], old: str, new: str, applied: bool = True, replace_all: bool = False) -> Case:
@@ -219,7 +219,18 @@ def test_case_ids_are_unique() -> None:
     assert len(CASES) >= 30
 
 
-def test_guard_predicts_what_the_host_writes(claude: RunClaude, e2e_project: Path, tmp_path: Path) -> None:
+class Outcome:
+    """What one session made of a list of cases."""
+
+    def __init__(self) -> None:
+        self.problems: List[str] = []  # each a mismatch between host and guard, with bytes
+        self.rewrites: List[str] = []  # ids of cases whose input reached the hook rewritten
+        self.applied: List[str] = []  # ids of cases the host applied
+
+
+def play_cases(claude: RunClaude, project: Path, tmp_path: Path, cases: List[Case]) -> Outcome:
+    """Run every case through one CLI session with the guard hook installed in the project
+    and compare, case by case, what the host did with what the guard predicted."""
     trace, payloads = tmp_path / "trace.jsonl", tmp_path / "payloads.jsonl"
     settings = pretooluse_hook_settings(f'"{sys.executable}" -I -S "{GUARD}"')
     # A second hook records each payload, to see the tool input the guard was handed
@@ -227,8 +238,8 @@ def test_guard_predicts_what_the_host_writes(claude: RunClaude, e2e_project: Pat
     settings["hooks"]["PreToolUse"][0]["hooks"].append(
         {"type": "command", "command": f'"{sys.executable}" -I -S -c "{PAYLOAD_LOGGER}" "{payloads}"'}
     )
-    write_json(e2e_project / ".claude" / "settings.json", settings)
-    paths = [e2e_project / "cases" / f"{i:02d}-{c.id}" / "MEMORY.md" for i, c in enumerate(CASES)]
+    write_json(project / ".claude" / "settings.json", settings)
+    paths = [project / "cases" / f"{i:02d}-{c.id}" / "MEMORY.md" for i, c in enumerate(cases)]
     after: Dict[int, Optional[bytes]] = {}
 
     def snapshot(i: int) -> None:
@@ -239,9 +250,9 @@ def test_guard_predicts_what_the_host_writes(claude: RunClaude, e2e_project: Pat
         def play(body: Dict[str, Any]) -> Any:
             if i > 0:
                 snapshot(i - 1)
-            if i == len(CASES):
+            if i == len(cases):
                 return Text("done")
-            case, path = CASES[i], paths[i]
+            case, path = cases[i], paths[i]
             if case.before is not None:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_bytes(case.before)
@@ -251,7 +262,7 @@ def test_guard_predicts_what_the_host_writes(claude: RunClaude, e2e_project: Pat
 
         return play
 
-    result = claude([turn(i) for i in range(len(CASES) + 1)], env={"ENGRAMORY_TRACE_FILE": str(trace)}, timeout=240)
+    result = claude([turn(i) for i in range(len(cases) + 1)], env={"ENGRAMORY_TRACE_FILE": str(trace)}, timeout=240)
 
     results = {r.tool_use_id: r for r in result.tool_results()}
     traced: Dict[str, List[Dict[str, Any]]] = {}
@@ -266,15 +277,17 @@ def test_guard_predicts_what_the_host_writes(claude: RunClaude, e2e_project: Pat
             payload = json.loads(line)
             hook_inputs[payload["tool_input"]["file_path"]] = payload["tool_input"]
 
-    problems: List[str] = []
-    rewrites: List[str] = []
-    for i, case in enumerate(CASES):
+    out = Outcome()
+    problems = out.problems
+    for i, case in enumerate(cases):
         path = paths[i]
         tr = results.get(f"toolu_case{i:03d}")
         assert tr is not None, f"no tool result for case {case.id}\n{result.describe()}"
         assert "hook error" not in tr.text, f"the guard refused case {case.id}: {tr.text}"
         host_after = after[i]
         host_applied = not tr.is_error
+        if host_applied:
+            out.applied.append(case.id)
         sent = {"file_path": str(path), **case.input}
         hook_input = hook_inputs.get(str(path), sent)
         req = edits.normalise(case.tool, hook_input, str(path.parent))
@@ -283,8 +296,8 @@ def test_guard_predicts_what_the_host_writes(claude: RunClaude, e2e_project: Pat
         seen = traced.get(str(path), [])
         head = f"[{case.id}] {case.tool} {dict(case.input)!r} on {_show(case.before, 120)}"
         if str(path) in hook_inputs and {k: v for k, v in hook_input.items() if v is not False} != sent:
-            rewrites.append(case.id)
-        if host_applied != case.applied:
+            out.rewrites.append(case.id)
+        if case.applied is not None and host_applied != case.applied:
             problems.append(f"{head}: host {'applied' if host_applied else 'refused'} it, table expects the opposite ({tr.text[:200]})")
         if len(seen) > 1:
             problems.append(f"{head}: the guard ran {len(seen)} times")
@@ -306,8 +319,13 @@ def test_guard_predicts_what_the_host_writes(claude: RunClaude, e2e_project: Pat
                 problems.append(f"{head}: host refused ({tr.text[:160]}) but predict() says {_show(predicted)}")
             if seen and not seen[0]["refused"] and not lenient:
                 problems.append(f"{head}: host refused but the hook predicted {seen[0]['after']}")
-    assert not problems, f"{len(problems)} mismatch(es) between the host and the guard:\n" + "\n".join(problems)
-    assert sorted(rewrites) == sorted(HOST_REWRITES), "the host rewrote other inputs before hooks than measured"
+    return out
+
+
+def test_guard_predicts_what_the_host_writes(claude: RunClaude, e2e_project: Path, tmp_path: Path) -> None:
+    out = play_cases(claude, e2e_project, tmp_path, CASES)
+    assert not out.problems, f"{len(out.problems)} mismatch(es) between the host and the guard:\n" + "\n".join(out.problems)
+    assert sorted(out.rewrites) == sorted(HOST_REWRITES), "the host rewrote other inputs before hooks than measured"
 
 
 def _lines(count: int, template: str = "- [note {i}](note-{i}.md) \u2014 hook {i}\n") -> str:
@@ -352,3 +370,50 @@ def test_guard_denies_growth_that_only_matches_through_host_normalisation(
         grew = re.search(r"grow from (\d+) to (\d+) lines \(hard cap 200: ", tr.text)
         assert grew is not None and 200 <= int(grew[1]) < int(grew[2]), (case.id, tr.text)
         assert path.read_bytes() == case.before, case.id
+
+
+# -- generated cases -------------------------------------------------------------------------
+
+# Pieces that exercise the quote-style rules: straight and curly quotes after letters, digits,
+# spaces, brackets, dashes and other quotes, plus CRLF and non-ASCII text.
+_ATOMS = [
+    "it's", "don't", "'90s", "dogs'", "'quoted'", '"double"', "(", ")", "[", "]", "{", "}",
+    " ", "\t", "\u2014", "\u2013", "-", ":", ",", ".", "5", "x", "\u00e9", "\u65e5", "'", '"',
+    "\u2019", "\u201c", "\u201d", "\u2018", "\u00a0", "/", "*", "_", "a'b", '"\'', "'\"",
+]
+
+
+def _generated(seed: int, count: int) -> List[Case]:
+    """Edits whose old_string only matches after straightening quotes in a curly file,
+    with random quote contexts in new_string. Deterministic for a given seed."""
+    import random
+
+    rng = random.Random(seed)
+    out: List[Case] = []
+    for n in range(count):
+        words = [rng.choice(_ATOMS) for _ in range(rng.randint(6, 14))]
+        line = "".join(words).replace("\n", " ")
+        curly = line.replace("'", RS).replace('"', RQ)
+        if rng.random() < 0.5:
+            curly = curly.replace(RQ, LQ, 1).replace(RS, LS, 1)
+        eol = "\r\n" if rng.random() < 0.3 else "\n"
+        before = f"- first{eol}{curly}{eol}- last{eol}"
+        straight = curly.translate({0x2018: "'", 0x2019: "'", 0x201C: '"', 0x201D: '"'})
+        start = rng.randrange(0, max(1, len(straight) - 3))
+        old = straight[start : start + rng.randint(3, 12)]
+        if not any(q in old for q in "'\"") or before.count(old) or old.strip() == "":
+            old = straight  # the whole line: sure to need quote matching
+        new = "".join(rng.choice(_ATOMS) for _ in range(rng.randint(2, 10)))
+        out.append(Case(f"gen-{seed}-{n}", before.encode("utf-8"), "Edit", {"old_string": old, "new_string": new}, None))
+    return out
+
+
+GENERATED_SEED = 20261130
+
+
+def test_guard_predicts_generated_quote_edits(claude: RunClaude, e2e_project: Path, tmp_path: Path) -> None:
+    cases = _generated(GENERATED_SEED, 40)
+    out = play_cases(claude, e2e_project, tmp_path, cases)
+    assert not out.problems, f"{len(out.problems)} mismatch(es) between the host and the guard:\n" + "\n".join(out.problems)
+    # Most generated edits must go through, or the check says little.
+    assert len(out.applied) >= 30, out.applied
