@@ -242,8 +242,14 @@ def test_v4a_add_file_and_move_onto_an_index_are_blocked(work):
     assert "from 0 to 201 lines" in msg  # Hermes adds no final newline: 201 lines, not 202
     (work / "big.md").write_text(lines(300))
     move = v4a("*** Move File: big.md -> store/MEMORY.md")
+    # Hermes moves with a plain mv: into a folder that does not exist the move fails
+    assert hermes.pre_tool_call("patch", {"mode": "patch", "patch": move}) is None
+    (work / "store").mkdir()
     msg = block(hermes.pre_tool_call("patch", {"mode": "patch", "patch": move}))
     assert "from 0 to 300 lines" in msg
+    # ...and an earlier Add File in the same patch makes the folder
+    both = v4a("*** Add File: made/x.md", "+x", "*** Move File: big.md -> made/MEMORY.md")
+    block(hermes.pre_tool_call("patch", {"mode": "patch", "patch": both}))
 
 
 def test_v4a_hermes_would_refuse_says_nothing(work):

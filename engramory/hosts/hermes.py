@@ -335,7 +335,7 @@ class DryRunFiles:
         self.bases = list(bases)
         self.state: dict[str, bytes | None] = {}
         self.order: list[str] = []
-        self.moved_from: set[str] = set()
+        self.made_dirs: set[str] = set()  # write_file makes missing parents (mkdir -p)
 
     def path(self, raw: str) -> str:
         return resolve(raw, self.bases)
@@ -359,6 +359,10 @@ class DryRunFiles:
     def write_file(self, raw: str, content: str) -> _Result:
         path = self.path(raw)
         self._set(path, write_bytes(self.current(path), content))
+        parent = os.path.dirname(path)
+        while parent and parent not in self.made_dirs and os.path.dirname(parent) != parent:
+            self.made_dirs.add(parent)
+            parent = os.path.dirname(parent)
         return _Result()
 
     def delete_file(self, raw: str) -> _Result:
@@ -370,6 +374,10 @@ class DryRunFiles:
         data = self.current(source)
         if data is None:
             return _Result(error="source not found: %s" % src)
+        folder = os.path.dirname(target)
+        if folder not in self.made_dirs and not os.path.isdir(folder):
+            # Hermes moves with a plain `mv`: into a folder that does not exist it fails
+            return _Result(error="cannot move %s to %s: no such folder" % (src, dst))
         self._set(source, None)
         self._set(target, data)
         return _Result()
@@ -601,9 +609,9 @@ def _patch_with_hermes(
     if error or not ops:
         return []  # Hermes reports the parse error and writes nothing
     files = DryRunFiles(bases)
-    result = internals["apply"](ops, files)
-    if not getattr(result, "success", False):
-        return []  # Hermes's validation refuses the whole patch: nothing is written
+    # When validation fails nothing is written and files.order stays empty; when one operation
+    # fails in the apply phase, Hermes still carries out the others: judge what they write.
+    internals["apply"](ops, files)
     out: list[tuple[Request, bool]] = []
     for path in files.order:
         if not guarded(path, env):
@@ -639,8 +647,7 @@ def _patch_emulated(
             target = files.path(op.move_to)
             if files.current(source) is None or files.current(target) is not None:
                 return []  # Hermes refuses a move from nowhere or onto an existing file
-            files.move_file(op.path, op.move_to)
-            if source in estimated:
+            if files.move_file(op.path, op.move_to).error is None and source in estimated:
                 estimated.add(target)
         else:
             before = files.current(source)

@@ -86,9 +86,14 @@ def guard_cases() -> list[dict]:
                                                  "-- [note 209](note-209.md) - hook 209")}},
         {"name": "v4a adds an index", "files": {}, "absent": ["added/MEMORY.md"], "tool": "patch", "watch": ["added/MEMORY.md"],
          "args": {"mode": "patch", "patch": v4a("*** Add File: added/MEMORY.md", *("+" + x for x in lines(201).splitlines()))}},
-        {"name": "v4a moves onto an index", "files": {"big.md": hexed(lines(300))}, "absent": ["moved/MEMORY.md"],
+        {"name": "v4a moves onto an index", "files": {"big.md": hexed(lines(300)), "moved/other.md": ""},
+         "absent": ["moved/MEMORY.md"],
          "tool": "patch", "watch": ["big.md", "moved/MEMORY.md"],
          "args": {"mode": "patch", "patch": v4a("*** Move File: big.md -> moved/MEMORY.md")}},
+        {"name": "v4a add lands though a later move fails", "files": {"big2.md": hexed(lines(10))},
+         "absent": ["partial/MEMORY.md"], "tool": "patch", "watch": ["partial/MEMORY.md"],
+         "args": {"mode": "patch", "patch": v4a("*** Add File: partial/MEMORY.md", *("+" + x for x in lines(201).splitlines()),
+                                                 "*** Move File: big2.md -> nowhere/x.md")}},
         {"name": "unrelated file", "files": {}, "tool": "write_file", "watch": ["notes/todo.md"],
          "args": {"path": "notes/todo.md", "content": lines(500)}},
         {"name": "hermes own memory", "files": {}, "tool": "write_file", "watch": ["$HOME/memories/MEMORY.md"],
@@ -127,6 +132,9 @@ def assert_guarded(results: dict) -> None:
     r = results["v4a moves onto an index"]
     assert "from 0 to 300 lines" in json.loads(r["result"])["error"]
     assert r["after"]["moved/MEMORY.md"] is None and r["after"]["big.md"] is not None
+    # Hermes applies the other operations of a patch when one fails after validation.
+    r = results["v4a add lands though a later move fails"]
+    assert "from 0 to 201 lines" in json.loads(r["result"])["error"] and r["after"]["partial/MEMORY.md"] is None
     for name, path, n in (("unrelated file", "notes/todo.md", 500), ("hermes own memory", "$HOME/memories/MEMORY.md", 400)):
         r = results[name]
         assert "error" not in json.loads(r["result"]), (name, r["result"])
@@ -278,3 +286,30 @@ def test_full_headless_session_blocks_and_the_model_reads_why(hermes_python, her
     assert "from 150 to 300 lines (hard cap 200: 100 over)" in error
     assert "line 201" in error  # the entries that would have fallen outside the window
     assert "engramory blocked this write_file" in chat.stdout  # the scripted model quoted it back
+
+
+@pytest.mark.parametrize("seed", [int(os.environ.get("ENGRAMORY_HERMES_SEED", "1"))])
+def test_emulation_outside_hermes_matches_the_real_tools(hermes_python, hermes_env, tmp_path, seed):
+    """The shell hook cannot import Hermes: its write_file / replace / V4A emulation must give
+    the bytes Hermes really writes wherever it claims to be exact, and say "refused" only
+    where Hermes refuses."""
+    work = Path(hermes_env["TERMINAL_CWD"])
+    out = tmp_path / "compare.json"
+    proc = subprocess.run([str(hermes_python), str(HERE / "compare_emulation.py"), str(ROOT), str(work), str(out), str(seed)],
+                          env=hermes_env, cwd=str(work), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = json.loads(out.read_text())
+    exact = refused = 0
+    for r in results:
+        where = json.dumps(r)[:1500]
+        if r["refused"]:
+            refused += 1
+            assert r["failed"] and r["actual"] == r["path_before"], where
+        elif r["deleted"]:
+            assert not r["failed"] and r["actual"] is None, where
+        elif r["untouched"]:
+            assert r["actual"] == r["path_before"], where
+        elif r["predicted"] is not None and not r["estimated"]:
+            exact += 1
+            assert not r["failed"] and r["actual"] == r["predicted"], where
+    assert exact >= 25 and refused >= 3, (exact, refused)
