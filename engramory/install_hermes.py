@@ -555,6 +555,13 @@ def _install(target: Target, dry_run: bool) -> int:
     out("  config: %s\n" % target.config)
     for line in report or ["%s is already in plugins.enabled" % PLUGIN]:
         out("    %s\n" % line)
+    import shutil
+
+    if shutil.which("hermes") is None:
+        out("  note: no `hermes` command on PATH; the plugin takes effect in sessions of the Hermes "
+            "that uses %s\n" % target.home)
+    if os.environ.get("HERMES_SAFE_MODE", "").strip().lower() in ("1", "true", "yes"):
+        out("  note: HERMES_SAFE_MODE is set: Hermes loads no plugin while it is\n")
     if dry_run:
         diff = unified_diff(target.config, change.before, change.after)
         out(diff if diff else "  config: no change\n")

@@ -244,3 +244,19 @@ def test_hermes_home_defaults_to_dot_hermes(monkeypatch, tmp_path):
 def test_settings_error_type_is_the_installers():
     with pytest.raises(SettingsError):
         ConfigText("c", b"\tx: 1\n")
+
+
+def test_plugin_manifest_names_this_plugin_and_version():
+    from engramory import __version__
+
+    with open(os.path.join(install.source_root(), "hermes", "engramory", "plugin.yaml"), encoding="utf-8") as f:
+        manifest = yaml.safe_load(f)
+    assert manifest["name"] == install_hermes.PLUGIN
+    assert str(manifest["version"]) == __version__
+    assert set(manifest["provides_hooks"]) == {"pre_tool_call", "transform_tool_result"}
+
+
+def test_safe_mode_is_mentioned(home, capsys, monkeypatch):
+    monkeypatch.setenv("HERMES_SAFE_MODE", "1")
+    assert run("--dry-run") == 0
+    assert "HERMES_SAFE_MODE" in capsys.readouterr().out
