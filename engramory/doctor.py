@@ -18,6 +18,7 @@ Why/How labels (an error for protocol notes) are not errors for that form.
 
 from __future__ import annotations
 
+import bisect
 import datetime
 import gc
 import json
@@ -216,6 +217,11 @@ def check_index(st: Store, ctx: Context) -> Iterator[Finding]:
             yield Finding(code, name, 0,
                           "no index in this folder: create %s with one pointer line per note "
                           "(see templates/MEMORY.md)" % name)
+        elif code == "index-too-large":
+            assert st.caps is not None
+            yield Finding("index-over-cap", name, 0,
+                          "%s bytes, far over the hard cap of %s bytes; too large to read, so its pointers "
+                          "were not checked: compact it" % (_n(st.index_size), _n(st.caps.hard_bytes)))
         else:
             yield Finding(code, name, 0, "the index cannot be read (%s); recall starts from it: fix it first" % reason)
         if st.index_raw is None:
@@ -691,82 +697,135 @@ def looks_random(value: str) -> bool:
     return has_digit and has_alpha and entropy(value) >= 3.3
 
 
-def scan_note(n: Note) -> list[Finding]:
-    """Secrets (masked), instructions aimed at the agent, and hidden characters in one note."""
-    text = n.text
-    assert text is not None
-    out: list[Finding] = []
-    counts: dict[str, int] = {}
+_SEP = "\n\x00\n"  # between notes in a batch: no pattern can match across it
 
-    def emit(code: str, line: int, message: str) -> None:
-        counts[code] = counts.get(code, 0) + 1
-        if counts[code] <= MAX_PER_NOTE:
-            out.append(Finding(code, n.rel, line, message))
 
-    def line_of(where: str, offset: int) -> int:
-        return where.count("\n", 0, offset) + 1
+class _Batch:
+    """Many notes joined into one string, so each pattern is searched once for the whole
+    store rather than once per note: the scan then costs C-speed passes over the text
+    instead of tens of Python calls per note. `starts` maps an offset back to its note."""
 
-    tokens: list[tuple[int, int]] = []  # spans already reported, so an assignment is not reported twice
+    __slots__ = ("text", "starts")
+
+    def __init__(self, parts: list[str]) -> None:
+        self.text = _SEP.join(parts)
+        self.starts = []
+        pos = 0
+        for part in parts:
+            self.starts.append(pos)
+            pos += len(part) + len(_SEP)
+
+    def locate(self, offset: int) -> tuple[int, int]:
+        """(note index, 1-based line within that note) of an offset."""
+        i = bisect.bisect_right(self.starts, offset) - 1
+        return i, self.text.count("\n", self.starts[i], offset) + 1
+
+
+def scan_notes(notes: Sequence[Note]) -> list[Finding]:
+    """Secrets (masked), instructions aimed at the agent, and hidden characters, for many
+    notes at once. Non-ASCII notes are searched in their NFKC form with hidden characters
+    removed, so look-alike and split-up words are caught too."""
+    texts = [n.text or "" for n in notes]
+    ascii_ = [t.isascii() for t in texts]
+    lows = [t.lower() if a else unicodedata.normalize("NFKC", HIDDEN_RE.sub("", t)).lower()
+            for t, a in zip(texts, ascii_)]
+    raw = _Batch(texts)
+    low = _Batch(lows)
+    big, big_low = raw.text, low.text
+    found: list[list[tuple[str, int, str]]] = [[] for _ in notes]  # per note: (code, line, message)
+    tokens: list[list[tuple[int, int]]] = [[] for _ in notes]  # reported spans, per note
+
     for kind, literal, rx in TOKEN_PATTERNS:
-        if literal not in text:
+        if literal not in big:
             continue
-        for m in rx.finditer(text):
-            if not _starts_word(text, m.start()):
+        for m in rx.finditer(big):
+            if not _starts_word(big, m.start()):
                 continue
-            tokens.append(m.span())
+            i, line = raw.locate(m.start())
+            tokens[i].append((m.start() - raw.starts[i], m.end() - raw.starts[i]))
             value = m.group()
             if kind.startswith("an OpenAI") and not looks_random(value[3:]):
                 continue
             shown = "the header %s" % quote(value, 50) if "private key" in kind else mask(value)
-            emit("secret", line_of(text, m.start()),
-                 "%s (%s): remove it from memory, rotate it, and record only where it lives" % (kind, shown))
-    ascii_text = text.isascii()
-    low = text.lower() if ascii_text else unicodedata.normalize("NFKC", HIDDEN_RE.sub("", text)).lower()
+            found[i].append(("secret", line, "%s (%s): remove it from memory, rotate it, and record only "
+                                              "where it lives" % (kind, shown)))
     for literal, rx in ASSIGN_PATTERNS:
-        if literal not in low:
+        if literal not in big_low:
             continue
-        for m in rx.finditer(low):
-            value = text[m.start(1):m.end(1)] if ascii_text else m.group(1)
-            if not looks_random(value) or (ascii_text and any(a <= m.start(1) < b for a, b in tokens)):
+        for m in rx.finditer(big_low):
+            i, line = low.locate(m.start())
+            if ascii_[i]:
+                # an ASCII note's lowercase copy lines up with it character for character
+                start, end = m.start(1) - low.starts[i], m.end(1) - low.starts[i]
+                value = texts[i][start:end]
+                if any(a <= start < b for a, b in tokens[i]):
+                    continue
+            else:
+                value = m.group(1)
+            if not looks_random(value):
                 continue
-            key = low[m.start():m.start(1)].strip(" \t:='\"")
-            emit("secret", line_of(low, m.start()),
-                 "a %s assignment = %s: remove the value and record only where it lives (password "
-                 "manager, env var name)" % (quote(key, 30), mask(value)))
-    plain_low = low if ascii_text else text.lower()
-    hits: list[re.Match[str]] = []
+            key = big_low[m.start():m.start(1)].strip(" \t:='\"")
+            found[i].append(("secret", line, "a %s assignment = %s: remove the value and record only where "
+                                             "it lives (password manager, env var name)" % (quote(key, 30), mask(value))))
+    hits: list[list[re.Match[str]]] = [[] for _ in notes]
     for gate, family in INJECTION_FAMILIES:
-        if not gate or any(word in low for word in gate):
-            hits += _find_all(family, low)
-    hits.sort(key=lambda m: m.start())
-    for m in hits:
-        disguised = m.group() not in plain_low
-        emit("injection", line_of(low, m.start()),
-             "reads as an instruction to the agent%s: %s; a human should read this note and delete "
-             "it if nobody meant it" % (" (disguised with hidden or look-alike characters)" if disguised else "",
-                                        quote(m.group(), 60)))
-    if not ascii_text:
-        for m in HIDDEN_RE.finditer(text):
-            if m.start() == 0 and m.group() == "\ufeff":
-                continue
-            emit("hidden-unicode", line_of(text, m.start()),
-                 "invisible/bidirectional character U+%04X can hide or reorder text: read the raw "
-                 "file and remove it" % ord(m.group()))
-        pos = text.find(ZWJ)
-        while pos >= 0:
-            before = text[pos - 1] if pos else " "
-            after = text[pos + 1] if pos + 1 < len(text) else " "
-            if ord(before) < 0x2000 or ord(after) < 0x2000:  # between two emoji it joins them
-                emit("hidden-unicode", line_of(text, pos),
-                     "zero-width joiner U+200D outside an emoji sequence can hide text: remove it")
-            pos = text.find(ZWJ, pos + 1)
+        if not gate or any(word in big_low for word in gate):
+            for m in _find_all(family, big_low):
+                hits[low.locate(m.start())[0]].append(m)
+    for i, note_hits in enumerate(hits):
+        note_hits.sort(key=lambda m: m.start())
+        for m in note_hits:
+            disguised = not ascii_[i] and m.group() not in texts[i].lower()
+            found[i].append(("injection", low.locate(m.start())[1],
+                             "reads as an instruction to the agent%s: %s; a human should read this note and "
+                             "delete it if nobody meant it" % (
+                                 " (disguised with hidden or look-alike characters)" if disguised else "",
+                                 quote(m.group(), 60))))
+    for i, text in enumerate(texts):
+        if not ascii_[i]:
+            found[i].extend(_hidden(text))
+    out: list[Finding] = []
+    for n, items in zip(notes, found):
+        counts: dict[str, int] = {}
+        for code, line, message in items:
+            counts[code] = counts.get(code, 0) + 1
+            if counts[code] <= MAX_PER_NOTE:
+                out.append(Finding(code, n.rel, line, message))
     return out
 
 
+def _hidden(text: str) -> list[tuple[str, int, str]]:
+    out = []
+    for m in HIDDEN_RE.finditer(text):
+        if m.start() == 0 and m.group() == "\ufeff":
+            continue
+        out.append(("hidden-unicode", text.count("\n", 0, m.start()) + 1,
+                    "invisible/bidirectional character U+%04X can hide or reorder text: read the raw "
+                    "file and remove it" % ord(m.group())))
+    pos = text.find(ZWJ)
+    while pos >= 0:
+        before = text[pos - 1] if pos else " "
+        after = text[pos + 1] if pos + 1 < len(text) else " "
+        if ord(before) < 0x2000 or ord(after) < 0x2000:  # between two emoji it joins them
+            out.append(("hidden-unicode", text.count("\n", 0, pos) + 1,
+                        "zero-width joiner U+200D outside an emoji sequence can hide text: remove it"))
+        pos = text.find(ZWJ, pos + 1)
+    return out
+
+
+def scan_note(n: Note) -> list[Finding]:
+    """The content findings for one note."""
+    return scan_notes([n])
+
+
 def check_content(st: Store, ctx: Context) -> Iterator[Finding]:
-    for n in st.notes:
-        if n.text is not None:
-            yield from scan_note(n)
+    notes = [n for n in st.notes if n.text is not None]
+    if st.index_text is not None:
+        # the index is loaded into every session: the worst place for a secret or an injection
+        index = Note(st.index_path, st.index_name, False)
+        index.text = st.index_text
+        notes.append(index)
+    yield from scan_notes(notes)
 
 
 # -- near duplicates ---------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from urllib.parse import unquote
 
 from engramory import config, frontmatter
 from engramory.check import caps_for
+from engramory.guard import READ_LIMIT
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -111,7 +112,7 @@ class Store:
     __slots__ = (
         "root", "real_root", "index_name", "index_path", "index_raw", "index_text", "index_error",
         "pointers", "notes", "by_rel", "unlistable", "skipped", "escaping_links", "config", "caps",
-        "cap_notes",
+        "cap_notes", "index_size",
     )
 
     def __init__(self, root: str, index_name: str) -> None:
@@ -122,6 +123,7 @@ class Store:
         self.index_raw: bytes | None = None
         self.index_text: str | None = None
         self.index_error: tuple[str, str] | None = None
+        self.index_size = 0  # set only when the index is too large to read
         self.pointers: list[Pointer] = []
         self.notes: list[Note] = []
         self.by_rel: dict[str, Note] = {}
@@ -282,6 +284,11 @@ def heading_type(title: str) -> str | None:
 def _read_index(store: Store) -> None:
     try:
         with open(store.index_path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > READ_LIMIT:
+                store.index_size = size
+                store.index_error = ("index-too-large", "%s bytes; judged by its size alone" % "{:,}".format(size))
+                return
             raw = f.read()
     except FileNotFoundError:
         store.index_error = ("index-missing", "no such file")
