@@ -457,10 +457,18 @@ def shell_word(path: str) -> str:
     return sh_quote(path)
 
 
+# Python exits 2 when the script it is given does not exist, and Claude Code (like Cursor)
+# reads exit 2 as a deny: a deleted or moved skill folder would then block every Edit and
+# Write. So the script is run from `-c`: a missing file is a traceback and exit 1, which the
+# host reports as a hook error and lets the call through (and `install --check` names).
+# `__file__` is set so the script finds its bundle exactly as when run directly.
+LAUNCHER = "import sys;p=sys.argv[1];exec(compile(open(p,'rb').read(),p,'exec'),{'__name__':'__main__','__file__':p})"
+
+
 def hook_command(interpreter: str, script: str) -> str:
-    """`<interpreter> -I -S "<script>"`: the script is always quoted (it sits under the
-    user's home, where spaces are common); the interpreter only when it needs to be."""
-    return "%s -I -S %s" % (shell_word(interpreter), sh_quote(script))
+    """`<interpreter> -I -S -c <launcher> "<script>"`: the script is always quoted (it sits
+    under the user's home, where spaces are common); the interpreter only when it needs to be."""
+    return "%s -I -S -c %s %s" % (shell_word(interpreter), sh_quote(LAUNCHER), sh_quote(script))
 
 
 def is_our_handler(handler: Any) -> bool:
@@ -1189,8 +1197,8 @@ def check_wiring(settings_path: str) -> tuple[list[str], list[str]]:
                 continue
             if not os.path.isfile(path):
                 problems.append(
-                    "%s: the script %s does not exist; Python would exit 2, which Claude Code reads "
-                    "as a deny of every %s" % (event, path or "(none)", "edit" if event == "PreToolUse" else "call")
+                    "%s: the script %s does not exist: the hook fails on every %s, so the guard is off; "
+                    "run `engramory install` again" % (event, path or "(none)", "edit" if event == "PreToolUse" else "call")
                 )
                 continue
             failure = _smoke(exe, path, event)

@@ -9,7 +9,7 @@ Where things go (scope user: `~/.cursor`; scope project: `./.cursor` of the curr
   checkout staying where it is. `--link` symlinks it to this checkout instead (development).
 - `<base>/hooks.json`: one entry, FIRST in `hooks.preToolUse` (Cursor is reported to run only
   the first hook of an array): `{"command": "<python> -I -S -c <launcher> \"<script>\"",
-  "timeout": 10}`, both paths absolute (see LAUNCHER for why not plain `<python> <script>`).
+  "timeout": 10}`, both paths absolute (see install.LAUNCHER for why not plain `<python> <script>`).
   No matcher: Cursor's tool names vary between versions and some payloads carry none, so the
   script itself filters by path and leaves at once for anything that is not a guarded file.
   No `failClosed`: the guard's own failures must never block the user.
@@ -39,11 +39,10 @@ from engramory.install import (
     apply_skill,
     bundle_files,
     canonical,
+    hook_command,
     plan_skill,
     read_manifest,
     restore_bytes,
-    sh_quote,
-    shell_word,
     source_root,
     unified_diff,
 )
@@ -92,18 +91,6 @@ class Target:
 
 
 # -- the entry -----------------------------------------------------------------------------
-
-
-# Python exits 2 when the script it is given does not exist, and Cursor reads exit 2 as a
-# deny: with no matcher, a moved or deleted bundle (or a project hooks.json cloned onto
-# another machine) would deny every tool call. So the script is run from `-c`: a missing file
-# is then a traceback and exit 1, which Cursor treats as a hook failure and lets the call
-# through. `__file__` is set so the script finds its bundle as it does when run directly.
-LAUNCHER = "import sys;p=sys.argv[1];exec(compile(open(p,'rb').read(),p,'exec'),{'__name__':'__main__','__file__':p})"
-
-
-def hook_command(interpreter: str, script: str) -> str:
-    return "%s -I -S -c %s %s" % (shell_word(interpreter), sh_quote(LAUNCHER), sh_quote(script))
 
 
 def entry(interpreter: str, script: str) -> dict[str, Any]:

@@ -115,8 +115,9 @@ def test_install_user_scope(e: Env, capsys: pytest.CaptureFixture[str]) -> None:
                           ("SessionStart", "engramory_session_start.py")):
         (h,) = entries[event]
         assert h["type"] == "command" and h["timeout"] == 10
-        assert h["command"] == '%s -I -S "%s"' % (install.shell_word(sys.executable), e.skill / "hooks" / script)
-        assert shlex.split(h["command"]) == [sys.executable, "-I", "-S", str(e.skill / "hooks" / script)]
+        assert h["command"] == install.hook_command(sys.executable, str(e.skill / "hooks" / script))
+        assert '-I -S -c' in h["command"] and '"%s"' % (e.skill / "hooks" / script) in h["command"]
+        assert shlex.split(h["command"]) == [sys.executable, "-I", "-S", "-c", install.LAUNCHER, str(e.skill / "hooks" / script)]
     assert e.settings.read_bytes().endswith(b"}\n")
 
 
@@ -507,7 +508,7 @@ def test_check(e: Env, capsys: pytest.CaptureFixture[str]) -> None:
     (e.skill / "hooks" / "engramory_index_guard.py").unlink()
     assert install.main(["--check"]) == 1
     out = capsys.readouterr().out
-    assert "engramory_index_guard.py does not exist" in out and "as a deny" in out and "next step" in out
+    assert "engramory_index_guard.py does not exist" in out and "the guard is off" in out and "next step" in out
     assert "  ok: " in out  # the two others are fine
 
 
@@ -602,3 +603,31 @@ def test_plugin_hooks_match_the_installer() -> None:
         assert h["command"] == 'python3 -I -S "${CLAUDE_PLUGIN_ROOT}/hooks/%s"' % script
         assert (ROOT / "hooks" / script).is_file()
     assert sorted(hooks) == sorted(event for event, _, _ in install.HOOKS)
+
+
+def test_a_missing_script_fails_open_instead_of_denying(tmp_path: Path) -> None:
+    """Python exits 2 on a script it cannot open, and Claude Code reads exit 2 as a deny of
+    every Edit/Write. The installed command runs the script through a launcher, so a deleted
+    skill folder is a hook error (exit 1), never a lockout."""
+    import subprocess
+
+    missing = tmp_path / "gone dir" / "skills" / "engramory" / "hooks" / "engramory_index_guard.py"
+    command = install.hook_command(sys.executable, str(missing))
+    proc = subprocess.run(["sh", "-c", command], input=b"{}", capture_output=True, timeout=30)
+    assert proc.returncode == 1, proc
+    plain = subprocess.run([sys.executable, "-I", "-S", str(missing)], input=b"{}", capture_output=True, timeout=30)
+    assert plain.returncode == 2  # what the launcher protects against
+
+
+def test_the_launcher_runs_the_real_script_with_its_file_name(tmp_path: Path) -> None:
+    import json
+    import subprocess
+
+    from tests.conftest import HOOK, index_text
+
+    index = tmp_path / "MEMORY.md"
+    payload = {"tool_name": "Write", "tool_input": {"file_path": str(index), "content": index_text(201)}}
+    proc = subprocess.run(["sh", "-c", install.hook_command(sys.executable, str(HOOK))],
+                          input=json.dumps(payload).encode(), capture_output=True, timeout=30)
+    assert proc.returncode == 0
+    assert json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from engramory import cli, install_cursor
+from engramory import cli, install, install_cursor
 from tests.conftest import ROOT, index_text
 
 
@@ -41,7 +41,7 @@ def snapshot(folder: Path) -> dict[str, bytes]:
 
 def expected_command(base: Path) -> str:
     return '%s -I -S -c "%s" "%s"' % (
-        sys.executable, install_cursor.LAUNCHER, base / "engramory" / "hooks" / "engramory_cursor_guard.py"
+        sys.executable, install.LAUNCHER, base / "engramory" / "hooks" / "engramory_cursor_guard.py"
     )
 
 
