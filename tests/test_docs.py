@@ -204,7 +204,9 @@ class Invocation:
 
 def invocations(doc: str, text: str) -> list[Invocation]:
     found = []
-    for line in code_lines(text):
+    # A shown line may chain commands (`a && b`): each one is checked on its own.
+    commands = [part for line in code_lines(text) for part in re.split(r"\s(?:&&|\|\||;)\s", line)]
+    for line in commands:
         t = tokens(line)
         if t[:3] == ["python3", "-m", "engramory"] and len(t) > 3:
             found.append(Invocation(doc, line, ("engramory", t[3]), t[4:]))
@@ -225,16 +227,18 @@ def test_extractors_find_what_a_document_shows() -> None:
     sample = (
         "Run `engramory install --host cursor --scope user|project` or\n"
         "```sh\npython3 \"${CLAUDE_SKILL_DIR}/tools/engramory_check.py\" <root>/MEMORY.md  # count\n"
-        "python3 -m engramory doctor --json <root>\n```\n"
+        "python3 -m engramory doctor --json <root> && python3 -m engramory check --json x\n```\n"
         "and keep `~/.claude/skills/engramory` and `hooks/x.py`.\n"
     )
     found = invocations("sample", sample)
     assert [i.program for i in found] == [
         ("script", "tools/engramory_check.py"),
         ("engramory", "doctor"),
+        ("engramory", "check"),
         ("engramory", "install"),
     ]
-    assert found[2].flags() == [("--host", ["cursor"]), ("--scope", ["user", "project"])]
+    assert found[1].flags() == [("--json", [])]
+    assert found[3].flags() == [("--host", ["cursor"]), ("--scope", ["user", "project"])]
     assert mentioned_paths(sample) == {"tools/engramory_check.py", "hooks/x.py"}
 
 
