@@ -385,10 +385,6 @@ PROTOCOL_FIELDS = ("name", "description", "type", "created", "updated")
 CLAUDE_FIELDS = ("name", "description")
 
 
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) else None
-
-
 def frontmatter_findings(n: Note, today: datetime.date) -> list[Finding]:
     """Everything wrong with one note's frontmatter, judged by the note's form."""
     fm = n.fm
@@ -671,7 +667,6 @@ INJECTION_FAMILIES = (
     (("http", "@"),
      _compiled([v + _SEND_TAIL for v in ("send", "upload", "forward", "exfiltrate", "transmit", "email", "mail")])),
 )
-INJECTION_PATTERNS = tuple(p for _, family in INJECTION_FAMILIES for p in family)
 
 
 def mask(value: str) -> str:
