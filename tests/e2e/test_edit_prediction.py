@@ -206,6 +206,11 @@ CASES: List[Case] = [
 HOST_REWRITES = ["sanitized-tag", "escape-in-old", "escape-in-old-new-plain", "escape-in-old-and-file-char"]
 
 
+def _json_lines(path: Path) -> List[str]:
+    # Split on LF only: JSON text may hold a raw U+2028 or U+0085, which splitlines() breaks on.
+    return [line for line in path.read_bytes().decode("utf-8").split("\n") if line]
+
+
 def _show(data: Optional[bytes], limit: int = 300) -> str:
     if data is None:
         return "<missing>"
@@ -267,13 +272,13 @@ def play_cases(claude: RunClaude, project: Path, tmp_path: Path, cases: List[Cas
     results = {r.tool_use_id: r for r in result.tool_results()}
     traced: Dict[str, List[Dict[str, Any]]] = {}
     if trace.exists():
-        for line in trace.read_text(encoding="utf-8").splitlines():
+        for line in _json_lines(trace):
             entry = json.loads(line)
             traced.setdefault(entry["path"], []).append(entry)
 
     hook_inputs: Dict[str, Dict[str, Any]] = {}
     if payloads.exists():
-        for line in payloads.read_text(encoding="utf-8").splitlines():
+        for line in _json_lines(payloads):
             payload = json.loads(line)
             hook_inputs[payload["tool_input"]["file_path"]] = payload["tool_input"]
 

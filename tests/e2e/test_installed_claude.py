@@ -103,7 +103,9 @@ def request_text(result: Result, index: int) -> str:
 def traced(trace: Path) -> Dict[str, List[Dict[str, Any]]]:
     out: Dict[str, List[Dict[str, Any]]] = {}
     if trace.exists():
-        for raw in trace.read_text(encoding="utf-8").splitlines():
+        for raw in trace.read_bytes().decode("utf-8").split("\n"):
+            if not raw:
+                continue
             entry = json.loads(raw)
             out.setdefault(entry["path"], []).append(entry)
     return out
