@@ -172,17 +172,6 @@ class Reading:
         self.notes = notes
 
 
-def caps_for(index: str, env: Mapping[str, str]) -> tuple[Caps, list[str]]:
-    """The caps in force for `index`: the same layering as the guard and `check`
-    (defaults, environment, the store's `.engramory.json`), without importing json."""
-    settings = config.from_env(env)
-    store = config.load_store_config(os.path.dirname(os.path.realpath(index)))
-    notes = list(settings.notes)
-    if store.exists and not store.usable:
-        notes.append(store.problem())
-    return store.caps(settings.caps), notes
-
-
 def read_index(path: str, env: Mapping[str, str]) -> Reading | None:
     """Measure one index; None when it does not exist or is not a readable regular file."""
     try:
@@ -191,7 +180,7 @@ def read_index(path: str, env: Mapping[str, str]) -> Reading | None:
         return None
     if not os.path.isfile(path):
         return None
-    caps, notes = caps_for(path, env)
+    caps, notes = config.caps_for(path, env)
     if st.st_size > READ_LIMIT:
         return Reading(path, None, st.st_size, caps, notes)
     try:

@@ -12,11 +12,11 @@ import json
 import os
 import sys
 
-from engramory import config
 from engramory.cliutil import EX_NOINPUT, Parser
+from engramory.config import caps_for
 from engramory.excerpt import quote
 from engramory.guard import READ_LIMIT
-from engramory.size import OK, OVER, WARN, Caps, count_lines, lines_outside_window, verdict
+from engramory.size import OK, OVER, WARN, count_lines, lines_outside_window, verdict
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -24,16 +24,6 @@ if TYPE_CHECKING:
     from typing import Any
 
 EXIT = {OK: 0, WARN: 1, OVER: 2}
-
-
-def caps_for(index: str, env: Mapping[str, str] | None = None) -> tuple[Caps, list[str]]:
-    """The caps in force for `index`, exactly as the hook computes them, and any notes."""
-    settings = config.from_env(env)
-    store = config.load_store_config(os.path.dirname(os.path.realpath(index)))
-    notes = list(settings.notes)
-    if store.exists and not store.usable:
-        notes.append(store.problem())
-    return store.caps(settings.caps), notes
 
 
 def check_file(path: str, env: Mapping[str, str] | None = None) -> dict[str, Any]:

@@ -201,4 +201,19 @@ def load_store_config(root: str) -> StoreConfig:
     return cfg
 
 
+
+def in_force(settings: Settings, store: StoreConfig) -> tuple[Caps, list[str]]:
+    """The caps in force for a store's index and the notes to pass on: the store's file over
+    the environment over the defaults; an unusable store file is ignored, and said so."""
+    notes = list(settings.notes)
+    if store.exists and not store.usable:
+        notes.append(store.problem())
+    return store.caps(settings.caps), notes
+
+
+def caps_for(index: str, env: Mapping[str, str] | None = None) -> tuple[Caps, list[str]]:
+    """The caps in force for `index`, exactly as the hook computes them, and any notes."""
+    return in_force(from_env(env), load_store_config(os.path.dirname(os.path.realpath(index))))
+
+
 __all__ = ["CONFIG_NAME", "ENV_INDEX_NAME", "ENV_INDEX_PATH", "INDEX_NAME", "find_store_root"]

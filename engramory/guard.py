@@ -100,10 +100,7 @@ def evaluate(req: edits.Request, env: Mapping[str, str] | None = None) -> Decisi
         ro = _read_only_decision(req, root, store)
         if ro is not None:
             return ro
-    caps = store.caps(settings.caps)
-    notes = list(settings.notes)
-    if store.exists and not store.usable:
-        notes.append(store.problem())
+    caps, notes = config.in_force(settings, store)
 
     before: bytes | None
     try:

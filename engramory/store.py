@@ -23,7 +23,7 @@ import stat
 from urllib.parse import unquote
 
 from engramory import config, frontmatter
-from engramory.check import caps_for
+from engramory.config import caps_for
 from engramory.guard import READ_LIMIT
 
 TYPE_CHECKING = False
@@ -39,6 +39,7 @@ READ_MAX = 4 << 20  # a note past this is not read: it is reported by size alone
 LINK_RE = re.compile(r"\[([^\]\n]*)\]\(\s*(<[^>\n]*>|[^)\s]+)(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'))?\s*\)")
 WIKI_RE = re.compile(r"\[\[([^\[\]\n|#]+)(?:#[^\[\]\n|]*)?(?:\|[^\[\]\n]*)?\]\]")
 HEADING_RE = re.compile(r"#{1,6}[ \t]+(.*?)[ \t#]*\Z")
+_SPECIAL_FIRST = "`~<#"
 SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 
 # The two frontmatter forms (see `form_of`).
@@ -306,36 +307,42 @@ def _read_index(store: Store) -> None:
     heading: str | None = None
     in_fence = False
     in_comment = False
+    pointers = store.pointers
     for number, line in enumerate(text.split("\n"), 1):
-        stripped = line.strip()
         if in_comment:
             if "-->" in line:
                 in_comment = False
             continue
-        if stripped.startswith("```") or stripped.startswith("~~~"):
-            in_fence = not in_fence
-            continue
-        if in_fence:
-            continue
-        if stripped.startswith("<!--"):
-            if "-->" not in stripped[4:]:
-                in_comment = True
-            continue
-        if stripped.startswith("#"):
-            m = HEADING_RE.match(stripped)
-            if m:
-                heading = heading_type(m.group(1))
+        stripped = line.strip()
+        first = stripped[:1]
+        if first in _SPECIAL_FIRST and first:
+            if stripped.startswith("```") or stripped.startswith("~~~"):
+                in_fence = not in_fence
                 continue
+            if in_fence:
+                continue
+            if stripped.startswith("<!--"):
+                if "-->" not in stripped[4:]:
+                    in_comment = True
+                continue
+            if first == "#":
+                m = HEADING_RE.match(stripped)
+                if m:
+                    heading = heading_type(m.group(1))
+                    continue
+        elif in_fence:
+            continue
         if "](" not in line:
             continue
         for m in LINK_RE.finditer(line):
             target = m.group(2)
             if target.startswith("<"):
                 target = target[1:-1]
-            path_part = target.split("#", 1)[0].split("?", 1)[0]
-            if not path_part.lower().endswith(".md") or SCHEME_RE.match(path_part):
+            if "#" in target or "?" in target:
+                target = target.split("#", 1)[0].split("?", 1)[0]
+            if not target[-3:].lower() == ".md" or (":" in target and SCHEME_RE.match(target)):
                 continue
-            store.pointers.append(Pointer(number, m.group(1), unquote(path_part), heading))
+            pointers.append(Pointer(number, m.group(1), unquote(target) if "%" in target else target, heading))
 
 
 def _resolve(store: Store, p: Pointer) -> None:
