@@ -811,8 +811,10 @@ def _parser(prog: str, uninstall: bool) -> Parser:
         description=what + ". The memory store itself is never touched.",
         epilog="Scopes: user = $CLAUDE_CONFIG_DIR or ~/.claude (skills/engramory, settings.json); "
         "project = ./.claude (skills/engramory, settings.json); local = ./.claude/skills/engramory "
-        "with the hooks in ./.claude/settings.local.json. --host cursor or hermes hands over to "
-        "that host's installer. Exit status: 0 done (or healthy, for --check), 1 refused with "
+        "with the hooks in ./.claude/settings.local.json. --host cursor: the preToolUse guard into "
+        "~/.cursor/hooks.json (user) or ./.cursor/hooks.json (project), first in its list. --host "
+        "hermes: the plugin into $HERMES_HOME/plugins/engramory (HERMES_HOME, else ~/.hermes), "
+        "enabled in its config.yaml; user scope only, no --link. Exit status: 0 done (or healthy, for --check), 1 refused with "
         "nothing changed, a write that failed (the message says what was left) or, for --check, "
         "a problem found; 64 usage error.",
     )
