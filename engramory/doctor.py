@@ -518,11 +518,13 @@ def _compiled(patterns: Iterable[str]) -> tuple[tuple[str, re.Pattern[str]], ...
 
 
 def _find_all(patterns: Sequence[tuple[str, re.Pattern[str]]], text: str) -> list[re.Match[str]]:
-    """Every match of any pattern that starts a word, in text order. A pattern runs only
-    when its literal start occurs in the text, which for most notes is never."""
+    """Every match of any pattern that starts a word, in text order. Short texts (one
+    note's) are first checked for the pattern's literal start, which is cheaper than a
+    search; a long text (a batch) holds most literals somewhere, so it is searched directly."""
     hits = []
+    check = len(text) < 4096
     for literal, rx in patterns:
-        if literal in text:
+        if not check or literal in text:
             for m in rx.finditer(text):
                 if _starts_word(text, m.start()):
                     hits.append(m)
@@ -655,13 +657,14 @@ _SEND_TAIL = (
     r"|conversation|history|memor(?:y|ies))\b[^\n]{0,80}?(?:https?://|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
 )
 # Instructions aimed at the agent reading the note, matched on lowercased text.
-# (gate, patterns): a family runs only when one of its gate words occurs; each gate is a word
-# every match of the family must contain (an object for "reveal", an address for "send").
+# (gate, patterns): a family runs only when one of its gate words occurs; a gate is a word
+# every match of the family must contain ("send" needs an address). Over the whole batch a
+# gate is one cheap pass that can save seven.
 INJECTION_FAMILIES = (
     ((), _compiled([v + _INJ_QUALIFIED for v in ("ignore", "disregard", "forget", "override", "bypass")]
                    + [r"you\s+are\s+now\b", r"new\s+system\s+prompt\b",
                       r"do\s+not\s+(?:tell|inform|alert|notify)\s+the\s+user"])),
-    (("prompt", "instruction", "secret", "key", "credential", "password", "env"),
+    ((),
      _compiled([v + _REVEAL_TAIL for v in ("reveal", "print", "show", "output", "leak", "dump", "disclose",
                                            "expose")])),
     (("http", "@"),
@@ -722,17 +725,14 @@ def scan_notes(notes: Sequence[Note]) -> list[Finding]:
     removed, so look-alike and split-up words are caught too."""
     texts = [n.text or "" for n in notes]
     ascii_ = [t.isascii() for t in texts]
-    lows = [t.lower() if a else unicodedata.normalize("NFKC", HIDDEN_RE.sub("", t)).lower()
-            for t, a in zip(texts, ascii_)]
+    lows = [t.lower() if a else _seen(t) for t, a in zip(texts, ascii_)]
     raw = _Batch(texts)
     low = _Batch(lows)
     big, big_low = raw.text, low.text
     found: list[list[tuple[str, int, str]]] = [[] for _ in notes]  # per note: (code, line, message)
     tokens: list[list[tuple[int, int]]] = [[] for _ in notes]  # reported spans, per note
 
-    for kind, literal, rx in TOKEN_PATTERNS:
-        if literal not in big:
-            continue
+    for kind, _literal, rx in TOKEN_PATTERNS:  # one pass each: a literal check first would be two
         for m in rx.finditer(big):
             if not _starts_word(big, m.start()):
                 continue
@@ -744,9 +744,7 @@ def scan_notes(notes: Sequence[Note]) -> list[Finding]:
             shown = "the header %s" % quote(value, 50) if "private key" in kind else mask(value)
             found[i].append(("secret", line, "%s (%s): remove it from memory, rotate it, and record only "
                                               "where it lives" % (kind, shown)))
-    for literal, rx in ASSIGN_PATTERNS:
-        if literal not in big_low:
-            continue
+    for _literal, rx in ASSIGN_PATTERNS:
         for m in rx.finditer(big_low):
             i, line = low.locate(m.start())
             if ascii_[i]:
@@ -787,6 +785,15 @@ def scan_notes(notes: Sequence[Note]) -> list[Finding]:
             if counts[code] <= MAX_PER_NOTE:
                 out.append(Finding(code, n.rel, line, message))
     return out
+
+
+def _seen(text: str) -> str:
+    """What a reader sees, lowercased: hidden characters dropped, look-alikes folded (NFKC)."""
+    if HIDDEN_RE.search(text):
+        text = HIDDEN_RE.sub("", text)
+    if not unicodedata.is_normalized("NFKC", text):
+        text = unicodedata.normalize("NFKC", text)
+    return text.lower()
 
 
 def _hidden(text: str) -> list[tuple[str, int, str]]:

@@ -55,8 +55,13 @@ _LINE_RE = re.compile(r"( *)([A-Za-z][A-Za-z0-9_-]*):(?: +(.*))?\Z")
 _NON_STRING_KEYS = frozenset(
     "yes Yes YES no No NO true True TRUE false False FALSE on On ON off Off OFF null Null NULL".split()
 )
-# A whole block of `key: value` lines between fences, and its lines: the fast path.
-_FAST_BLOCK = re.compile(r"---[ \t]*\r?\n((?:(?: +)?[A-Za-z][A-Za-z0-9_-]*:(?: [^\r\n]*)?\r?\n)*)---[ \t]*(?:\r?\n|\Z)")
+# The fast path: a block whose every line is `key: value` with a value that is either plain
+# text starting with a letter (no tab, colon or hash) or a YYYY-MM-DD date, or nothing. Such
+# a value needs no further reading; any other block goes to the careful reader.
+_FAST_BLOCK = re.compile(
+    r"---[ \t]*\r?\n((?: *[A-Za-z][A-Za-z0-9_-]*:(?: +(?:[A-Za-z][^\t\r\n:#]*|[0-9]{4}-[0-9]{2}-[0-9]{2}))? *\r?\n)*)"
+    r"---[ \t]*(?:\r?\n|\Z)"
+)
 _FAST_LINE = re.compile(r"( *)([A-Za-z][A-Za-z0-9_-]*):(?: +([^\r\n]*))?\r?\n")
 _PLAIN_TEXT = re.compile(r"[A-Za-z][^\t:#]*\Z")
 _NON_STRING_FIRST = frozenset("yYnNtTfFoO~<=+-.0123456789")
@@ -264,10 +269,12 @@ def _parse_fast(lines: list[tuple[str, str, str]]) -> Frontmatter | None:
     number = 1
     for lead, key, raw in lines:
         number += 1
-        if key in _NON_STRING_KEYS:
+        if raw.endswith(" "):
+            raw = raw.rstrip(" ")
+        if key in _NON_STRING_KEYS or raw in _NON_STRING_KEYS:
             return None
-        value, code, _reason = _value(raw) if raw else (None, "", "")
-        if code:
+        value: str | None = raw or None
+        if value is not None and value[0] <= "9" and not _calendar_ok(value):
             return None
         if lead:
             if parent is None or (indent and len(lead) != indent):

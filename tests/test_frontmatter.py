@@ -182,3 +182,16 @@ def test_schema_file_is_valid_draft_2020_12():
     with open(os.path.join(ROOT, "schemas", "frontmatter.schema.json"), encoding="utf-8") as f:
         schema = json.load(f)
     jsonschema.Draft202012Validator.check_schema(schema)
+
+
+def summary(fm: frontmatter.Frontmatter):
+    return (fm.present, fm.closed, fm.fields, fm.line_of, [(p.code, p.line, p.message) for p in fm.problems],
+            fm.body_start, fm.body_line, fm.end_line)
+
+
+@settings(max_examples=1500, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(lines, max_size=8), st.booleans(), st.booleans(), st.sampled_from(["body", "", "\n\nx"]))
+def test_fast_path_reads_exactly_like_the_careful_reader(body_lines, crlf, bom, tail):
+    nl = "\r\n" if crlf else "\n"
+    text = ("\ufeff" if bom else "") + nl.join(["---"] + body_lines + ["---", tail])
+    assert summary(parse(text)) == summary(frontmatter._parse_lines(text, 1 if bom else 0))
