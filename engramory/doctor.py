@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import bisect
 import datetime
+import functools
 import gc
 import json
 import math
@@ -385,6 +386,12 @@ PROTOCOL_FIELDS = ("name", "description", "type", "created", "updated")
 CLAUDE_FIELDS = ("name", "description")
 
 
+@functools.lru_cache(maxsize=4)
+def _future_limit(today: datetime.date) -> str:
+    """The last date that is not yet in the future, as ISO text (compared as text)."""
+    return (today + datetime.timedelta(days=FUTURE_SLACK_DAYS)).isoformat()
+
+
 def frontmatter_findings(n: Note, today: datetime.date) -> list[Finding]:
     """Everything wrong with one note's frontmatter, judged by the note's form."""
     fm = n.fm
@@ -473,7 +480,7 @@ def frontmatter_findings(n: Note, today: datetime.date) -> list[Finding]:
         if created and updated and updated < created:
             out.append(Finding("fm-date-order", rel, line_of.get("updated", 1),
                                "updated %s is before created %s: fix whichever is wrong" % (updated, created)))
-        limit = (today + datetime.timedelta(days=FUTURE_SLACK_DAYS)).isoformat()
+        limit = _future_limit(today)
         for key, d in dates.items():
             if d > limit:
                 out.append(Finding("fm-future-date", rel, line_of.get(key, 1),
