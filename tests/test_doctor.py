@@ -652,3 +652,25 @@ def test_batched_scan_equals_one_note_at_a_time(tmp_path):
     alone = [(f.path, f.line, f.code, f.message) for n in notes for f in doctor.scan_note(n)]
     assert together == alone
     assert {code for _, _, code, _ in together} == {"secret", "injection", "hidden-unicode"}
+
+
+def test_pre_commit_hook_runs_the_doctor_on_the_whole_store(tmp_path):
+    import yaml
+
+    with open(os.path.join(ROOT, ".pre-commit-hooks.yaml"), encoding="utf-8") as f:
+        hooks = yaml.safe_load(f)
+    (hook,) = hooks
+    assert hook["id"] == "engramory-doctor" and hook["language"] == "python"
+    assert hook["pass_filenames"] is False and hook["always_run"] is True
+    argv = hook["entry"].split()
+    assert argv[:2] == ["engramory", "doctor"]
+    # pre-commit runs the entry from the repository root: here, a store that is its own repo
+    root = copy_store("clean-protocol", tmp_path)
+    if shutil.which("git"):
+        _git("init", "-q", cwd=root)
+    res = subprocess.run([sys.executable, "-c", "import sys; from engramory.cli import main; "
+                          "raise SystemExit(main(sys.argv[1:]))"] + argv[1:] + ["--strict"],
+                         cwd=root, capture_output=True, text=True, timeout=60,
+                         env=dict(os.environ, PYTHONPATH=ROOT))
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.stdout.startswith("0 errors, 0 warnings, 0 info")
