@@ -351,7 +351,8 @@ def _resolve(store: Store, p: Pointer) -> None:
     # (the walk does not follow symlinked folders, so its paths cannot leave ROOT)
     norm = posixpath.normpath(target)
     note = store.by_rel.get(norm)
-    if note is not None and note.real == note.path and "\\" not in target and not target.startswith("/"):
+    if (note is not None and note.real == note.path and "\\" not in target and ".." not in target
+            and not target.startswith("/")):
         p.path = note.path
         p.rel = norm
         p.exists = p.is_file = True

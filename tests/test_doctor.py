@@ -674,3 +674,14 @@ def test_pre_commit_hook_runs_the_doctor_on_the_whole_store(tmp_path):
                          env=dict(os.environ, PYTHONPATH=ROOT))
     assert res.returncode == 0, res.stdout + res.stderr
     assert res.stdout.startswith("0 errors, 0 warnings, 0 info")
+
+
+def test_pointer_through_a_symlinked_folder_is_resolved_on_disk(tmp_path):
+    root = copy_store("clean-protocol", tmp_path)
+    outside = os.path.join(str(tmp_path), "elsewhere", "deep")
+    os.makedirs(outside)
+    os.symlink(outside, os.path.join(root, "shortcut"))
+    with open(os.path.join(root, "MEMORY.md"), "a", encoding="utf-8") as f:
+        # lexically this is user-terse-replies.md; on disk it leaves the store
+        f.write("- [Sneaky](shortcut/../user-terse-replies.md) \u2014 via a symlink\n")
+    assert triples(findings(root)) == {("pointer-escapes-root", "MEMORY.md", 14)}
