@@ -986,7 +986,7 @@ def render_text(findings: Sequence[Finding], root: str, st: Store) -> str:
            for f in findings]
     c = counts_of(findings)
     live = len(st.live)
-    out.append("%d error%s, %d warning%s, %d info in %d note%s (%d archived), %d index pointer%s: %s" % (
+    out.append("%d error%s, %d warning%s, %d info; checked %d live note%s, %d archived, %d index pointer%s in %s" % (
         c[ERROR], "" if c[ERROR] == 1 else "s", c[WARNING], "" if c[WARNING] == 1 else "s", c[INFO],
         live, "" if live == 1 else "s", len(st.notes) - live, len(st.pointers),
         "" if len(st.pointers) == 1 else "s", root))

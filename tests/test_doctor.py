@@ -196,7 +196,7 @@ def test_templates_pass_with_no_findings_at_all(tmp_path, capsys):
     shutil.copytree(TEMPLATES, dest)
     assert main([dest, "--strict"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("0 errors, 0 warnings, 0 info in 4 notes")
+    assert out.startswith("0 errors, 0 warnings, 0 info; checked 4 live notes, 0 archived")
     st = store.load(dest)
     assert sorted(n.type for n in st.notes) == ["feedback", "project", "reference", "user"]
     assert {n.form for n in st.notes} == {store.PROTOCOL}
@@ -377,7 +377,7 @@ def test_text_output_is_sorted_with_a_summary(tmp_path, capsys):
         "or remove the line" % os.path.join(root, "MEMORY.md"))
     keys = [(ln.split(":")[0], int(ln.split(":")[1])) for ln in body]
     assert keys == sorted(keys)
-    assert summary.startswith("2 errors, 4 warnings, 0 info in 3 notes (1 archived), 8 index pointers")
+    assert summary == "2 errors, 4 warnings, 0 info; checked 3 live notes, 1 archived, 8 index pointers in %s" % root
 
 
 def test_relative_root_prints_relative_paths(tmp_path, capsys, monkeypatch):
