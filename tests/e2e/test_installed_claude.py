@@ -96,8 +96,12 @@ def auto_memory_index(home: Path, project: Path) -> Path:
 
 
 def request_text(result: Result, index: int) -> str:
-    """Everything in one turn request, as JSON text (non-ASCII kept), for `in` checks."""
-    return json.dumps(result.turn_requests()[index].body, ensure_ascii=False)
+    """Everything in the request that asked for script turn `index`, as JSON text
+    (non-ASCII kept), for `in` checks. Picked by turn number, so a retried request cannot
+    shift what the assertions look at."""
+    asked = [r for r in result.turn_requests() if r.turn_index == index]
+    assert asked, f"no request for turn {index}\n{result.describe()}"
+    return json.dumps(asked[-1].body, ensure_ascii=False)
 
 
 def traced(trace: Path) -> Dict[str, List[Dict[str, Any]]]:
