@@ -729,7 +729,28 @@ class _Batch:
 def scan_notes(notes: Sequence[Note]) -> list[Finding]:
     """Secrets (masked), instructions aimed at the agent, and hidden characters, for many
     notes at once. Non-ASCII notes are searched in their NFKC form with hidden characters
-    removed, so look-alike and split-up words are caught too."""
+    removed, so look-alike and split-up words are caught too. ASCII notes are batched
+    apart from the rest: one non-ASCII character would make Python store the whole joined
+    text at two or four bytes per character, and every search over it slower."""
+    plain = [i for i, n in enumerate(notes) if (n.text or "").isascii()]
+    other = [i for i, n in enumerate(notes) if not (n.text or "").isascii()]
+    per_note: list[list[tuple[str, int, str]]] = [[] for _ in notes]
+    for group in (plain, other):
+        if group:
+            for i, items in zip(group, _scan_group([notes[i] for i in group])):
+                per_note[i] = items
+    out: list[Finding] = []
+    for n, items in zip(notes, per_note):
+        counts: dict[str, int] = {}
+        for code, line, message in items:
+            counts[code] = counts.get(code, 0) + 1
+            if counts[code] <= MAX_PER_NOTE:
+                out.append(Finding(code, n.rel, line, message))
+    return out
+
+
+def _scan_group(notes: Sequence[Note]) -> list[list[tuple[str, int, str]]]:
+    """Per note, every content match as (code, line, message), before the per-note cap."""
     texts = [n.text or "" for n in notes]
     ascii_ = [t.isascii() for t in texts]
     lows = [t.lower() if a else _seen(t) for t, a in zip(texts, ascii_)]
@@ -784,14 +805,7 @@ def scan_notes(notes: Sequence[Note]) -> list[Finding]:
     for i, text in enumerate(texts):
         if not ascii_[i]:
             found[i].extend(_hidden(text))
-    out: list[Finding] = []
-    for n, items in zip(notes, found):
-        counts: dict[str, int] = {}
-        for code, line, message in items:
-            counts[code] = counts.get(code, 0) + 1
-            if counts[code] <= MAX_PER_NOTE:
-                out.append(Finding(code, n.rel, line, message))
-    return out
+    return found
 
 
 def _seen(text: str) -> str:
