@@ -422,3 +422,35 @@ def test_guard_predicts_generated_quote_edits(claude: RunClaude, e2e_project: Pa
     assert not out.problems, f"{len(out.problems)} mismatch(es) between the host and the guard:\n" + "\n".join(out.problems)
     # Most generated edits must go through, or the check says little.
     assert len(out.applied) >= 30, out.applied
+
+
+def test_host_refuses_to_write_through_a_symlinked_index(
+    claude: RunClaude, e2e_project: Path, tmp_path: Path
+) -> None:
+    # Measured on 2.1.332: Edit and Write refuse a path that is a symbolic link ("Write to
+    # the link's target path instead"), so a linked index only ever changes through its
+    # real path, which the guard sees as the index.
+    trace = tmp_path / "trace.jsonl"
+    write_json(e2e_project / ".claude" / "settings.json", pretooluse_hook_settings(f'"{sys.executable}" -I -S "{GUARD}"'))
+    store = e2e_project / "store"
+    store.mkdir()
+    target = store / "MEMORY.md"
+    target.write_bytes(b"- [a](a.md)\n")
+    link = e2e_project / "MEMORY.md"
+    link.symlink_to(target)
+    result = claude(
+        [
+            ToolUse("Edit", {"file_path": str(link), "old_string": "- [a]", "new_string": "- [b]"}),
+            ToolUse("Write", {"file_path": str(link), "content": "- [c](c.md)\n"}),
+            ToolUse("Edit", {"file_path": str(target), "old_string": "- [a]", "new_string": "- [d]"}),
+            Text("done"),
+        ],
+        env={"ENGRAMORY_TRACE_FILE": str(trace)},
+    )
+    edit_link, write_link, edit_target = result.tool_results()
+    for refused in (edit_link, write_link):
+        assert refused.is_error and "it is a symbolic link" in refused.text, refused.text
+    assert not edit_target.is_error, edit_target.text
+    assert link.is_symlink() and target.read_bytes() == b"- [d](a.md)\n"
+    # The refusal comes after the PreToolUse hooks: the guard was asked all three times.
+    assert [json.loads(line)["path"] for line in _json_lines(trace)] == [str(link), str(link), str(target)]
