@@ -861,33 +861,37 @@ STOPWORDS = frozenset(
 
 
 def check_duplicates(st: Store, ctx: Context) -> Iterator[Finding]:
-    """Same type and either the same description words (any order, case and punctuation) or
-    the same body text once normalised: hashing keeps this linear in the number of notes."""
-    buckets: dict[tuple[str, str, object], list[Note]] = {}
+    """Same type and either the same description words (any order, case and punctuation,
+    stopwords aside) or the same body text once case and spacing are normalised. Each note
+    gets two text keys and lands in a bucket: linear in the number of notes, never pairwise."""
+    by_desc: dict[str, list[Note]] = {}
+    by_body: dict[str, list[Note]] = {}
+    stop = STOPWORDS
     for n in st.live:
         t = n.type
         if t not in TYPES or n.text is None:
             continue
         desc = n.description
         if desc:
-            words = frozenset(WORD_RE.findall(desc.lower())) - STOPWORDS
+            words = {w for w in WORD_RE.findall(desc.lower()) if w not in stop}
             if len(words) >= 3:
-                buckets.setdefault((t, "the same description words", words), []).append(n)
+                by_desc.setdefault(t + ":" + " ".join(sorted(words)), []).append(n)
         body_words = n.body.lower().split()
         if len(body_words) >= 8:
-            buckets.setdefault((t, "the same body text", " ".join(body_words)), []).append(n)
+            by_body.setdefault(t + ":" + " ".join(body_words), []).append(n)
     reported: set[str] = set()
-    for (t, why, _key), group in buckets.items():
-        if len(group) < 2:
-            continue
-        first = group[0]
-        for n in group[1:]:
-            if n.rel in reported:
+    for why, buckets in (("the same description words", by_desc), ("the same body text", by_body)):
+        for group in buckets.values():
+            if len(group) < 2:
                 continue
-            reported.add(n.rel)
-            yield Finding("near-duplicate", n.rel, 0,
-                          "%s note with %s as %s: if they hold one fact, merge them by hand (the doctor "
-                          "never merges)" % (t, why, first.rel))
+            first = group[0]
+            for n in group[1:]:
+                if n.rel in reported:
+                    continue
+                reported.add(n.rel)
+                yield Finding("near-duplicate", n.rel, 0,
+                              "%s note with %s as %s: if they hold one fact, merge them by hand (the doctor "
+                              "never merges)" % (n.type, why, first.rel))
 
 
 CHECKS: tuple[Callable[[Store, Context], Iterable[Finding]], ...] = (
