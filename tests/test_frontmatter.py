@@ -132,7 +132,7 @@ def test_nesting_is_one_level_with_one_indent():
 
 # -- properties ----------------------------------------------------------------------------
 
-@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(st.text(max_size=300))
 def test_never_crashes_on_any_text(text):
     fm = parse(text)
@@ -166,7 +166,7 @@ lines = st.one_of(
 )
 
 
-@settings(max_examples=1500, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=1000, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(st.lists(lines, max_size=8), st.booleans(), st.booleans())
 def test_accepted_frontmatter_means_the_same_to_yaml(body_lines, crlf, bom):
     block = "\n".join(body_lines)
@@ -189,7 +189,7 @@ def summary(fm: frontmatter.Frontmatter):
             fm.body_start, fm.body_line, fm.end_line)
 
 
-@settings(max_examples=1500, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=800, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(st.lists(lines, max_size=8), st.booleans(), st.booleans(), st.sampled_from(["body", "", "\n\nx"]))
 def test_fast_path_reads_exactly_like_the_careful_reader(body_lines, crlf, bom, tail):
     nl = "\r\n" if crlf else "\n"
