@@ -195,7 +195,7 @@ def check_git(st: Store, ctx: Context) -> Iterator[Finding]:
         yield Finding("store-in-git", ".", 0,
                       "the store is inside the git work tree %s and git does not ignore %d of its "
                       "files (e.g. %s); memories hold machine-local detail: add the store folder to "
-                      "that repository's .gitignore" % (work_tree, len(exposed), exposed[0]))
+                      "that repository's .gitignore" % (work_tree, len(exposed), shown(exposed[0])))
 
 
 def check_walk(st: Store, ctx: Context) -> Iterator[Finding]:
@@ -354,7 +354,7 @@ def check_slugs(st: Store, ctx: Context) -> Iterator[Finding]:
         if len(group) < 2:
             continue
         for n in group:
-            others = ", ".join(o.rel for o in group if o is not n)
+            others = ", ".join(shown(o.rel) for o in group if o is not n)
             yield Finding("slug-duplicate", n.rel, 0,
                           "the slug %s is also used by %s ([[links]] and case-insensitive disks cannot tell "
                           "them apart): rename one, or merge them" % (quote(key, 60), others))
@@ -891,7 +891,7 @@ def check_duplicates(st: Store, ctx: Context) -> Iterator[Finding]:
                 reported.add(n.rel)
                 yield Finding("near-duplicate", n.rel, 0,
                               "%s note with %s as %s: if they hold one fact, merge them by hand (the doctor "
-                              "never merges)" % (n.type, why, first.rel))
+                              "never merges)" % (n.type, why, shown(first.rel)))
 
 
 CHECKS: tuple[Callable[[Store, Context], Iterable[Finding]], ...] = (
@@ -991,12 +991,21 @@ def exit_code(findings: Sequence[Finding], strict: bool = False) -> int:
     return 1 if counts[ERROR] or (strict and counts[WARNING]) else 0
 
 
+def shown(path: str) -> str:
+    """A path as printed: a file name is text from the disk too, so a newline, a control or
+    a bidirectional character in it is escaped instead of breaking or reordering the line."""
+    if path.isprintable():
+        return path
+    return "".join(c if c.isprintable() else "\\u%04x" % ord(c) if ord(c) < 0x10000 else "\\U%08x" % ord(c)
+                   for c in path)
+
+
 def display_path(root: str, rel: str) -> str:
     if rel == ".":
-        return root
+        return shown(root)
     if root in (".", "./", ""):
-        return rel
-    return os.path.join(root, rel)
+        return shown(rel)
+    return shown(os.path.join(root, rel))
 
 
 def render_text(findings: Sequence[Finding], root: str, st: Store) -> str:
@@ -1007,7 +1016,7 @@ def render_text(findings: Sequence[Finding], root: str, st: Store) -> str:
     out.append("%d error%s, %d warning%s, %d info; checked %d live note%s, %d archived, %d index pointer%s in %s" % (
         c[ERROR], "" if c[ERROR] == 1 else "s", c[WARNING], "" if c[WARNING] == 1 else "s", c[INFO],
         live, "" if live == 1 else "s", len(st.notes) - live, len(st.pointers),
-        "" if len(st.pointers) == 1 else "s", root))
+        "" if len(st.pointers) == 1 else "s", shown(root)))
     return "\n".join(out) + "\n"
 
 
@@ -1080,7 +1089,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             continue  # reported as config-invalid findings, with line numbers
         sys.stderr.write("engramory doctor: note: %s\n" % note)
     if args.json:
-        sys.stdout.write(json.dumps(report(findings, st, chosen, args.strict), indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(json.dumps(report(findings, st, chosen, args.strict), indent=2) + "\n")
     else:
         sys.stdout.write(render_text(findings, root, st))
     return exit_code(findings, args.strict)

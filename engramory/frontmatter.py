@@ -161,7 +161,7 @@ def _double_quoted(raw: str) -> tuple[str | None, str]:
             width = _DQ_HEX.get(esc)
             digits = raw[i + 2:i + 2 + width] if width else ""
             if not width or len(digits) != width or not all(c in "0123456789abcdefABCDEF" for c in digits):
-                return None, "unknown escape \\%s in a double-quoted value" % esc
+                return None, "unknown escape %r in a double-quoted value" % ("\\" + esc)
             code = int(digits, 16)
             if code > 0x10FFFF:
                 return None, "escape \\%s%s is not a character" % (esc, digits)

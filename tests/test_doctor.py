@@ -217,6 +217,7 @@ def _token(*parts: str) -> str:
 SECRETS = [
     ("AWS access key", _token("AKIA", "Q3EXAMPLE7Z", "KL2MN")),
     ("GitHub token", _token("ghp_", "a1B2c3D4e5F6g7H8i9J0", "k1L2m3N4o5P6q7R8s9")),
+    ("GitHub fine-grained token", _token("github_pat_", "11ABCDEFG0", "a1b2c3d4e5f6g7h8i9j0", "_k1l2m3n4o5p6q7r8s9t0")),
     ("Slack token", _token("xoxb-", "1234567890-", "abcdefGHIJKL")),
     ("OpenAI/Anthropic-style API key", _token("sk-ant-api03-", "Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0Lz")),
     ("Google API key", _token("AIza", "SyD3x4mpl3K3y-f0r_t3st1ngPurp0s3s", "Ab")),
@@ -685,3 +686,36 @@ def test_pointer_through_a_symlinked_folder_is_resolved_on_disk(tmp_path):
         # lexically this is user-terse-replies.md; on disk it leaves the store
         f.write("- [Sneaky](shortcut/../user-terse-replies.md) \u2014 via a symlink\n")
     assert triples(findings(root)) == {("pointer-escapes-root", "MEMORY.md", 14)}
+
+
+def test_hostile_file_names_cannot_break_the_report(tmp_path, capsys):
+    root = copy_store("clean-protocol", tmp_path)
+    names = ["two\nlines.md", "bidi\u202egnp.md", os.fsdecode(b"latin1-\xe9.md")]
+    for name in names:
+        with open(os.path.join(root, name), "w", encoding="utf-8") as f:
+            f.write("no frontmatter\n")
+    assert main([root]) == 1
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert all(ln.startswith(root) for ln in lines[:-1]) and len(lines) == 2 * len(names) + 1
+    assert "\u202e" not in out and "two\\u000alines.md" in out and "latin1-\\udce9.md" in out
+    code, report = run_json(capsys, root)
+    assert {f["path"] for f in report["findings"]} == set(names)
+
+
+@pytest.mark.parametrize("phrase", [
+    "yesterday", "Tomorrow", "tonight", "this morning", "this week", "last week", "next Friday",
+    "last night", "this coming Monday", "two weeks ago", "3 days ago", "a few days from now", "in two weeks",
+    "the other day", "earlier today",
+])
+def test_relative_dates_found(phrase):
+    text = "Shipped %s, as planned." % phrase
+    spans = doctor.relative_dates(text.lower())
+    assert spans and text[spans[0][0]:spans[-1][1]].lower().endswith(phrase.lower().split()[-1])
+
+
+@pytest.mark.parametrize("text", [
+    "Shipped on 2026-01-15.", "The weekly sync", "nextgen todays", "Lastly, this is fine.", "in the week view",
+])
+def test_relative_dates_not_found(text):
+    assert doctor.relative_dates(text.lower()) == []
