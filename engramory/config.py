@@ -7,9 +7,7 @@ can say so. Imports only `os` (already loaded at interpreter start): hot path.
 
 from __future__ import annotations
 
-import os
-
-from engramory import jsonlite, scope
+from engramory import _fs, jsonlite, scope
 from engramory.scope import CONFIG_NAME, ENV_INDEX_NAME, ENV_INDEX_PATH, INDEX_NAME, find_store_root
 from engramory.size import HARD_BYTES, HARD_LINES, WARN_BYTES, WARN_LINES, Caps
 
@@ -71,7 +69,7 @@ class Settings:
 
 def from_env(env: Mapping[str, str] | None = None) -> Settings:
     if env is None:
-        env = os.environ
+        env = _fs.environ()
     notes: list[str] = []
     caps = Caps()
     for var, attr in ENV_CAPS:
@@ -166,7 +164,7 @@ def validate(obj: Any) -> list[str]:
 
 def load_store_config(root: str) -> StoreConfig:
     """Read and validate `<root>/.engramory.json`. Never raises."""
-    cfg = StoreConfig(os.path.join(root, CONFIG_NAME))
+    cfg = StoreConfig(_fs.join(root, CONFIG_NAME))
     try:
         with open(cfg.path, "rb") as f:
             raw = f.read(CONFIG_MAX_BYTES + 1)
@@ -213,7 +211,7 @@ def in_force(settings: Settings, store: StoreConfig) -> tuple[Caps, list[str]]:
 
 def caps_for(index: str, env: Mapping[str, str] | None = None) -> tuple[Caps, list[str]]:
     """The caps in force for `index`, exactly as the hook computes them, and any notes."""
-    return in_force(from_env(env), load_store_config(os.path.dirname(os.path.realpath(index))))
+    return in_force(from_env(env), load_store_config(_fs.dirname(_fs.realpath(index))))
 
 
 __all__ = ["CONFIG_NAME", "ENV_INDEX_NAME", "ENV_INDEX_PATH", "INDEX_NAME", "find_store_root"]

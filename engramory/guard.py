@@ -9,9 +9,7 @@ approves anything: "allow" is always the host's own decision.
 
 from __future__ import annotations
 
-import os
-
-from engramory import config, edits, scope
+from engramory import _fs, config, edits, scope
 from engramory.size import Caps, count_lines
 
 TYPE_CHECKING = False
@@ -61,8 +59,9 @@ def is_index(path: str, settings: config.Settings) -> bool:
 
 def _read_only_match(path: str, root: str, patterns: list[str]) -> str | None:
     import fnmatch  # only here: fnmatch pulls in re, too slow for every edit
+    import os.path
 
-    rel = os.path.relpath(os.path.realpath(path), os.path.realpath(root)).replace(os.sep, "/")
+    rel = os.path.relpath(_fs.realpath(path), _fs.realpath(root)).replace(_fs.sep, "/")
     if rel.startswith("../"):
         return None
     for pattern in patterns:
@@ -94,7 +93,7 @@ def evaluate(req: edits.Request, env: Mapping[str, str] | None = None) -> Decisi
         store = config.load_store_config(root)
         return _read_only_decision(req, root, store) if store.read_only else None
 
-    root = os.path.dirname(os.path.realpath(req.path))
+    root = _fs.dirname(_fs.realpath(req.path))
     store = config.load_store_config(root)
     if store.read_only:
         ro = _read_only_decision(req, root, store)
@@ -104,7 +103,7 @@ def evaluate(req: edits.Request, env: Mapping[str, str] | None = None) -> Decisi
 
     before: bytes | None
     try:
-        st = os.stat(req.path)
+        st = _fs.stat(req.path)
         if st.st_mode & 0o170000 != 0o100000:  # not S_ISREG (no `stat` import on the hot path)
             # A FIFO would block the read and a device may never end: do not open them.
             return _unverified(req, caps, notes, "it is not a regular file")
@@ -119,7 +118,7 @@ def evaluate(req: edits.Request, env: Mapping[str, str] | None = None) -> Decisi
         return _unverified(req, caps, notes, exc.strerror or exc.__class__.__name__)
 
     after = edits.predict(req, before)
-    trace = (env if env is not None else os.environ).get(TRACE_ENV)
+    trace = (env if env is not None else _fs.environ()).get(TRACE_ENV)
     if trace:
         _trace(trace, req, after)
     if after is None:
@@ -148,7 +147,7 @@ def decide(
     a_lines, a_bytes = count_lines(after), len(after)
     grows_lines = a_lines > caps.hard_lines and a_lines > b_lines
     grows_bytes = a_bytes > caps.hard_bytes and a_bytes > b_bytes
-    name = os.path.basename(path) or path
+    name = _fs.basename(path) or path
     tail = (" " + " ".join(notes)) if notes else ""
     if grows_lines or grows_bytes:
         decision = Decision(DENY, _deny_message(path, tool, before, after, caps) + tail, path)

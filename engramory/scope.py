@@ -3,10 +3,10 @@
 The hook runs on every Edit/Write the host makes, and nearly all of them touch files that
 are none of its business. This module answers "is this an index, or a file in a store with
 a config?" with a few string operations and stat calls, so the hook can leave at once.
-Imports only `os`.
+Imports only `engramory._fs` (no `os`: see there why).
 """
 
-import os
+from engramory import _fs
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -40,26 +40,26 @@ def index_paths(env: "Mapping[str, str]") -> "list[str] | None":
     raw = env.get(ENV_INDEX_PATH, "")
     if not raw.strip():
         return None
-    return [os.path.realpath(os.path.expanduser(p.strip())) for p in raw.split(os.pathsep) if p.strip()]
+    return [_fs.realpath(_fs.expanduser(p.strip())) for p in raw.split(_fs.pathsep) if p.strip()]
 
 
 def is_index(path: str, name: str, paths: "Sequence[str] | None") -> bool:
     """Whether `path` is an index this guard keeps. No file is opened."""
     if paths is not None:
-        return os.path.realpath(path) in paths
-    if os.path.basename(path) == name:
+        return _fs.realpath(path) in paths
+    if _fs.basename(path) == name:
         return True
     # A link named otherwise but pointing at an index is the index: the host writes through it.
-    return os.path.islink(path) and os.path.basename(os.path.realpath(path)) == name
+    return _fs.islink(path) and _fs.basename(_fs.realpath(path)) == name
 
 
 def find_store_root(path: str, limit: int = 64) -> "str | None":
     """The nearest folder at or above `path`'s folder that holds a store config."""
-    d = os.path.dirname(path)
+    d = _fs.dirname(path)
     for _ in range(limit):
-        if os.path.isfile(os.path.join(d, CONFIG_NAME)):
+        if _fs.isfile(_fs.join(d, CONFIG_NAME)):
             return d
-        parent = os.path.dirname(d)
+        parent = _fs.dirname(d)
         if parent == d:
             return None
         d = parent
@@ -70,10 +70,10 @@ def store_root_for(path: str, paths: "Sequence[str] | None") -> "str | None":
     """The store a non-index file belongs to, for its read-only rules: with explicit index
     paths, the folder of the index it sits under; otherwise the nearest config above it."""
     if paths is not None:
-        real = os.path.realpath(path)
+        real = _fs.realpath(path)
         for p in paths:
-            root = os.path.dirname(p)
-            if real.startswith(root + os.sep):
+            root = _fs.dirname(p)
+            if real.startswith(root + _fs.sep):
                 return root
         return None
     return find_store_root(path)
@@ -82,13 +82,13 @@ def store_root_for(path: str, paths: "Sequence[str] | None") -> "str | None":
 def resolve_path(raw: str, cwd: "str | None", roots: "Sequence[str]" = ()) -> str:
     """An absolute path: `~` expanded, a relative one joined to the first base that is set
     (the payload's cwd, then workspace roots, as hosts that send relative paths intend)."""
-    raw = os.path.expanduser(raw)
-    if os.path.isabs(raw):
-        return os.path.normpath(raw)
+    raw = _fs.expanduser(raw)
+    if _fs.isabs(raw):
+        return _fs.normpath(raw)
     for base in (cwd, *roots):
-        if isinstance(base, str) and base and os.path.isabs(base):
-            return os.path.normpath(os.path.join(base, raw))
-    return os.path.abspath(raw)
+        if isinstance(base, str) and base and _fs.isabs(base):
+            return _fs.normpath(_fs.join(base, raw))
+    return _fs.abspath(raw)
 
 
 def raw_path(tool_input: "Any") -> "str | None":

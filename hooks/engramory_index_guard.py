@@ -4,14 +4,29 @@ the memory index past its hard cap; always allow one that shrinks it.
 
 Runs from any copy of the bundle, installed or not, as `python3 -I -S <this file>`: it puts
 the bundle root (the folder above hooks/) on sys.path itself. Exit 0 whatever happens.
+The root is found by string operations first, because importing `os` costs an eighth of
+this process (see engramory/_fs.py); only a link to this file from elsewhere needs it.
 """
 
-import os
 import sys
 
+
+def _bundle_root(resolve: bool) -> str:
+    if resolve or sys.platform == "win32" or "/" not in __file__:
+        import os.path
+
+        return os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    parts = __file__.rsplit("/", 2)
+    return (parts[0] or "/") if len(parts) == 3 else "."
+
+
 try:
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-    from engramory.hosts.claude import main
+    sys.path.insert(0, _bundle_root(False))
+    try:
+        from engramory.hosts.claude import main
+    except ImportError:  # this file is a link from outside the bundle: follow it
+        sys.path[0] = _bundle_root(True)
+        from engramory.hosts.claude import main
 except BaseException as exc:  # noqa: BLE001 - a broken copy must not block the user's edits
     sys.stderr.write("engramory guard: cannot load the bundle, edit allowed: %r\n" % (exc,))
     raise SystemExit(0) from None

@@ -7,10 +7,9 @@ approve anything on the user's behalf. Any failure of our own is a silent exit 0
 with one line on stderr, which Claude Code keeps in its debug log.
 """
 
-import os
 import sys
 
-from engramory import jsonlite, scope
+from engramory import _fs, jsonlite, scope
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -33,7 +32,8 @@ def parse(raw: bytes) -> "dict[str, Any] | None":
 def _roots(payload: "dict[str, Any]") -> "list[str]":
     roots = payload.get("workspace_roots")
     roots = [r for r in roots if isinstance(r, str)] if isinstance(roots, list) else []
-    env_root = os.environ.get("CURSOR_PROJECT_DIR") or os.environ.get("CLAUDE_PROJECT_DIR")
+    environ = _fs.environ()
+    env_root = environ.get("CURSOR_PROJECT_DIR") or environ.get("CLAUDE_PROJECT_DIR")
     if env_root:
         roots.append(env_root)
     return roots
@@ -95,7 +95,7 @@ def _handle_payload(payload: "dict[str, Any] | None", env: "Mapping[str, str] | 
         return ""
     cwd = payload.get("cwd")
     full = scope.resolve_path(path, cwd if isinstance(cwd, str) else None, _roots(payload))
-    if not scope.interesting(full, os.environ if env is None else env):
+    if not scope.interesting(full, _fs.environ() if env is None else env):
         return ""  # the common case: a file no store cares about; nothing more is imported
     req = request_from(payload)
     if req is None:
