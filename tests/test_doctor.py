@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engramory import check, doctor, frontmatter, store
+from engramory import config, doctor, frontmatter, store
 from engramory.doctor import CODES, SCHEMA_CODES, main
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -173,7 +173,7 @@ def test_index_caps_are_the_hooks_caps(tmp_path):
     index = os.path.join(root, "MEMORY.md")
     with open(index, "a", encoding="utf-8") as f:
         f.write("".join("- line %d\n" % i for i in range(181)))
-    caps, _ = check.caps_for(index)
+    caps, _ = config.caps_for(index)
     assert caps.hard_lines == 180
     found = findings(root)
     over = [f for f in found if f.code == "index-over-cap"]
