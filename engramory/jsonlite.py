@@ -1,82 +1,195 @@
-"""JSON in and out without importing `json`.
+"""JSON in and out without importing anything.
 
-`import json` pulls in `re`, `enum` and friends: about 6 ms, half the cost of starting the
-interpreter. The hook runs on every Edit/Write, so it parses with the C scanner that `json`
-itself uses and writes its few flat objects by hand. Anything else uses `json` directly.
+`import json` pulls in `re`, `enum` and friends (about 6 ms, half the cost of starting the
+interpreter), and even its C accelerator `_json` is a shared library to load (0.4 ms). The
+hook runs on every Edit/Write, so it reads its payload with this small parser (str.find does
+the scanning, so long strings cost little) and writes its few flat objects by hand.
+Everything off the hot path uses `json` directly. Tests hold both halves to `json` itself.
 """
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable
-
-_make_scanner: "Any"
-_quote: "Any"
-try:
-    from _json import encode_basestring_ascii as _quote
-    from _json import make_scanner as _make_scanner
-except ImportError:  # pragma: no cover - interpreters without the C accelerator
-    _make_scanner = None
-    _quote = None
-
-
-class _Context:
-    """The attributes the C scanner reads from a JSONDecoder."""
-
-    strict = False
-    object_hook = None
-    object_pairs_hook = None
-    memo: "dict[str, str]"
-
-    def __init__(self) -> None:
-        self.memo = {}
-        self.parse_float: Callable[[str], Any] = float
-        self.parse_int: Callable[[str], Any] = int
-        self.parse_constant: Callable[[str], Any] = _constant
-
-
-def _constant(name: str) -> float:
-    return {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}[name]
-
+    from typing import Any
 
 _WS = " \t\n\r"
+_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def _error(what: str, pos: int) -> ValueError:
+    return ValueError("%s at character %d" % (what, pos))
+
+
+def _skip(s: str, i: int) -> int:
+    n = len(s)
+    while i < n and s[i] in _WS:
+        i += 1
+    return i
+
+
+def _hex4(s: str, i: int) -> int:
+    h = s[i : i + 4]
+    if len(h) != 4 or not all(c in _HEX for c in h):
+        raise _error("bad \\u escape", i)
+    return int(h, 16)
+
+
+def _string(s: str, i: int) -> "tuple[str, int]":
+    """The string whose opening quote is at s[i - 1]; returns (value, index after it)."""
+    chunks = []
+    while True:
+        end = s.find('"', i)
+        if end < 0:
+            raise _error("unterminated string", i)
+        esc = s.find("\\", i, end)
+        if esc < 0:
+            chunks.append(s[i:end])
+            return "".join(chunks), end + 1
+        chunks.append(s[i:esc])
+        c = s[esc + 1 : esc + 2]
+        if c == "u":
+            code = _hex4(s, esc + 2)
+            i = esc + 6
+            if 0xD800 <= code < 0xDC00 and s[i : i + 2] == "\\u":
+                low = _hex4(s, i + 2)
+                if 0xDC00 <= low < 0xE000:
+                    code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                    i += 6
+            chunks.append(chr(code))
+        else:
+            rep = _ESCAPES.get(c)
+            if rep is None:
+                raise _error("bad escape", esc)
+            chunks.append(rep)
+            i = esc + 2
+
+
+def _value(s: str, i: int, depth: int) -> "tuple[Any, int]":
+    i = _skip(s, i)
+    c = s[i : i + 1]
+    if c == '"':
+        return _string(s, i + 1)
+    if c == "{":
+        if depth > 500:
+            raise _error("nested too deeply", i)
+        obj: dict[str, Any] = {}
+        i = _skip(s, i + 1)
+        if s[i : i + 1] == "}":
+            return obj, i + 1
+        while True:
+            if s[i : i + 1] != '"':
+                raise _error("expected a string key", i)
+            key, i = _string(s, i + 1)
+            i = _skip(s, i)
+            if s[i : i + 1] != ":":
+                raise _error("expected ':'", i)
+            obj[key], i = _value(s, i + 1, depth + 1)
+            i = _skip(s, i)
+            c = s[i : i + 1]
+            if c == "}":
+                return obj, i + 1
+            if c != ",":
+                raise _error("expected ',' or '}'", i)
+            i = _skip(s, i + 1)
+    if c == "[":
+        if depth > 500:
+            raise _error("nested too deeply", i)
+        arr: list[Any] = []
+        i = _skip(s, i + 1)
+        if s[i : i + 1] == "]":
+            return arr, i + 1
+        while True:
+            item, i = _value(s, i, depth + 1)
+            arr.append(item)
+            i = _skip(s, i)
+            c = s[i : i + 1]
+            if c == "]":
+                return arr, i + 1
+            if c != ",":
+                raise _error("expected ',' or ']'", i)
+            i += 1
+    for word, val in (("true", True), ("false", False), ("null", None)):
+        if s.startswith(word, i):
+            return val, i + len(word)
+    return _number(s, i)
+
+
+def _digits(s: str, j: int) -> int:
+    n = len(s)
+    while j < n and "0" <= s[j] <= "9":
+        j += 1
+    return j
+
+
+def _number(s: str, i: int) -> "tuple[Any, int]":
+    """-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? exactly, as JSON has it."""
+    j = i + 1 if s.startswith("-", i) else i
+    c = s[j : j + 1]
+    if c == "0":
+        j += 1
+    elif "1" <= c <= "9":
+        j = _digits(s, j + 1)
+    else:
+        raise _error("expected a value", i)
+    is_float = False
+    if s.startswith(".", j):
+        k = _digits(s, j + 1)
+        if k == j + 1:
+            raise _error("bad number", i)
+        j, is_float = k, True
+    if s[j : j + 1] in ("e", "E"):
+        j += 1
+        if s[j : j + 1] in ("+", "-"):
+            j += 1
+        k = _digits(s, j)
+        if k == j:
+            raise _error("bad number", i)
+        j, is_float = k, True
+    token = s[i:j]
+    try:
+        return (float(token) if is_float else int(token)), j
+    except ValueError:  # an integer too long for int()
+        raise _error("bad number", i) from None
 
 
 def loads(text: str) -> "Any":
     """Parse one JSON document. Raises ValueError on anything that is not exactly one."""
-    if _make_scanner is None:  # pragma: no cover
-        import json
-
-        return json.loads(text)
-    scan = _make_scanner(_Context())
-    n = len(text)
-    start = 0
-    while start < n and text[start] in _WS:
-        start += 1
     try:
-        value, end = scan(text, start)
-    except StopIteration as exc:
-        raise ValueError("not JSON at character %d" % exc.value) from None
-    except (RecursionError, MemoryError):
+        value, end = _value(text, 0, 0)
+    except RecursionError:
         raise ValueError("JSON nested too deeply") from None
-    except Exception:  # noqa: BLE001 - see the comment below
-        # Without json.decoder loaded, the C scanner reports some syntax errors as a
-        # SystemError (it looks the exception class up in sys.modules only).
-        raise ValueError("malformed JSON") from None
-    while end < n and text[end] in _WS:
-        end += 1
-    if end != n:
-        raise ValueError("extra data after JSON at character %d" % end)
+    end = _skip(text, end)
+    if end != len(text):
+        raise _error("extra data after JSON", end)
     return value
+
+
+_QUOTE = {i: "\\u%04x" % i for i in [*range(0x20), 0x7F]}
+_QUOTE.update({0x22: '\\"', 0x5C: "\\\\", 0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t", 0x08: "\\b", 0x0C: "\\f"})
+
+
+def _quote(s: str) -> str:
+    """A JSON string literal in ASCII, as json.dumps(s) writes it."""
+    s = s.translate(_QUOTE)
+    if not s.isascii():
+        out = []
+        for ch in s:
+            o = ord(ch)
+            if o < 0x80:
+                out.append(ch)
+            elif o < 0x10000:
+                out.append("\\u%04x" % o)
+            else:
+                o -= 0x10000
+                out.append("\\u%04x\\u%04x" % (0xD800 + (o >> 10), 0xDC00 + (o & 0x3FF)))
+        s = "".join(out)
+    return '"' + s + '"'
 
 
 def dumps(value: "Any") -> str:
     """ASCII-only JSON for dicts, lists, strings, ints, bools and None."""
-    if _quote is None:  # pragma: no cover
-        import json
-
-        return json.dumps(value, ensure_ascii=True)
     if isinstance(value, str):
-        return str(_quote(value))
+        return _quote(value)
     if value is True:
         return "true"
     if value is False:
