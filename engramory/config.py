@@ -5,8 +5,6 @@ guard off: it falls back to the layer below, and the reason is kept in `notes` s
 can say so. Imports only `os` (already loaded at interpreter start): hot path.
 """
 
-from __future__ import annotations
-
 from engramory import _fs, jsonlite, scope
 from engramory.scope import CONFIG_NAME, ENV_INDEX_NAME, ENV_INDEX_PATH, INDEX_NAME, find_store_root
 from engramory.size import HARD_BYTES, HARD_LINES, WARN_BYTES, WARN_LINES, Caps
@@ -44,7 +42,7 @@ DEFAULTS = {
 }
 
 
-def positive_int(text: str) -> int | None:
+def positive_int(text: str) -> "int | None":
     """A positive decimal integer, or None. Underscores and signs are not accepted."""
     text = text.strip()
     if not text or not text.isdigit() or not text.isascii():
@@ -59,7 +57,7 @@ class Settings:
     __slots__ = ("caps", "index_name", "index_paths", "notes")
 
     def __init__(
-        self, caps: Caps, index_name: str, index_paths: list[str] | None, notes: list[str]
+        self, caps: "Caps", index_name: str, index_paths: "list[str] | None", notes: "list[str]"
     ) -> None:
         self.caps = caps
         self.index_name = index_name
@@ -67,7 +65,7 @@ class Settings:
         self.notes = notes
 
 
-def from_env(env: Mapping[str, str] | None = None) -> Settings:
+def from_env(env: "Mapping[str, str] | None" = None) -> "Settings":
     if env is None:
         env = _fs.environ()
     notes: list[str] = []
@@ -107,7 +105,7 @@ class StoreConfig:
     def usable(self) -> bool:
         return self.exists and not self.errors
 
-    def caps(self, base: Caps) -> Caps:
+    def caps(self, base: "Caps") -> "Caps":
         caps = Caps(base.warn_lines, base.warn_bytes, base.hard_lines, base.hard_bytes)
         if self.usable:
             for key, attr in CONFIG_CAPS:
@@ -122,7 +120,7 @@ class StoreConfig:
         return NOTE_MAX_BYTES
 
     @property
-    def read_only(self) -> list[str]:
+    def read_only(self) -> "list[str]":
         return list(self.data.get("readOnly", ())) if self.usable else []
 
     def problem(self) -> str:
@@ -133,7 +131,7 @@ class StoreConfig:
         )
 
 
-def validate(obj: Any) -> list[str]:
+def validate(obj: "Any") -> "list[str]":
     """Every reason `obj` is not a valid store config (empty when it is)."""
     if not isinstance(obj, dict):
         return ["the top level must be a JSON object, not %s" % type(obj).__name__]
@@ -162,7 +160,7 @@ def validate(obj: Any) -> list[str]:
     return errors
 
 
-def load_store_config(root: str) -> StoreConfig:
+def load_store_config(root: str) -> "StoreConfig":
     """Read and validate `<root>/.engramory.json`. Never raises."""
     cfg = StoreConfig(_fs.join(root, CONFIG_NAME))
     try:
@@ -200,7 +198,7 @@ def load_store_config(root: str) -> StoreConfig:
 
 
 
-def in_force(settings: Settings, store: StoreConfig) -> tuple[Caps, list[str]]:
+def in_force(settings: "Settings", store: "StoreConfig") -> "tuple[Caps, list[str]]":
     """The caps in force for a store's index and the notes to pass on: the store's file over
     the environment over the defaults; an unusable store file is ignored, and said so."""
     notes = list(settings.notes)
@@ -209,7 +207,7 @@ def in_force(settings: Settings, store: StoreConfig) -> tuple[Caps, list[str]]:
     return store.caps(settings.caps), notes
 
 
-def caps_for(index: str, env: Mapping[str, str] | None = None) -> tuple[Caps, list[str]]:
+def caps_for(index: str, env: "Mapping[str, str] | None" = None) -> "tuple[Caps, list[str]]":
     """The caps in force for `index`, exactly as the hook computes them, and any notes."""
     return in_force(from_env(env), load_store_config(_fs.dirname(_fs.realpath(index))))
 

@@ -22,8 +22,6 @@ A guard that predicts by plain byte replacement would let a CRLF or curly-quoted
 past its cap, because the host applies edits that a naive guard thinks cannot match.
 """
 
-from __future__ import annotations
-
 from engramory.scope import raw_path, resolve_path
 
 TYPE_CHECKING = False
@@ -66,11 +64,11 @@ class Request:
         return "Request(%r, %r, %r)" % (self.tool, self.path, self.kind)
 
 
-def _str(value: Any) -> str | None:
+def _str(value: "Any") -> "str | None":
     return value if isinstance(value, str) else None
 
 
-def _edit(item: Any) -> tuple[str, str, bool] | None:
+def _edit(item: "Any") -> "tuple[str, str, bool] | None":
     if not isinstance(item, dict):
         return None
     old = _str(item.get("old_string", item.get("oldText", item.get("old_str", item.get("oldStr")))))
@@ -81,11 +79,11 @@ def _edit(item: Any) -> tuple[str, str, bool] | None:
 
 
 def normalise(
-    tool_name: Any,
-    tool_input: Any,
-    cwd: Any = None,
-    roots: Sequence[str] = (),
-) -> Request | None:
+    tool_name: "Any",
+    tool_input: "Any",
+    cwd: "Any" = None,
+    roots: "Sequence[str]" = (),
+) -> "Request | None":
     """A Request from a host's tool name and input, or None when it is not a file change
     this guard understands (which the caller treats as: nothing to say)."""
     if not isinstance(tool_input, dict):
@@ -179,7 +177,7 @@ def _curly_single(text: str) -> str:
     return "".join(out)
 
 
-def find_actual(text: str, old: str) -> str | None:
+def find_actual(text: str, old: str) -> "str | None":
     """The text in the file that `old` matches: itself, or the same with quotes curled."""
     if old in text:
         return old
@@ -219,7 +217,7 @@ def escape_non_ascii(text: str, upper: bool = False) -> str:
     return "".join(out)
 
 
-def apply_edit(text: str, old: str, new: str, replace_all: bool) -> str | None:
+def apply_edit(text: str, old: str, new: str, replace_all: bool) -> "str | None":
     """`text` after one edit, or None when the host would refuse it."""
     if old == "" or old == new:
         return None
@@ -255,7 +253,7 @@ def encode(text: str) -> bytes:
         return fixed.encode("utf-8")
 
 
-def decode(raw: bytes) -> tuple[str, str]:
+def decode(raw: bytes) -> "tuple[str, str]":
     """(text, encoding) as the host reads an existing file. Measured: UTF-8 (a BOM is dropped
     from the text and kept on disk) and UTF-16LE behind its BOM are edited; Claude Code
     refuses to touch UTF-16BE, a NUL byte in the first 8 KB, or bytes that are not valid
@@ -286,7 +284,7 @@ def _crlf_text(text: str) -> bool:
     return crlf > text.count("\n") - crlf
 
 
-def predict(req: Request, before: bytes | None) -> bytes | None:
+def predict(req: "Request", before: "bytes | None") -> "bytes | None":
     """The bytes the file will hold after `req`, or None when the host refuses the change.
     `before` is the file on disk now (None: it does not exist)."""
     if req.kind == WRITE:

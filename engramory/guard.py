@@ -7,8 +7,6 @@ that leave the index over the hard cap, or over the warn cap, get a nudge. The g
 approves anything: "allow" is always the host's own decision.
 """
 
-from __future__ import annotations
-
 from engramory import _fs, config, edits, scope
 from engramory.size import Caps, count_lines
 
@@ -52,12 +50,12 @@ def _n(value: int) -> str:
     return "{:,}".format(value)
 
 
-def is_index(path: str, settings: config.Settings) -> bool:
+def is_index(path: str, settings: "config.Settings") -> bool:
     """Whether `path` is an index this guard keeps. Cheap: no file is opened."""
     return scope.is_index(path, settings.index_name, settings.index_paths)
 
 
-def _read_only_match(path: str, root: str, patterns: list[str]) -> str | None:
+def _read_only_match(path: str, root: str, patterns: "list[str]") -> "str | None":
     import fnmatch  # only here: fnmatch pulls in re, too slow for every edit
     import os.path
 
@@ -70,7 +68,7 @@ def _read_only_match(path: str, root: str, patterns: list[str]) -> str | None:
     return None
 
 
-def _read_only_decision(req: edits.Request, root: str, store: config.StoreConfig) -> Decision | None:
+def _read_only_decision(req: "edits.Request", root: str, store: "config.StoreConfig") -> "Decision | None":
     pattern = _read_only_match(req.path, root, store.read_only)
     if pattern is None:
         return None
@@ -83,7 +81,7 @@ def _read_only_decision(req: edits.Request, root: str, store: config.StoreConfig
     )
 
 
-def evaluate(req: edits.Request, env: Mapping[str, str] | None = None) -> Decision | None:
+def evaluate(req: "edits.Request", env: "Mapping[str, str] | None" = None) -> "Decision | None":
     """Decide on one file change. None means: say nothing, let the host proceed."""
     settings = config.from_env(env)
     if not is_index(req.path, settings):
@@ -126,7 +124,7 @@ def evaluate(req: edits.Request, env: Mapping[str, str] | None = None) -> Decisi
     return decide(req.path, req.tool, before or b"", after, caps, notes)
 
 
-def _trace(target: str, req: edits.Request, after: bytes | None) -> None:
+def _trace(target: str, req: "edits.Request", after: "bytes | None") -> None:
     from engramory import jsonlite
 
     line = jsonlite.dumps(
@@ -140,8 +138,8 @@ def _trace(target: str, req: edits.Request, after: bytes | None) -> None:
 
 
 def decide(
-    path: str, tool: str, before: bytes, after: bytes, caps: Caps, notes: list[str] | None = None
-) -> Decision | None:
+    path: str, tool: str, before: bytes, after: bytes, caps: "Caps", notes: "list[str] | None" = None
+) -> "Decision | None":
     """The rule itself, on the bytes before and after."""
     b_lines, b_bytes = count_lines(before), len(before)
     a_lines, a_bytes = count_lines(after), len(after)
@@ -182,7 +180,7 @@ def decide(
     return decision
 
 
-def _unverified(req: edits.Request, caps: Caps, notes: list[str], why: str) -> Decision:
+def _unverified(req: "edits.Request", caps: "Caps", notes: "list[str]", why: str) -> "Decision":
     tail = (" " + " ".join(notes)) if notes else ""
     d = Decision(
         NUDGE,
@@ -195,7 +193,7 @@ def _unverified(req: edits.Request, caps: Caps, notes: list[str], why: str) -> D
     return d
 
 
-def _deny_message(path: str, tool: str, before: bytes, after: bytes, caps: Caps) -> str:
+def _deny_message(path: str, tool: str, before: bytes, after: bytes, caps: "Caps") -> str:
     from engramory.excerpt import quote
     from engramory.size import lines_outside_window
 

@@ -4,8 +4,6 @@ Every count in the project goes through `count_lines` and `len(bytes)`: the hook
 `doctor` and every host shim. Imports nothing: this module sits on the hook's hot path.
 """
 
-from __future__ import annotations
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -55,7 +53,7 @@ class Caps:
     def __repr__(self) -> str:
         return "Caps(%r)" % (self.as_dict(),)
 
-    def as_dict(self) -> dict[str, int]:
+    def as_dict(self) -> "dict[str, int]":
         return {
             "warn_lines": self.warn_lines,
             "warn_bytes": self.warn_bytes,
@@ -64,7 +62,7 @@ class Caps:
         }
 
 
-def verdict(lines: int | None, nbytes: int, caps: Caps) -> str:
+def verdict(lines: "int | None", nbytes: int, caps: "Caps") -> str:
     """OK, WARN or OVER for an index of this size. `lines` may be None when only the
     byte size is known (a file too large to read); bytes alone then decide."""
     if nbytes > caps.hard_bytes or (lines is not None and lines > caps.hard_lines):
@@ -74,7 +72,7 @@ def verdict(lines: int | None, nbytes: int, caps: Caps) -> str:
     return OK
 
 
-def loaded_length(data: bytes, caps: Caps) -> int:
+def loaded_length(data: bytes, caps: "Caps") -> int:
     """How many leading bytes of `data` fall inside the load window: the first
     `hard_lines` lines, cut back to the last newline at or before `hard_bytes`."""
     end = len(data)
@@ -89,7 +87,7 @@ def loaded_length(data: bytes, caps: Caps) -> int:
     return end
 
 
-def lines_outside_window(data: bytes, caps: Caps) -> Iterator[tuple[int, bytes]]:
+def lines_outside_window(data: bytes, caps: "Caps") -> "Iterator[tuple[int, bytes]]":
     """(1-based line number, line) for each non-blank line the host would not load."""
     start = loaded_length(data, caps)
     if start >= len(data):
