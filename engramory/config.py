@@ -5,7 +5,7 @@ guard off: it falls back to the layer below, and the reason is kept in `notes` s
 can say so. Imports only `os` (already loaded at interpreter start): hot path.
 """
 
-from engramory import _fs, jsonlite, scope
+from engramory import jsonlite, scope
 from engramory.scope import CONFIG_NAME, ENV_INDEX_NAME, ENV_INDEX_PATH, INDEX_NAME, find_store_root
 from engramory.size import HARD_BYTES, HARD_LINES, WARN_BYTES, WARN_LINES, Caps
 
@@ -67,7 +67,7 @@ class Settings:
 
 def from_env(env: "Mapping[str, str] | None" = None) -> "Settings":
     if env is None:
-        env = _fs.environ()
+        env = scope.environ()
     notes: list[str] = []
     caps = Caps()
     for var, attr in ENV_CAPS:
@@ -162,7 +162,7 @@ def validate(obj: "Any") -> "list[str]":
 
 def load_store_config(root: str) -> "StoreConfig":
     """Read and validate `<root>/.engramory.json`. Never raises."""
-    cfg = StoreConfig(_fs.join(root, CONFIG_NAME))
+    cfg = StoreConfig(scope.join(root, CONFIG_NAME))
     try:
         with open(cfg.path, "rb") as f:
             raw = f.read(CONFIG_MAX_BYTES + 1)
@@ -209,7 +209,7 @@ def in_force(settings: "Settings", store: "StoreConfig") -> "tuple[Caps, list[st
 
 def caps_for(index: str, env: "Mapping[str, str] | None" = None) -> "tuple[Caps, list[str]]":
     """The caps in force for `index`, exactly as the hook computes them, and any notes."""
-    return in_force(from_env(env), load_store_config(_fs.dirname(_fs.realpath(index))))
+    return in_force(from_env(env), load_store_config(scope.dirname(scope.realpath(index))))
 
 
 __all__ = ["CONFIG_NAME", "ENV_INDEX_NAME", "ENV_INDEX_PATH", "INDEX_NAME", "find_store_root"]

@@ -7,7 +7,7 @@ that leave the index over the hard cap, or over the warn cap, get a nudge. The g
 approves anything: "allow" is always the host's own decision.
 """
 
-from engramory import _fs, config, edits, scope
+from engramory import config, edits, scope
 from engramory.size import Caps, count_lines
 
 TYPE_CHECKING = False
@@ -59,7 +59,7 @@ def _read_only_match(path: str, root: str, patterns: "list[str]") -> "str | None
     import fnmatch  # only here: fnmatch pulls in re, too slow for every edit
     import os.path
 
-    rel = os.path.relpath(_fs.realpath(path), _fs.realpath(root)).replace(_fs.sep, "/")
+    rel = os.path.relpath(scope.realpath(path), scope.realpath(root)).replace(scope.sep, "/")
     if rel.startswith("../"):
         return None
     for pattern in patterns:
@@ -91,7 +91,7 @@ def evaluate(req: "edits.Request", env: "Mapping[str, str] | None" = None) -> "D
         store = config.load_store_config(root)
         return _read_only_decision(req, root, store) if store.read_only else None
 
-    root = _fs.dirname(_fs.realpath(req.path))
+    root = scope.dirname(scope.realpath(req.path))
     store = config.load_store_config(root)
     if store.read_only:
         ro = _read_only_decision(req, root, store)
@@ -101,7 +101,7 @@ def evaluate(req: "edits.Request", env: "Mapping[str, str] | None" = None) -> "D
 
     before: bytes | None
     try:
-        st = _fs.stat(req.path)
+        st = scope.stat(req.path)
         if st.st_mode & 0o170000 != 0o100000:  # not S_ISREG (no `stat` import on the hot path)
             # A FIFO would block the read and a device may never end: do not open them.
             return _unverified(req, caps, notes, "it is not a regular file")
@@ -116,7 +116,7 @@ def evaluate(req: "edits.Request", env: "Mapping[str, str] | None" = None) -> "D
         return _unverified(req, caps, notes, exc.strerror or exc.__class__.__name__)
 
     after = edits.predict(req, before)
-    trace = (env if env is not None else _fs.environ()).get(TRACE_ENV)
+    trace = (env if env is not None else scope.environ()).get(TRACE_ENV)
     if trace:
         _trace(trace, req, after)
     if after is None:
@@ -145,7 +145,7 @@ def decide(
     a_lines, a_bytes = count_lines(after), len(after)
     grows_lines = a_lines > caps.hard_lines and a_lines > b_lines
     grows_bytes = a_bytes > caps.hard_bytes and a_bytes > b_bytes
-    name = _fs.basename(path) or path
+    name = scope.basename(path) or path
     tail = (" " + " ".join(notes)) if notes else ""
     if grows_lines or grows_bytes:
         decision = Decision(DENY, _deny_message(path, tool, before, after, caps) + tail, path)

@@ -286,7 +286,7 @@ def test_a_file_no_store_cares_about_imports_only_what_it_needs(
     out, loaded = eval(proc.stdout.decode())  # a tuple literal printed by the child
     assert out == ("{}", "", 0)
     ours = {m for m in loaded if m.startswith("engramory")}
-    assert ours <= {"engramory", "engramory._fs", "engramory.hosts", "engramory.hosts.cursor", "engramory.jsonlite",
+    assert ours <= {"engramory", "engramory.hosts", "engramory.hosts.cursor", "engramory.jsonlite",
                     "engramory.scope", "engramory.edits"}
     assert not {"json", "re", "enum", "fnmatch", "pathlib"} & set(loaded), loaded
 

@@ -1,4 +1,4 @@
-"""engramory._fs must agree with os.path wherever the hot path uses it instead."""
+"""engramory.scope's path layer must agree with os.path wherever the hot path uses it instead."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engramory import _fs
+from engramory import scope as _fs
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="_fs is os.path itself on Windows")
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the path layer is os.path itself on Windows")
 
 paths = st.lists(st.sampled_from(["", ".", "..", "a", "b", "~", "x y", "\u00e9", "/"]), max_size=6).map("/".join)
 
@@ -67,7 +67,7 @@ def test_environ_without_os_matches_os_environ() -> None:
 
     root = Path(__file__).resolve().parent.parent
     code = (
-        "import sys; sys.path.insert(0, %r); from engramory import _fs; e = dict(_fs.environ());"
+        "import sys; sys.path.insert(0, %r); from engramory import scope; e = dict(scope.environ());"
         "assert 'os' not in sys.modules; import os; print(e == dict(os.environ))" % str(root)
     )
     env = {"PATH": "/usr/bin", "ODD": "caf\u00e9", "EMPTY": ""}

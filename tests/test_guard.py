@@ -402,7 +402,7 @@ def test_ignored_path_imports_only_what_it_needs(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-I", "-S", "-c", code], input=raw, capture_output=True, check=True)
     loaded = eval(proc.stdout.decode())  # a list literal printed by the child
     ours = {m for m in loaded if m.startswith("engramory")}
-    assert ours == {"engramory", "engramory._fs", "engramory.hosts", "engramory.hosts.claude", "engramory.jsonlite",
+    assert ours == {"engramory", "engramory.hosts", "engramory.hosts.claude", "engramory.jsonlite",
                     "engramory.scope"}
     heavy = {"os", "json", "re", "enum", "typing", "dataclasses", "fnmatch", "pathlib", "__future__"}
     assert not heavy & set(loaded), loaded

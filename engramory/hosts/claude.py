@@ -9,7 +9,7 @@ with one line on stderr, which Claude Code keeps in its debug log.
 
 import sys
 
-from engramory import _fs, jsonlite, scope
+from engramory import jsonlite, scope
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ def parse(raw: bytes) -> "dict[str, Any] | None":
 def _roots(payload: "dict[str, Any]") -> "list[str]":
     roots = payload.get("workspace_roots")
     roots = [r for r in roots if isinstance(r, str)] if isinstance(roots, list) else []
-    environ = _fs.environ()
+    environ = scope.environ()
     env_root = environ.get("CURSOR_PROJECT_DIR") or environ.get("CLAUDE_PROJECT_DIR")
     if env_root:
         roots.append(env_root)
@@ -95,7 +95,7 @@ def _handle_payload(payload: "dict[str, Any] | None", env: "Mapping[str, str] | 
         return ""
     cwd = payload.get("cwd")
     full = scope.resolve_path(path, cwd if isinstance(cwd, str) else None, _roots(payload))
-    if not scope.interesting(full, _fs.environ() if env is None else env):
+    if not scope.interesting(full, scope.environ() if env is None else env):
         return ""  # the common case: a file no store cares about; nothing more is imported
     req = request_from(payload)
     if req is None:
