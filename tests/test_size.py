@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from engramory.size import OK, OVER, WARN, Caps, count_lines, loaded_length, lines_outside_window, verdict
+from engramory.size import OK, OVER, WARN, Caps, count_lines, lines_outside_window, loaded_length, verdict
 
 
 @pytest.mark.parametrize(
