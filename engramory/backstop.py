@@ -22,6 +22,12 @@ import os
 import sys
 
 from engramory import config, jsonlite
+from engramory.automemory import (  # noqa: F401 - part of this module's interface
+    auto_memory_index,
+    claude_config_dir,
+    project_candidates,
+    sanitize_project_path,
+)
 from engramory.size import OK, OVER, Caps, count_lines, verdict
 
 TYPE_CHECKING = False
@@ -36,104 +42,6 @@ READ_LIMIT = 64 << 20  # same as the guard's: past this an index is judged by it
 SHOW_OUTSIDE = 3
 STATE_MAX_BYTES = 1 << 16
 STATE_MAX_AGE = 7 * 24 * 3600  # state files of sessions idle this long are pruned at start
-PROJECT_NAME_MAX = 200  # the host cuts longer project folder names and appends a hash
-
-
-# -- where the indexes are ---------------------------------------------------------------
-
-
-def claude_config_dir(env: Mapping[str, str] | None = None) -> str:
-    """`$CLAUDE_CONFIG_DIR`, else `~/.claude`: where Claude Code keeps user settings,
-    skills and per-project data."""
-    if env is None:
-        env = os.environ
-    configured = env.get("CLAUDE_CONFIG_DIR", "").strip()
-    if configured:
-        return os.path.abspath(os.path.expanduser(configured))
-    home = env.get("HOME") or os.path.expanduser("~")
-    return os.path.join(home, ".claude")
-
-
-def sanitize_project_path(path: str) -> str:
-    """The folder name Claude Code gives a project under `<config>/projects/`: every UTF-16
-    code unit of the absolute project path that is not an ASCII letter or digit becomes '-'
-    (`/home/u/my.proj` -> `-home-u-my-proj`); a name past 200 characters is cut there and
-    `-<base-36 hash of the path>` appended. Read from the 2.1.332 CLI and measured on it for
-    '/', '.', '_' and spaces. engramory.doctor has the same rule; this copy exists because
-    importing the doctor costs the hot path over 100 ms (keep the two equal: a test does)."""
-    units = path.encode("utf-16-le", "surrogatepass")
-    out = []
-    h = 0
-    for i in range(0, len(units), 2):
-        code = units[i] | (units[i + 1] << 8)
-        h = (h * 31 + code) & 0xFFFFFFFF  # JavaScript's 32-bit string hash
-        out.append(chr(code) if code < 128 and chr(code).isalnum() else "-")
-    name = "".join(out)
-    if len(name) <= PROJECT_NAME_MAX:
-        return name
-    if h >= 0x80000000:
-        h = 0x100000000 - h  # Math.abs of the signed value
-    digits = ""
-    while True:
-        h, r = divmod(h, 36)
-        digits = "0123456789abcdefghijklmnopqrstuvwxyz"[r] + digits
-        if not h:
-            break
-    return name[:PROJECT_NAME_MAX] + "-" + digits
-
-
-def _git_roots(path: str, limit: int = 64) -> list[str]:
-    """The work tree holding `path` (nearest folder with a `.git` entry) and, for a linked
-    worktree, its main repository's folder first: auto memory is shared by a repository's
-    worktrees and subfolders. Plain stats and one small read, no git process."""
-    d = path
-    for _ in range(limit):
-        dotgit = os.path.join(d, ".git")
-        if os.path.isdir(dotgit):
-            return [d]
-        if os.path.isfile(dotgit):
-            try:
-                with open(dotgit, "rb") as f:
-                    line = f.read(4096).decode("utf-8", "replace").strip()
-            except OSError:
-                return [d]
-            gitdir = line[len("gitdir:"):].strip() if line.startswith("gitdir:") else ""
-            if gitdir and not os.path.isabs(gitdir):
-                gitdir = os.path.normpath(os.path.join(d, gitdir))
-            marker = os.sep + os.path.join(".git", "worktrees") + os.sep
-            cut = gitdir.find(marker)
-            return [gitdir[:cut], d] if cut > 0 else [d]
-        parent = os.path.dirname(d)
-        if parent == d:
-            return []
-        d = parent
-    return []
-
-
-def project_candidates(payload: Mapping[str, Any], env: Mapping[str, str]) -> list[str]:
-    """Absolute project paths this session may be keyed under: the git root of the project
-    (auto memory is shared by a repository's worktrees and subfolders), the session's start
-    folder (CLAUDE_PROJECT_DIR) and the hook's cwd. Duplicates removed, order kept."""
-    seen: list[str] = []
-    raw = [env.get("CLAUDE_PROJECT_DIR"), payload.get("cwd")]
-    for p in raw:
-        if not isinstance(p, str) or not p.strip() or not os.path.isabs(p):
-            continue
-        p = os.path.normpath(p)
-        for candidate in _git_roots(p) + [p]:
-            if candidate not in seen:
-                seen.append(candidate)
-    return seen
-
-
-def auto_memory_index(project: str, env: Mapping[str, str]) -> str | None:
-    """`<config>/projects/<sanitized project>/memory/<index name>`, or None when an explicit
-    folder name (CLAUDE_CODE_PROJECT_DIR_NAME) is not a plain name."""
-    name = env.get("CLAUDE_CODE_PROJECT_DIR_NAME", "").strip() or sanitize_project_path(project)
-    if "/" in name or "\\" in name or name in (".", ".."):
-        return None
-    index_name = config.from_env(env).index_name
-    return os.path.join(claude_config_dir(env), "projects", name, "memory", index_name)
 
 
 def known_indexes(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) -> list[str]:

@@ -30,8 +30,9 @@ import subprocess
 import sys
 import unicodedata
 
-from engramory import config, frontmatter
+from engramory import automemory, config, frontmatter
 from engramory import store as store_mod
+from engramory.automemory import sanitize_project_path  # noqa: F401 - part of this module's interface
 from engramory.cliutil import Parser
 from engramory.excerpt import quote
 from engramory.size import OVER, WARN, count_lines, lines_outside_window, verdict
@@ -932,49 +933,12 @@ def audit(root: str, ctx: Context | None = None, skip: Iterable[str] = ()) -> tu
 
 # -- where the store is ------------------------------------------------------------------------
 
-def sanitize_project_path(path: str) -> str:
-    """Claude Code's folder name for a project path: every UTF-16 code unit that is not an
-    ASCII letter or digit becomes '-'; past 200 characters the name is cut and a base-36
-    hash of the path is appended (read from the CLI's own code, 2.1.332)."""
-    units = path.encode("utf-16-le")
-    out = []
-    h = 0
-    for i in range(0, len(units), 2):
-        code = units[i] | (units[i + 1] << 8)
-        h = (h * 31 + code) & 0xFFFFFFFF
-        ch = chr(code) if code < 128 else ""
-        out.append(ch if ch and ch.isascii() and ch.isalnum() else "-")
-    name = "".join(out)
-    if len(name) <= 200:
-        return name
-    if h >= 0x80000000:
-        h = 0x100000000 - h
-    digits = ""
-    while True:
-        h, r = divmod(h, 36)
-        digits = "0123456789abcdefghijklmnopqrstuvwxyz"[r] + digits
-        if not h:
-            break
-    return name[:200] + "-" + digits
-
-
-def project_path(cwd: str) -> str:
-    """The git work tree's top folder when `cwd` is inside one, else `cwd`."""
-    try:
-        res = subprocess.run(["git", "-C", cwd, "rev-parse", "--show-toplevel"], capture_output=True,
-                             text=True, timeout=20)
-        if res.returncode == 0 and res.stdout.strip():
-            return os.path.abspath(res.stdout.strip())
-    except (OSError, subprocess.SubprocessError):
-        pass
-    return os.path.abspath(cwd)
-
-
 def claude_memory_dir(cwd: str | None = None, env: Mapping[str, str] | None = None) -> str:
-    """The current project's Claude Code auto-memory folder."""
-    env = os.environ if env is None else env
-    base = env.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
-    return os.path.join(base, "projects", sanitize_project_path(project_path(cwd or os.getcwd())), "memory")
+    """The current project's Claude Code auto-memory folder (engramory.automemory's rule)."""
+    found = automemory.memory_dir(cwd or os.getcwd(), env)
+    if found is None:
+        raise ValueError("CLAUDE_CODE_PROJECT_DIR_NAME is not a plain folder name")
+    return found
 
 
 # -- output --------------------------------------------------------------------------------------
@@ -1073,7 +1037,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     chosen = "argument"
     root = args.root
     if root is None:
-        root = claude_memory_dir()
+        try:
+            root = claude_memory_dir()
+        except ValueError as exc:
+            sys.stderr.write("engramory doctor: cannot tell this project's memory folder: %s; pass ROOT\n" % exc)
+            return 2
         chosen = "claude-auto-memory"
         sys.stderr.write("engramory doctor: no ROOT given; checking this project's Claude Code auto memory: %s\n" % root)
     try:

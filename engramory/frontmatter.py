@@ -125,7 +125,18 @@ def is_valid_date(text: str) -> bool:
     return len(text) == 10 and DATE_RE.match(text) is not None and _calendar_ok(text)
 
 
+_CALENDAR: dict[str, bool] = {}
+
+
 def _calendar_ok(text: str) -> bool:
+    # A store repeats the same few hundred dates across thousands of notes: remember them.
+    known = _CALENDAR.get(text)
+    if known is None:
+        known = _CALENDAR[text] = _calendar_check(text)
+    return known
+
+
+def _calendar_check(text: str) -> bool:
     year, month, day = int(text[:4]), int(text[5:7]), int(text[8:10])
     if year < 1 or not 1 <= month <= 12 or day < 1:
         return False

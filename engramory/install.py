@@ -30,7 +30,7 @@ import subprocess
 import sys
 
 from engramory import __version__, fsutil
-from engramory.backstop import claude_config_dir
+from engramory.automemory import claude_config_dir
 from engramory.cliutil import Parser
 
 TYPE_CHECKING = False
