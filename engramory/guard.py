@@ -55,6 +55,20 @@ def is_index(path: str, settings: "config.Settings") -> bool:
     return scope.is_index(path, settings.index_name, settings.index_paths)
 
 
+def read_regular(path: str) -> "bytes | None":
+    """A regular file's bytes, or None when it is missing, not a regular file (a FIFO would
+    block, a device may never end), larger than READ_LIMIT, or unreadable. For adapters that
+    must predict a file other than the one `evaluate` reads (patch sources, Hermes files)."""
+    try:
+        st = scope.stat(path)
+        if st.st_mode & 0o170000 != 0o100000 or st.st_size > READ_LIMIT:
+            return None
+        with open(path, "rb") as f:
+            return f.read()
+    except (OSError, ValueError):
+        return None
+
+
 def _read_only_match(path: str, root: str, patterns: "list[str]") -> "str | None":
     import fnmatch  # only here: fnmatch pulls in re, too slow for every edit
     import os.path

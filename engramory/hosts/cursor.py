@@ -129,18 +129,9 @@ def _patch_requests(
 
 
 def _read(path: str) -> bytes | None:
-    import stat
+    from engramory.guard import read_regular
 
-    from engramory.guard import READ_LIMIT
-
-    try:
-        st = os.stat(path)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > READ_LIMIT:
-            return None
-        with open(path, "rb") as f:
-            return f.read()
-    except OSError:
-        return None
+    return read_regular(path)
 
 
 def _n(value: int) -> str:
