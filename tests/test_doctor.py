@@ -655,6 +655,21 @@ def test_batched_scan_equals_one_note_at_a_time(tmp_path):
     assert {code for _, _, code, _ in together} == {"secret", "injection", "hidden-unicode"}
 
 
+def test_content_scan_in_a_forked_child_finds_the_same(tmp_path, monkeypatch):
+    root = copy_store("secrets", tmp_path)
+    write_leaky_note(root)
+    ctx = doctor.Context(git=False)
+    st = store.load(root)
+    here = [(f.path, f.line, f.code, f.severity, f.message) for f in doctor.run_checks(st, ctx)]
+    monkeypatch.setattr(doctor, "PARALLEL_MIN_NOTES", 1)
+    forks = []
+    real_fork = os.fork
+    monkeypatch.setattr(os, "fork", lambda: forks.append(1) or real_fork())
+    child = [(f.path, f.line, f.code, f.severity, f.message) for f in doctor.run_checks(st, ctx)]
+    assert forks == [1]
+    assert child == here and any(code == "secret" for _, _, code, _, _ in child)
+
+
 def test_pre_commit_hook_runs_the_doctor_on_the_whole_store(tmp_path):
     import yaml
 
