@@ -666,7 +666,7 @@ def plan_skill(target: Target, source: str, files: list[str], link: bool) -> Ski
                 "%s exists but was not installed by engramory (no %s in it); move it away or "
                 "use another --scope, then run this again" % (dest, MANIFEST)
             )
-        old_files = [f for f in old["files"] if isinstance(f, str) and _safe_rel(f)]
+        old_files = [f for f in old["files"] if isinstance(f, str) and safe_rel(f)]
         old_link = old.get("mode") == "link"
         if link and old_link and sorted(old_files) == plan.files and all(
             os.path.islink(os.path.join(dest, n)) and same_path(os.path.join(dest, n), os.path.join(source, n))
@@ -700,7 +700,7 @@ def plan_skill(target: Target, source: str, files: list[str], link: bool) -> Ski
     return plan
 
 
-def _safe_rel(rel: str) -> bool:
+def safe_rel(rel: str) -> bool:
     """A manifest entry we may delete: relative, inside the folder, no '..'."""
     parts = rel.replace("\\", "/").split("/")
     return bool(rel) and not os.path.isabs(rel) and ".." not in parts and "" not in parts
@@ -738,8 +738,8 @@ def apply_skill(plan: SkillPlan, target: Target, source: str) -> None:
     if plan.unlink_first:
         os.unlink(dest)
     if plan.clear_folder:
-        _remove_listed(dest, plan.clear_folder)
-        _prune_empty(dest)
+        remove_listed(dest, plan.clear_folder)
+        prune_empty(dest)
     if plan.mode == "link":
         if plan.link_ok:
             return
@@ -759,8 +759,8 @@ def apply_skill(plan: SkillPlan, target: Target, source: str) -> None:
         with open(src, "rb") as f:
             data = f.read()
         fsutil.write_atomic(os.path.join(dest, rel), data, mode=os.stat(src).st_mode & 0o777)
-    _remove_listed(dest, plan.stale)
-    _prune_empty(dest)
+    remove_listed(dest, plan.stale)
+    prune_empty(dest)
 
 
 def _inside(path: str, folder: str) -> bool:
@@ -768,11 +768,11 @@ def _inside(path: str, folder: str) -> bool:
     return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
 
 
-def _remove_listed(folder: str, rels: Iterable[str]) -> list[str]:
+def remove_listed(folder: str, rels: Iterable[str]) -> list[str]:
     """Delete the listed regular files (or links) under `folder`; return those that went."""
     gone = []
     for rel in rels:
-        if not _safe_rel(rel):
+        if not safe_rel(rel):
             continue
         p = os.path.join(folder, rel)
         if not _inside(os.path.dirname(p), folder):
@@ -789,7 +789,7 @@ def _remove_listed(folder: str, rels: Iterable[str]) -> list[str]:
     return gone
 
 
-def _prune_empty(folder: str) -> None:
+def prune_empty(folder: str) -> None:
     """Remove folders left empty under `folder` (not `folder` itself)."""
     for current, _, _ in sorted(os.walk(folder), key=lambda t: -len(t[0])):
         if current != folder:
@@ -1101,8 +1101,8 @@ def _apply_uninstall(
         os.unlink(dest)
         _drop_settings_record(target.link_manifest, target.settings, delete_when_empty=True)
     elif skill_action == "remove" and manifest is not None:
-        _remove_listed(dest, [f for f in manifest["files"] if isinstance(f, str)] + [MANIFEST])
-        _prune_empty(dest)
+        remove_listed(dest, [f for f in manifest["files"] if isinstance(f, str)] + [MANIFEST])
+        prune_empty(dest)
         try:
             os.rmdir(dest)
         except OSError:

@@ -41,7 +41,9 @@ from engramory.install import (
     canonical,
     hook_command,
     plan_skill,
+    prune_empty,
     read_manifest,
+    remove_listed,
     restore_bytes,
     source_root,
     unified_diff,
@@ -411,7 +413,8 @@ def _uninstall(target: Target, dry_run: bool) -> int:
         os.unlink(dest)
         _unlink_quietly(target.link_manifest)
     elif action == "remove" and manifest is not None:
-        _remove_listed(dest, [f for f in manifest["files"] if isinstance(f, str)] + [MANIFEST])
+        remove_listed(dest, [f for f in manifest["files"] if isinstance(f, str)] + [MANIFEST])
+        prune_empty(dest)
         leftovers = _remaining(dest)
         if not leftovers:
             os.rmdir(dest)
@@ -451,36 +454,6 @@ def _unlink_quietly(path: str) -> None:
         os.unlink(path)
     except OSError:
         pass
-
-
-def _safe_rel(rel: str) -> bool:
-    parts = rel.replace("\\", "/").split("/")
-    return bool(rel) and not os.path.isabs(rel) and ".." not in parts and "" not in parts
-
-
-def _remove_listed(folder: str, rels: list[str]) -> None:
-    """Delete the listed files, the bytecode Python made for them, and folders left empty."""
-    import shutil
-
-    top = os.path.realpath(folder)
-    for rel in rels:
-        if not _safe_rel(rel):
-            continue
-        path = os.path.join(folder, rel)
-        parent = os.path.realpath(os.path.dirname(path))
-        if parent != top and not parent.startswith(top.rstrip(os.sep) + os.sep):
-            continue  # reached through a link (--link): never delete the checkout's own files
-        if os.path.islink(path) or os.path.isfile(path):
-            _unlink_quietly(path)
-        cache = os.path.join(os.path.dirname(path), "__pycache__")
-        if rel.endswith(".py") and os.path.isdir(cache) and not os.path.islink(cache):
-            shutil.rmtree(cache, ignore_errors=True)
-    for current, _, _ in sorted(os.walk(folder), key=lambda t: -len(t[0])):
-        if current != folder:
-            try:
-                os.rmdir(current)
-            except OSError:
-                pass
 
 
 def _remaining(folder: str) -> list[str]:

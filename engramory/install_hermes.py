@@ -34,7 +34,10 @@ from engramory.install import (
     Change,
     SettingsError,
     apply_change,
+    prune_empty,
     read_manifest,
+    remove_listed,
+    safe_rel,
     source_root,
     unified_diff,
 )
@@ -455,33 +458,8 @@ def _plan_files(target: Target, files: list[tuple[str, str]]) -> tuple[list[str]
         elif have != _read(src):
             updated.append(rel)
     wanted = {rel for _, rel in files}
-    stale = [f for f in (manifest or {}).get("files", []) if isinstance(f, str) and f not in wanted and _safe_rel(f)]
+    stale = [f for f in (manifest or {}).get("files", []) if isinstance(f, str) and f not in wanted and safe_rel(f)]
     return new, updated, stale
-
-
-def _safe_rel(rel: str) -> bool:
-    parts = rel.replace("\\", "/").split("/")
-    return bool(rel) and not os.path.isabs(rel) and ".." not in parts and "" not in parts
-
-
-def _remove_files(folder: str, rels: list[str]) -> None:
-    import shutil
-
-    for rel in rels:
-        if not _safe_rel(rel):
-            continue
-        path = os.path.join(folder, rel)
-        if os.path.islink(path) or os.path.isfile(path):
-            os.unlink(path)
-        cache = os.path.join(os.path.dirname(path), "__pycache__")
-        if rel.endswith(".py") and os.path.isdir(cache):
-            shutil.rmtree(cache, ignore_errors=True)
-    for current, _, _ in sorted(os.walk(folder), key=lambda t: -len(t[0])):
-        if current != folder:
-            try:
-                os.rmdir(current)
-            except OSError:
-                pass
 
 
 # -- install / uninstall ------------------------------------------------------------------------
@@ -579,7 +557,8 @@ def _install(target: Target, dry_run: bool) -> int:
                 with open(src, "rb") as f:
                     data = f.read()
                 fsutil.write_atomic(os.path.join(target.plugin_dir, rel), data, mode=os.stat(src).st_mode & 0o777)
-        _remove_files(target.plugin_dir, stale)
+        remove_listed(target.plugin_dir, stale)
+        prune_empty(target.plugin_dir)
     _record(target, files, old_manifest, change)
     saved = apply_change(change)
     if saved:
@@ -653,7 +632,8 @@ def _uninstall(target: Target, dry_run: bool) -> int:
     else:
         saved = apply_change(change)
     if manifest is not None:
-        _remove_files(target.plugin_dir, [f for f in manifest["files"] if isinstance(f, str)] + [MANIFEST])
+        remove_listed(target.plugin_dir, [f for f in manifest["files"] if isinstance(f, str)] + [MANIFEST])
+        prune_empty(target.plugin_dir)
         try:
             os.rmdir(target.plugin_dir)
         except OSError:
