@@ -761,6 +761,22 @@ def apply_skill(plan: SkillPlan, target: Target, source: str) -> None:
         fsutil.write_atomic(os.path.join(dest, rel), data, mode=os.stat(src).st_mode & 0o777)
     remove_listed(dest, plan.stale)
     prune_empty(dest)
+    precompile(dest)
+
+
+def precompile(folder: str) -> None:
+    """Write the bytecode of the copied Python files now, with the interpreter the hooks
+    will run: the guard runs on every edit, and otherwise its first runs compile the package
+    (and every run does, where the folder is not writable at hook time). Best effort."""
+    import compileall
+
+    for sub in ("engramory", "hooks", "tools"):
+        path = os.path.join(folder, sub)
+        if os.path.isdir(path) and not os.path.islink(path):
+            try:
+                compileall.compile_dir(path, quiet=2, workers=1)
+            except Exception:  # noqa: BLE001 - a cache; the hooks compile on their own if need be
+                pass
 
 
 def _inside(path: str, folder: str) -> bool:

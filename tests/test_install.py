@@ -98,7 +98,13 @@ def test_install_user_scope(e: Env, capsys: pytest.CaptureFixture[str]) -> None:
     for name in install.TOP_FILES:
         assert (e.skill / name).is_file() == (ROOT / name).is_file()
     assert not (e.skill / "tests").exists() and not (e.skill / "bench").exists()
-    assert not (e.skill / ".git").exists() and not list(e.skill.rglob("__pycache__"))
+    assert not (e.skill / ".git").exists()
+    # Bytecode: only what install compiled for the copied files, with this interpreter.
+    caches = list(e.skill.rglob("__pycache__"))
+    assert caches and (e.skill / "engramory" / "__pycache__") in caches
+    for pyc in (p for c in caches for p in c.iterdir()):
+        stem, tag, _ = pyc.name.rsplit(".", 2)
+        assert tag == sys.implementation.cache_tag and (pyc.parent.parent / (stem + ".py")).is_file(), pyc
     assert not (e.skill / ".claude-plugin").exists()
     manifest = json.loads((e.skill / install.MANIFEST).read_text())
     assert manifest["installer"] == "engramory" and "engramory/install.py" in manifest["files"]
