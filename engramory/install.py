@@ -779,6 +779,26 @@ def precompile(folder: str) -> None:
                 pass
 
 
+def folder_action_line(
+    label: str, action: str, dest: str, manifest: dict[str, Any] | None, dry_run: bool, others: Sequence[str] = ()
+) -> str:
+    """One report line for what uninstall does to an installed folder (every host)."""
+    verb = "would remove" if dry_run else "removed"
+    if action == "unlink":
+        what = "%s the link %s" % (verb, dest)
+    elif action == "remove":
+        what = "%s %s (%d files)" % (verb, dest, len(manifest["files"]) if manifest else 0)
+    elif action == "manifest-only":
+        what = "%s is the bundle itself; its files stay" % dest
+    elif action == "keep-shared":
+        what = "%s stays: still used by %s" % (dest, ", ".join(others))
+    elif action == "foreign":
+        what = "%s was not installed by engramory; left alone" % dest
+    else:
+        what = "nothing installed at %s" % dest
+    return "  %s: %s\n" % (label, what)
+
+
 def _inside(path: str, folder: str) -> bool:
     real, top = os.path.realpath(path), os.path.realpath(folder)
     return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
@@ -1068,19 +1088,7 @@ def uninstall(target: Target, dry_run: bool = False) -> int:
         "%d engramory hook entr%s %s" % (removed, "y" if removed == 1 else "ies", "would be removed" if dry_run else "removed")
         if removed else "no engramory hook entries",
     ))
-    verb = "would remove" if dry_run else "removed"
-    if skill_action == "unlink":
-        out("  skill: %s the link %s\n" % (verb, dest))
-    elif skill_action == "remove":
-        out("  skill: %s %s (%d files)\n" % (verb, dest, len(manifest["files"]) if manifest else 0))
-    elif skill_action == "manifest-only":
-        out("  skill: %s is the bundle itself; its files stay\n" % dest)
-    elif skill_action == "keep-shared":
-        out("  skill: %s stays: still used by %s\n" % (dest, ", ".join(others)))
-    elif skill_action == "foreign":
-        out("  skill: %s was not installed by engramory; left alone\n" % dest)
-    else:
-        out("  skill: nothing installed at %s\n" % dest)
+    out(folder_action_line("skill", skill_action, dest, manifest, dry_run, others))
 
     if dry_run:
         diff = unified_diff(target.settings, change.before, change.after)

@@ -39,6 +39,7 @@ from engramory.install import (
     apply_skill,
     bundle_files,
     canonical,
+    folder_action_line,
     hook_command,
     plan_skill,
     prune_empty,
@@ -386,16 +387,7 @@ def _uninstall(target: Target, dry_run: bool) -> int:
     out("engramory uninstall --host cursor (%s scope%s)\n" % (target.scope, ", dry run: nothing is written" if dry_run else ""))
     out("  hooks: %s: %s\n" % (target.settings, "%d engramory entr%s %s" % (removed, "y" if removed == 1 else "ies", verb)
                                if removed else "no engramory entry"))
-    if action == "unlink":
-        out("  bundle: %s the link %s\n" % (verb, dest))
-    elif action == "remove":
-        out("  bundle: %s %s (%d files)\n" % (verb, dest, len(manifest["files"]) if manifest else 0))
-    elif action == "manifest-only":
-        out("  bundle: %s is the bundle itself; its files stay\n" % dest)
-    elif action == "foreign":
-        out("  bundle: %s was not installed by engramory; left alone\n" % dest)
-    else:
-        out("  bundle: nothing installed at %s\n" % dest)
+    out(folder_action_line("bundle", action, dest, manifest, dry_run))
     if dry_run:
         diff = unified_diff(target.settings, change.before, change.after)
         if diff:
