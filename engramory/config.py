@@ -6,7 +6,8 @@ can say so. Imports only `os` (already loaded at interpreter start): hot path.
 """
 
 from engramory import jsonlite, scope
-from engramory.scope import CONFIG_NAME, ENV_INDEX_NAME, ENV_INDEX_PATH, INDEX_NAME, find_store_root
+from engramory.scope import CONFIG_NAME as CONFIG_NAME  # the names live in scope; re-exported
+from engramory.scope import INDEX_NAME as INDEX_NAME
 from engramory.size import HARD_BYTES, HARD_LINES, WARN_BYTES, WARN_LINES, Caps
 
 TYPE_CHECKING = False
@@ -211,5 +212,3 @@ def caps_for(index: str, env: "Mapping[str, str] | None" = None) -> "tuple[Caps,
     """The caps in force for `index`, exactly as the hook computes them, and any notes."""
     return in_force(from_env(env), load_store_config(scope.dirname(scope.realpath(index))))
 
-
-__all__ = ["CONFIG_NAME", "ENV_INDEX_NAME", "ENV_INDEX_PATH", "INDEX_NAME", "find_store_root"]
