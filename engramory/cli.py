@@ -12,17 +12,19 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+# command -> (module, function, one-line help). Each module is imported only when asked for.
 COMMANDS = {
-    "check": ("engramory.check", "check index files against their line and byte caps"),
-    "doctor": ("engramory.doctor", "audit a whole memory store and report every problem"),
-    "install": ("engramory.install", "wire the guard and the skill into a host"),
-    "uninstall": ("engramory.install", "take out exactly what install put in"),
+    "check": ("engramory.check", "main", "check index files against their host's load window"),
+    "doctor": ("engramory.doctor", "main", "audit a whole memory store and report every problem"),
+    "install": ("engramory.install", "main", "wire the guard and the skill into a host"),
+    "uninstall": ("engramory.install", "uninstall_main", "take out exactly what install put in"),
+    "hosts": ("engramory.hostlist", "main", "list the hosts engramory guards and their verified versions"),
 }
 
 
 def usage() -> str:
     width = max(len(c) for c in COMMANDS)
-    rows = "\n".join("  %s  %s" % (c.ljust(width), h) for c, (_, h) in COMMANDS.items())
+    rows = "\n".join("  %s  %s" % (c.ljust(width), h) for c, (_, _, h) in COMMANDS.items())
     return (
         "usage: engramory <command> [options]\n\n"
         "Curated, file-based long-term memory for AI coding agents.\n\n"
@@ -43,8 +45,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if command not in COMMANDS:
         sys.stderr.write("engramory: unknown command %r\n\n%s" % (command[:40], usage()))
         return 64
-    module = importlib.import_module(COMMANDS[command][0])
-    entry = getattr(module, "uninstall_main" if command == "uninstall" else "main")
+    module_name, function, _ = COMMANDS[command]
+    entry = getattr(importlib.import_module(module_name), function)
     try:
         return int(entry(args[1:]))
     except BrokenPipeError:  # `engramory ... | head`: the reader left; not an error of ours

@@ -98,3 +98,68 @@ def lines_outside_window(data: bytes, caps: "Caps") -> "Iterator[tuple[int, byte
         if stripped:
             yield number, stripped
         number += 1
+
+
+# --- a host's load window ---------------------------------------------------------------
+# The unit a host counts an index's size in. Claude Code counts UTF-16 code units of the
+# trimmed text (in ASCII equal to bytes); OpenClaw and Qwen Code count characters.
+BYTES = "bytes"
+UTF16 = "UTF-16 units"
+CHARS = "characters"
+UNITS = (BYTES, UTF16, CHARS)
+
+
+def units_of(data: bytes, unit: str) -> int:
+    """The size of `data` in `unit`. Undecodable bytes count as one replacement character."""
+    if unit == BYTES:
+        return len(data)
+    if data.isascii():
+        return len(data)
+    text = data.decode("utf-8", "replace")
+    if unit == CHARS:
+        return len(text)
+    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)  # astral: a surrogate pair
+
+
+class Window:
+    """How one host loads an index into the model's context: the unit its size limit counts,
+    the line and size limits (None: no limit of that kind), whether the text is trimmed
+    before counting, whether YAML frontmatter and HTML comments count against the lines, and
+    which part survives a cut ("head": the start; "head-tail": start and end, middle dropped).
+    `note` is one line for `engramory hosts` and the docs, e.g. where it was measured."""
+
+    __slots__ = ("unit", "lines", "size", "trim", "skip_frontmatter", "skip_comments", "keep", "note")
+
+    def __init__(
+        self,
+        unit: str = BYTES,
+        lines: "int | None" = HARD_LINES,
+        size: "int | None" = HARD_BYTES,
+        trim: bool = False,
+        skip_frontmatter: bool = False,
+        skip_comments: bool = False,
+        keep: str = "head",
+        note: str = "",
+    ) -> None:
+        self.unit = unit
+        self.lines = lines
+        self.size = size
+        self.trim = trim
+        self.skip_frontmatter = skip_frontmatter
+        self.skip_comments = skip_comments
+        self.keep = keep
+        self.note = note
+
+    def __repr__(self) -> str:
+        return "Window(%s lines, %s %s, keep=%s)" % (self.lines, self.size, self.unit, self.keep)
+
+    def describe(self) -> str:
+        parts = []
+        if self.lines is not None:
+            parts.append("%s lines" % "{:,}".format(self.lines))
+        if self.size is not None:
+            parts.append("%s %s" % ("{:,}".format(self.size), self.unit))
+        text = " and ".join(parts) if parts else "no limit (the whole file loads)"
+        if self.keep == "head-tail":
+            text += ", start and end kept, the middle dropped"
+        return text

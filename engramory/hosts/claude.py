@@ -17,8 +17,36 @@ if TYPE_CHECKING:
     from typing import Any
 
     from engramory.guard import Decision
+    from engramory.size import Window
 
 STDIN_LIMIT = 256 << 20  # a payload is an edit; past this it is not one we can judge
+
+# --- registry declarations (see engramory/hosts/__init__.py) ---
+NAME = "claude"
+TITLE = "Claude Code"
+VERIFIED = "2.1.332"
+INSTALLER = "engramory.install"
+# Measured on 2.1.332 (shared reference, corrections of 2026-12): 200 lines, 25,000 UTF-16
+# units of the trimmed text; frontmatter and HTML comments do not count against the lines.
+
+
+def window() -> "Window":
+    """How this host loads an index (imported only when asked: hot path)."""
+    from engramory import size
+
+    return size.Window(
+        unit=size.UTF16, lines=200, size=25_000, trim=True, skip_frontmatter=True, skip_comments=True,
+        note="measured on Claude Code 2.1.332",
+    )
+
+
+def index_paths(cwd: str, env: "Mapping[str, str]") -> "list[str]":
+    """The project's auto-memory index (autoMemoryDirectory honoured once the registry work
+    lands in automemory)."""
+    from engramory import automemory
+
+    d = automemory.memory_dir(cwd, env)
+    return [scope.join(d, scope.INDEX_NAME)] if d else []
 
 
 def parse(raw: bytes) -> "dict[str, Any] | None":

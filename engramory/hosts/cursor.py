@@ -34,10 +34,27 @@ if TYPE_CHECKING:
 
     from engramory.edits import Request
     from engramory.guard import Decision
+    from engramory.size import Window
 
 STDIN_LIMIT = 256 << 20
 NO_OPINION = "{}"
 DENY_EXIT = 2
+
+# --- registry declarations (see engramory/hosts/__init__.py) ---
+NAME = "cursor"
+TITLE = "Cursor"
+VERIFIED = ""
+UNVERIFIED_WHY = "Cursor cannot be installed from a package registry; checked against recorded payloads"
+INSTALLER = "engramory.install_cursor"
+def window() -> Window:
+    """How this host loads an index (imported only when asked: hot path)."""
+    from engramory import size
+
+    return size.Window(note="Cursor loads rules, not MEMORY.md: the standard caps, in bytes")
+
+
+def index_paths(cwd: str, env: Mapping[str, str]) -> list[str]:
+    return []
 TAG = "engramory cursor guard"
 
 # Where ApplyPatch may carry its text; the field name is unverified, so try the likely ones.
@@ -221,6 +238,11 @@ def handle(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str, str, 
         nudges.append(decision.message)
     err = "".join(line + "\n" for line in notes + nudges)
     return NO_OPINION, err, 0
+
+
+def respond(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str, str, int]:
+    """The registry's dialect entry (same as `handle`)."""
+    return handle(raw, env)
 
 
 def main(argv: list[str] | None = None) -> int:

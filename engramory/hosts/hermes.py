@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 
     from engramory.edits import Request
     from engramory.guard import Decision
+    from engramory.size import Window
 
 TAG = "engramory hermes guard"
 WRITE_TOOL = "write_file"
@@ -58,6 +59,21 @@ GUARDED_TOOLS = (WRITE_TOOL, PATCH_TOOL)
 # Hermes versions whose private matcher and V4A code this adapter was checked against.
 VERIFIED_VERSIONS = ("0.19.",)
 STDIN_LIMIT = 256 << 20
+
+# --- registry declarations (see engramory/hosts/__init__.py) ---
+NAME = "hermes"
+TITLE = "Hermes Agent"
+VERIFIED = "0.19.0"
+INSTALLER = "engramory.install_hermes"
+def window() -> Window:
+    """How this host loads an index (imported only when asked: hot path)."""
+    from engramory import size
+
+    return size.Window(note="Hermes loads no MEMORY.md of its own: the standard caps, in bytes")
+
+
+def index_paths(cwd: str, env: Mapping[str, str]) -> list[str]:
+    return []  # Hermes's own memories are kept by its memory tool, under its own limits
 BOM = b"\xef\xbb\xbf"
 LINE_ENDING_SCAN = 4096  # Hermes decides CRLF from this much of the file's head
 # TERMINAL_CWD values Hermes treats as "not configured".
@@ -791,3 +807,9 @@ def main(argv: list[str] | None = None) -> int:
         if not isinstance(exc, KeyboardInterrupt):
             _complain(exc)
     return 0
+
+
+def respond(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str, str, int]:
+    """The registry's dialect entry: the shell hook's answer, always exit 0."""
+    out, err = handle_shell(raw, env)
+    return out, err, 0
