@@ -149,7 +149,7 @@ def test_twenty_processes_saving_at_once_lose_nothing(tmp_path: Path) -> None:
         procs.append(subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     go.write_text("")
     results = [p.communicate(timeout=120) for p in procs]
-    for p, (out, err) in zip(procs, results):
+    for p, (_out, err) in zip(procs, results):
         assert p.returncode == 0, err
     index = (root / "MEMORY.md").read_text()
     for i in range(20):
