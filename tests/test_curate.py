@@ -60,7 +60,7 @@ def test_new_writes_note_and_pointer_with_receipt(store: Path, capsys: pytest.Ca
     index = (store / "MEMORY.md").read_text().split("\n")
     assert index[r["index"]["line"] - 1] == (
         "- [Where the staging error dashboard lives](where-the-staging-error-dashboard-lives.md)")
-    assert "## reference" in index[: r["index"]["line"]]
+    assert "## reference" in list(index[: r["index"]["line"]])
     text = note.read_text()
     today = notes.today()
     assert text.startswith("---\nname: where-the-staging-error-dashboard-lives\ndescription: Where the staging "
@@ -72,7 +72,7 @@ def test_new_writes_note_and_pointer_with_receipt(store: Path, capsys: pytest.Ca
 def test_new_text_receipt_names_path_sha_and_line(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = new(capsys, store, "--name", "staging-errors")
     assert code == 0
-    sha = journal.sha256((store / "staging-errors.md").read_bytes())
+    sha = journal.sha256((store / "staging-errors.md").read_bytes()) or ""
     assert "saved %s" % (store / "staging-errors.md") in out and sha in out
     assert 'pointer: MEMORY.md:4 under "## reference"' in out
     assert "engramory undo 1" in out

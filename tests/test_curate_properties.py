@@ -13,6 +13,7 @@ import sys
 import tempfile
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
+from typing import Any
 
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
@@ -65,7 +66,7 @@ op = st.one_of(
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(op, min_size=1, max_size=20), st.integers(0, 20))
-def test_random_sequences_against_a_snapshot_model(ops: list[tuple[object, ...]], extra_undos: int) -> None:
+def test_random_sequences_against_a_snapshot_model(ops: list[tuple[Any, ...]], extra_undos: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "mem"
         root.mkdir()
@@ -82,8 +83,8 @@ def test_random_sequences_against_a_snapshot_model(ops: list[tuple[object, ...]]
             if kind == "new":
                 _, type_, words, cjk, force = step
                 counter += 1
-                argv = ["new", r, "--type", str(type_), "--description", _desc(list(words), cjk),  # type: ignore[arg-type]
-                        "--body", "Body %d: %s." % (counter, _desc(list(words), cjk)), "--name", "n%d" % counter]  # type: ignore[arg-type]
+                argv = ["new", r, "--type", str(type_), "--description", _desc(list(words), cjk),
+                        "--body", "Body %d: %s." % (counter, _desc(list(words), cjk)), "--name", "n%d" % counter]
                 if type_ in ("feedback", "project"):
                     argv += ["--why", "reason %d" % counter, "--how", "apply %d" % counter]
                 if force:
@@ -92,7 +93,7 @@ def test_random_sequences_against_a_snapshot_model(ops: list[tuple[object, ...]]
             elif kind == "update":
                 if not live:
                     continue
-                name = live[int(step[1]) % len(live)]  # type: ignore[call-overload]
+                name = live[int(step[1]) % len(live)]
                 what = step[2]
                 extra = {"desc": ["--description", "changed %d %s" % (counter, WORDS[counter % len(WORDS)])],
                          "body": ["--body", "New body %d" % counter],
@@ -104,7 +105,7 @@ def test_random_sequences_against_a_snapshot_model(ops: list[tuple[object, ...]]
                 pool = live if kind == "archive" else archived
                 if not pool:
                     continue
-                code = call(str(kind), pool[int(step[1]) % len(pool)], r)  # type: ignore[call-overload]
+                code = call(str(kind), pool[int(step[1]) % len(pool)], r)
             else:
                 code = call("undo", r)
             after = snapshot(root)
