@@ -16,6 +16,7 @@ import math
 import os
 import re
 import sys
+from collections import Counter
 
 from engramory import frontmatter
 from engramory.excerpt import clean
@@ -56,33 +57,80 @@ def _stem(word: str) -> str:
                 return word[:-3] + "y"
             if suffix == "es" and not word.endswith(("ses", "xes", "zes", "ches", "shes")):
                 return word[:-1]
-            if suffix == "s" and word.endswith("ss"):
+            if suffix == "s" and word[-2] in "siu":  # class, redis, status: no plural to drop
                 return word
             return word[: -len(suffix)]
     return word
 
 
-def tokens(text: str) -> list[str]:
-    """The search terms of `text` (see the module docstring)."""
+ASCII_RE = re.compile(r"[a-z0-9]+(?:[._:/-][a-z0-9]+)*")
+_EXPANDED: dict[str, tuple[str, ...]] = {}
+
+
+def _expand(word: str) -> tuple[str, ...]:
+    """The terms one lowercase word gives: itself stemmed; a joined run (`foo.test.ts`) also
+    gives each part, and a hyphenated one (`cut-off`) its parts written together (`cutoff`)."""
+    got = _EXPANDED.get(word)
+    if got is None:
+        if WORD_SPLIT_RE.search(word):
+            parts = [w for w in WORD_SPLIT_RE.split(word) if w]
+            out = [word] + [_stem(w) for w in parts]
+            if "-" in word:
+                out.append(_stem("".join(parts)))
+            got = tuple(out)
+        else:
+            got = (_stem(word),)
+        if len(_EXPANDED) < 200_000:
+            _EXPANDED[word] = got
+    return got
+
+
+def _words(low: str) -> list[str]:
+    """Words and CJK runs of lowercased text, each CJK run cut into character bigrams."""
+    if low.isascii():
+        return ASCII_RE.findall(low)
     out: list[str] = []
-    for m in TOKEN_RE.finditer(text.lower()):
-        cjk, word = m.group(1), m.group(2)
+    for cjk, word in TOKEN_RE.findall(low):
         if cjk:
             if len(cjk) == 1:
                 out.append(cjk)
             else:
                 out.extend(cjk[i: i + 2] for i in range(len(cjk) - 1))
-        elif WORD_SPLIT_RE.search(word):
-            out.append(word)
-            out.extend(_stem(w) for w in WORD_SPLIT_RE.split(word) if w)
         else:
-            out.append(_stem(word))
+            out.append(word)
+    return out
+
+
+def counts(text: str) -> dict[str, int]:
+    """Term frequencies of `text`: the words counted once each in C, then expanded per
+    distinct word (a note has a few dozen)."""
+    out: dict[str, int] = {}
+    for word, c in Counter(_words(text.lower())).items():
+        if len(word) >= 2 and "\u3040" <= word[0]:
+            out[word] = out.get(word, 0) + c  # a CJK bigram: no stemming
+            continue
+        for tok in _expand(word):
+            out[tok] = out.get(tok, 0) + c
+    return out
+
+
+def tokens(text: str) -> list[str]:
+    """The search terms of `text` (see the module docstring), in order."""
+    out: list[str] = []
+    for word in _words(text.lower()):
+        if "\u3040" <= word[0]:
+            out.append(word)
+        else:
+            out.extend(_expand(word))
     return out
 
 
 class Doc:
+    """One note, read. Its fields are tokenized only when a query term occurs in its text
+    (`counts`), so a search costs a substring test per note plus the work on real candidates."""
+
     __slots__ = ("rel", "archived", "name", "type", "description", "body", "body_line", "desc_line",
-                 "fields", "lengths")
+                 "low", "lengths", "_counts")
 
     def __init__(self, rel: str, archived: bool, text: str) -> None:
         self.rel = rel
@@ -101,17 +149,20 @@ class Doc:
         self.body = text[fm.body_start:] if fm.closed else text
         self.body_line = fm.body_line if fm.closed else 1
         self.desc_line = fm.line_of.get("description", 0)
-        self.fields: dict[str, dict[str, int]] = {}
-        self.lengths: dict[str, int] = {}
-        names = self.name if self.name == stem else self.name + " " + stem
-        for field, value in (("description", self.description), ("name", names.replace("-", " ")),
-                             ("body", self.body)):
-            counts: dict[str, int] = {}
-            toks = tokens(value)
-            for tok in toks:
-                counts[tok] = counts.get(tok, 0) + 1
-            self.fields[field] = counts
-            self.lengths[field] = len(toks)
+        names = (self.name if self.name == stem else self.name + " " + stem).replace("-", " ")
+        self.low = (self.description + "\n" + names + "\n" + self.body).lower()
+        # field lengths in characters: BM25 only needs each length relative to the average
+        self.lengths = {"description": len(self.description), "name": len(names), "body": len(self.body)}
+        self._counts: dict[str, dict[str, int]] | None = None
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        if self._counts is None:
+            names = (self.name + " " + self.rel.rsplit("/", 1)[-1][:-3]).replace("-", " ")
+            out: dict[str, dict[str, int]] = {}
+            for field, value in (("description", self.description), ("name", names), ("body", self.body)):
+                out[field] = counts(value)
+            self._counts = out
+        return self._counts
 
 
 def _read(path: str) -> str | None:
@@ -184,8 +235,21 @@ class Hit:
         }
 
 
+STOPWORDS = frozenset(
+    "a an and are as at be by can do does for from has have how i in into is it its me my of on or "
+    "our should that the their this to was we were what when where which who why will with you your".split()
+)
+
+
+def _probe(term: str) -> str:
+    """A substring every text that tokenizes to `term` contains (stems drop endings; -ies
+    became -y)."""
+    return term[:-1] if term.endswith("y") and len(term) > 3 else term
+
+
 def rank(docs: Sequence[Doc], query: str, type_: str | None = None, limit: int = LIMIT) -> list[Hit]:
-    terms = list(dict.fromkeys(tokens(query)))
+    all_terms = list(dict.fromkeys(tokens(query)))
+    terms = [t for t in all_terms if t not in STOPWORDS] or all_terms
     if not terms:
         return []
     pool = [d for d in docs if type_ is None or d.type == type_]
@@ -193,24 +257,27 @@ def rank(docs: Sequence[Doc], query: str, type_: str | None = None, limit: int =
         return []
     count = len(pool)
     avg = {f: (sum(d.lengths[f] for d in pool) / count) or 1.0 for f in WEIGHTS}
+    probes = [_probe(t) for t in terms]
+    candidates = [d for d in pool if any(p in d.low for p in probes)]
     df: dict[str, int] = dict.fromkeys(terms, 0)
-    for d in pool:
-        fields = d.fields
+    for d in candidates:
+        fields = d.counts()
         for t in terms:
             if t in fields["description"] or t in fields["body"] or t in fields["name"]:
                 df[t] += 1
     idf = {t: math.log(1 + (count - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
     phrase = " ".join(query.lower().split())
-    use_phrase = len(phrase) >= 4 and len(terms) > 1
+    use_phrase = len(phrase) >= 4 and len(all_terms) > 1
     scored: list[tuple[float, str, Doc]] = []
-    for d in pool:
+    for d in candidates:
         score = 0.0
+        fields = d.counts()
         for t in terms:
             if not df[t]:
                 continue
             tf = 0.0
             for f, w in WEIGHTS.items():
-                c = d.fields[f].get(t)
+                c = fields[f].get(t)
                 if c:
                     tf += w * c / (1 - B[f] + B[f] * d.lengths[f] / avg[f])
             if tf:
