@@ -46,11 +46,13 @@ def _index_lines(data: bytes | None) -> notes.IndexLines:
 
 
 def _judge_index(root: str, before: bytes | None, after: bytes, command: str) -> list[str]:
-    """The guard's own rule and caps on the index change: refused when it denies; its
-    warning (warn zone, still over) returned to pass on."""
+    """The guard's own judgement (guard.judge: caps in force, read-only rules, counted through
+    the load window of Claude Code, whose auto-memory folder is the default store) on the
+    index change: refused when it denies; its warning (warn zone, still over) returned."""
+    from engramory.hosts import claude
+
     path = os.path.join(root, INDEX)
-    caps, cap_notes = config.caps_for(path)
-    decision = guard.decide(path, "engramory " + command, before or b"", after, caps, cap_notes)
+    decision = guard.judge(path, before, after, window=claude.window(), tool="engramory " + command)
     if decision is None:
         return []
     if decision.action == guard.DENY:
