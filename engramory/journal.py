@@ -301,10 +301,10 @@ class StoreLock:
 
     _held: dict[str, int] = {}
 
-    def __init__(self, root: str, timeout: float = LOCK_TIMEOUT) -> None:
+    def __init__(self, root: str, timeout: float | None = None) -> None:
         self.root = root
         self.key = os.path.realpath(root)
-        self.timeout = timeout
+        self.timeout = LOCK_TIMEOUT if timeout is None else timeout
         self.fd: int | None = None
         self.excl: str | None = None
 
@@ -404,7 +404,7 @@ class StoreLock:
             self.excl = None
 
 
-def lock(root: str, timeout: float = LOCK_TIMEOUT) -> StoreLock:
+def lock(root: str, timeout: float | None = None) -> StoreLock:
     """The store lock alone, for a command that must read a consistent store and write nothing."""
     return StoreLock(root, timeout)
 
@@ -571,7 +571,7 @@ _ABSENT = object()
 class Transaction:
     """Staged reads and writes against one store; see the module docstring."""
 
-    def __init__(self, root: str, command: str, argv: Sequence[str] = (), timeout: float = LOCK_TIMEOUT) -> None:
+    def __init__(self, root: str, command: str, argv: Sequence[str] = (), timeout: float | None = None) -> None:
         if not os.path.isdir(root):
             raise JournalError("%s is not a folder; pass the folder that holds MEMORY.md" % root)
         self.root = root
@@ -773,7 +773,7 @@ def _clean_temps(root: str, rels: Iterable[str]) -> None:
                     pass
 
 
-def transaction(root: str, command: str, argv: Sequence[str] = (), timeout: float = LOCK_TIMEOUT) -> Transaction:
+def transaction(root: str, command: str, argv: Sequence[str] = (), timeout: float | None = None) -> Transaction:
     """A transaction on the store at `root` (see the module docstring). After the block,
     `tx.entry` is the journal entry written, or None when nothing changed."""
     return Transaction(root, command, argv, timeout)
