@@ -134,6 +134,9 @@ def _run(as_json: bool, work: object) -> int:
         return notes.fail(as_json, str(exc), EX_BUSY)
     except journal.JournalError as exc:
         return notes.fail(as_json, str(exc), notes.EX_REFUSED)
+    except UnicodeError:
+        return notes.fail(as_json, "an argument is not valid UTF-8 text (undecodable bytes); nothing was written: "
+                          "pass the text as UTF-8", notes.EX_REFUSED)
     except OSError as exc:
         return notes.fail(as_json, "%s: %s; nothing was written" % (exc.filename or "the store", exc.strerror or exc),
                           notes.EX_REFUSED)

@@ -337,7 +337,10 @@ def resolve_root(given: str | None, create: bool = False) -> tuple[str, bool]:
 
 
 def is_path_like(arg: str) -> bool:
-    return "/" in arg or os.sep in arg or arg in (".", "..") or arg.startswith("~")
+    """Whether a trailing argument names the store: it has a '/', is '.' or '..', starts
+    with '~', or is a folder holding MEMORY.md."""
+    return ("/" in arg or os.sep in arg or arg in (".", "..") or arg.startswith("~")
+            or os.path.isfile(os.path.join(arg, "MEMORY.md")))
 
 
 def parser(prog: str, description: str) -> Parser:
@@ -346,14 +349,14 @@ def parser(prog: str, description: str) -> Parser:
 
 def emit(as_json: bool, obj: dict[str, object], text: str) -> None:
     if as_json:
-        sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2) + "\n")
+        sys.stdout.write(json.dumps(obj, indent=2) + "\n")  # ASCII: undecodable names survive
     else:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
 def fail(as_json: bool, message: str, code: int) -> int:
     if as_json:
-        sys.stdout.write(json.dumps({"ok": False, "error": message, "exit": code}, ensure_ascii=False) + "\n")
+        sys.stdout.write(json.dumps({"ok": False, "error": message, "exit": code}) + "\n")
     sys.stderr.write("engramory: %s\n" % message)
     return code
 

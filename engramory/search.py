@@ -370,7 +370,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         sys.stdout.write(json.dumps({"query": query, "root": root, "default_root": chosen,
                                      "results": [h.as_dict(i) for i, h in enumerate(hits, 1)]},
-                                    ensure_ascii=False, indent=2) + "\n")
+                                    indent=2) + "\n")  # ASCII: an undecodable query survives
     elif hits:
         if chosen:
             sys.stdout.write("searching %s (this project's memory folder)\n" % root)

@@ -411,3 +411,29 @@ def test_history_entry_dict_has_id_and_no_format() -> None:
     e = journal.Entry(7, "t", "new", [], [])
     d = history.entry_dict(e)
     assert d["id"] == 7 and "format" not in d and d["undone"] is False
+
+
+def test_undecodable_arguments_refused_without_traceback(store: Path) -> None:
+    def cmd(*args: bytes) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run([sys.executable, "-I", "-S", str(ROOT / "tools" / "engramory.py"), *args],
+                              capture_output=True, timeout=60)
+
+    r = cmd(b"new", str(store).encode(), b"--type", b"user", b"--name", b"ok", b"--description", b"fine",
+            b"--body", b"bad \xff byte")
+    assert r.returncode == 1 and b"Traceback" not in r.stderr and b"not valid UTF-8" in r.stderr
+    r = cmd(b"new", str(store).encode(), b"--type", b"user", b"--description", b"bad \xff", b"--body", b"b")
+    assert r.returncode == 1 and b"Traceback" not in r.stderr
+    (store / "MEMORY.md").write_text("# Memory Index\n")
+    r = cmd(b"search", b"q\xff", str(store).encode(), b"--json")
+    assert r.returncode == 1 and json.loads(r.stdout)["results"] == []
+    assert files(store) == {"MEMORY.md": b"# Memory Index\n"}
+
+
+def test_store_folder_without_slash_is_root_when_it_holds_an_index(store: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    assert new(capsys, store, "--name", "logs")[0] == 0
+    monkeypatch.chdir(store.parent)
+    code, out, _ = run(capsys, "search", "staging dashboard", store.name)
+    assert code == 0 and "logs.md" in out
+    assert run(capsys, "archive", "logs", store.name)[0] == 0
+    assert (store / "archive" / "logs.md").is_file()
