@@ -15,6 +15,7 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -128,12 +129,17 @@ def test_random_sequences_against_a_snapshot_model(ops: list[tuple[Any, ...]], e
             no_errors(root)
 
 
-def test_twenty_processes_saving_at_once_lose_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("lock", ["flock", "o_excl"])
+def test_twenty_processes_saving_at_once_lose_nothing(tmp_path: Path, lock: str) -> None:
     root = tmp_path / "mem"
     root.mkdir()
     go = tmp_path / "go"
+    fallback = (
+        "sys.path.insert(0, %r)\nfrom engramory import journal\njournal._force_fallback = True\n" % str(ROOT)
+        if lock == "o_excl" else ""
+    )
     starter = (
-        "import os, sys, time\n"
+        "import os, sys, time\n" + fallback +
         "while not os.path.exists(%r): time.sleep(0.001)\n"
         "sys.argv = [%r] + sys.argv[1:]\n"
         "exec(compile(open(%r).read(), %r, 'exec'), {'__file__': %r, '__name__': '__main__'})\n"
@@ -162,6 +168,8 @@ def test_twenty_processes_saving_at_once_lose_nothing(tmp_path: Path) -> None:
     assert sorted(r["entry"] for r in receipts) == list(range(1, 21))
     no_errors(root)
     assert not [p for p in root.iterdir() if journal.TMP_MARK in p.name]
+    assert not (root / ".engramory" / journal.LOCK_EXCL).exists()
+    assert (root / ".engramory" / journal.LOCK).exists() == (lock == "flock")
 
 
 CRASH_NEW = """

@@ -328,3 +328,28 @@ def test_doctor_ignores_the_journal_folder(tmp_path: Path) -> None:
     (tmp_path / ".engramory" / "stray.md").write_bytes(b"not a note")
     _, findings = doctor.audit(root, doctor.Context(git=False))
     assert [f for f in findings if ".engramory" in f.path] == []
+
+
+def test_fallback_lock_of_a_killed_process_is_taken_over(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import signal
+
+    root = str(tmp_path)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent("""
+            import sys, time
+            sys.path.insert(0, %r)
+            from engramory import journal
+            journal._force_fallback = True
+            with journal.lock(%r):
+                print("held", flush=True)
+                time.sleep(60)
+        """ % (str(ROOT), root))], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    holder.send_signal(signal.SIGKILL)
+    holder.communicate()
+    assert (tmp_path / ".engramory" / journal.LOCK_EXCL).exists()  # left behind by the dead process
+    monkeypatch.setattr(journal, "_force_fallback", True)
+    with journal.transaction(root, command="t", timeout=5) as tx:
+        tx.write("a.md", b"a")
+    assert (tmp_path / "a.md").read_bytes() == b"a"
+    assert not (tmp_path / ".engramory" / journal.LOCK_EXCL).exists()
