@@ -19,6 +19,8 @@ COMMANDS = {
     "install": ("engramory.install", "main", "wire the guard and the skill into a host"),
     "uninstall": ("engramory.install", "uninstall_main", "take out exactly what install put in"),
     "hosts": ("engramory.hostlist", "main", "list the hosts engramory guards and their verified versions"),
+    "compact": ("engramory.compact", "main", "plan (and apply) a compaction of the index that cannot lose a fact"),
+    "review": ("engramory.review", "main", "list notes changed or deleted outside engramory since the last review"),
 }
 
 

@@ -26,7 +26,8 @@ import json
 import os
 import sys
 
-from engramory import compactplan, store as store_mod
+from engramory import compactplan
+from engramory import store as store_mod
 from engramory.cliutil import EX_NOINPUT, EX_USAGE, Parser
 from engramory.compactplan import Plan, Target
 
@@ -236,7 +237,7 @@ def read_plan(source: str) -> dict[str, Any]:
 
 
 def _change_keys(changes: list[Any]) -> list[tuple[Any, ...]]:
-    keys = []
+    keys: list[tuple[Any, ...]] = []
     for c in changes:
         if isinstance(c, dict):
             keys.append((c.get("path"), c.get("action"), c.get("to", ""), c.get("before_sha256"), c.get("after_sha256")))
@@ -373,7 +374,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         sys.stdout.write(render_text(plan, root, title).rsplit("\nNext:", 1)[0].rstrip("\n") + "\n\n")
         if entry is None:
-            sys.stdout.write("Nothing was written: the index is already within the target.\n")
+            sys.stdout.write("Nothing was written: %s.\n" % (
+                "the index is already within the target" if plan.within_target else "no safe operation applies"))
         else:
             sys.stdout.write("Applied %d file change%s as journal entry %s; `engramory undo %s` restores the store "
                              "byte for byte.\n" % (len(plan.changes), "" if len(plan.changes) == 1 else "s",

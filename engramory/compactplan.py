@@ -220,7 +220,8 @@ def normalized_words(text: str) -> str:
 
 
 def normalized_body(body: str) -> str:
-    lines = [ln.rstrip() for ln in body.replace("\r\n", "\n").split("\n")]
+    """A body up to line ends, runs of spaces and blank lines: the key of merge-identical."""
+    lines = [" ".join(ln.split()) for ln in body.replace("\r\n", "\n").split("\n")]
     out: list[str] = []
     for ln in lines:
         if not ln and (not out or not out[-1]):
@@ -446,9 +447,9 @@ class Planner:
         self.out_links: dict[str, set[str]] = {}
         self.in_links: dict[str, set[str]] = {}
         for n in store.live:
-            targets = set()
-            for target, _ in n.links:
-                for hit in self.slugs.get(link_key(target), ()):
+            targets: set[str] = set()
+            for name, _ in n.links:
+                for hit in self.slugs.get(link_key(name), ()):
                     if hit is not n:
                         targets.add(hit.rel)
             self.out_links[n.rel] = targets
