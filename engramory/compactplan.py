@@ -79,6 +79,18 @@ class Measure:
         self.bytes = len(data)
         self.units = host_units(data, unit)
 
+    @classmethod
+    def of(cls, lines: int, nbytes: int, units: int) -> Measure:
+        m = cls.__new__(cls)
+        m.lines, m.bytes, m.units = lines, nbytes, units
+        return m
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Measure) and self.as_dict() == other.as_dict()
+
+    def __repr__(self) -> str:
+        return "Measure(%r)" % (self.as_dict(),)
+
     def as_dict(self) -> dict[str, int]:
         return {"lines": self.lines, "bytes": self.bytes, "units": self.units}
 
@@ -286,11 +298,17 @@ class Line:
         self.heading: str | None = None
 
 
-class Work:
-    """The index as lines (None once dropped) and the note texts as they would become."""
+ASCII_WS = " \t\n\r\x0b\x0c"  # what bytes.strip() removes: the host's trim, as host_units counts it
 
-    def __init__(self, store: Store, raw: bytes) -> None:
+
+class Work:
+    """The index as lines (None once dropped) and the note texts as they would become. The
+    index's size is kept up to date line by line (`measure`), so an operation costs the lines
+    it touches, not the whole index: a plan over thousands of lines stays linear."""
+
+    def __init__(self, store: Store, raw: bytes, unit: str = size.BYTES) -> None:
         self.store = store
+        self.unit = unit
         text = raw.decode("utf-8")
         self.bom = text.startswith("\ufeff")
         if self.bom:
@@ -333,6 +351,93 @@ class Work:
         self.moves: dict[str, str] = {}  # rel -> archive rel
         self.appended: dict[str, list[str]] = {}  # rel -> paragraphs appended from the index
         self.repointed: dict[str, str] = {}  # archived rel -> the rel its links now name
+        self.by_target: dict[str, list[int]] = {}  # rel -> the lines pointing to it
+        for i, ln in enumerate(self.lines):
+            assert ln is not None
+            for p in ln.pointers:
+                if p.rel and p.exists and not p.escapes:
+                    self.by_target.setdefault(p.rel, []).append(i)
+        self._recount()
+
+    # -- the size, kept line by line -------------------------------------------------------
+    def _size(self, ln: Line) -> tuple[int, int]:
+        text = ln.text + ln.eol
+        data = text.encode("utf-8")
+        if self.unit == size.BYTES or len(data) == len(text):
+            return len(data), len(data) if self.unit == size.BYTES else len(text)
+        if self.unit == size.UTF16:  # what size.units_of counts, in one C call
+            return len(data), len(text.encode("utf-16-le", "surrogatepass")) // 2
+        return len(data), size.units_of(data, self.unit)
+
+    def _add(self, ln: Line, sign: int) -> None:
+        b, u = self._size(ln)
+        self.n_bytes += sign * b
+        self.n_units += sign * u
+        if ln.eol:
+            self.n_term += sign
+
+    def _recount(self) -> None:
+        self.n_bytes = self.n_units = self.n_term = 0
+        for ln in self.lines:
+            if ln is not None:
+                self._add(ln, 1)
+        self._head, self._tail = 0, len(self.lines) - 1
+
+    def set_text(self, i: int, text: str) -> None:
+        ln = self.lines[i]
+        assert ln is not None
+        self._add(ln, -1)
+        ln.text = text
+        self._add(ln, 1)
+
+    def replace_all(self, lines: list[Line | None]) -> None:
+        self.lines = lines
+        self.by_target = {}
+        for i, ln in enumerate(lines):
+            if ln is not None:
+                for p in ln.pointers:
+                    if p.rel and p.exists and not p.escapes:
+                        self.by_target.setdefault(p.rel, []).append(i)
+        self._recount()
+
+    def measure(self) -> Measure:
+        lines = self.lines
+        while self._head < len(lines) and lines[self._head] is None:
+            self._head += 1
+        while self._tail >= 0 and lines[self._tail] is None:
+            self._tail -= 1
+        bom_b, bom_u = (3, 1 if self.unit != size.BYTES else 3) if self.bom else (0, 0)
+        if self._tail < 0:
+            return Measure.of(1 if self.bom else 0, bom_b, bom_u)
+        last = lines[self._tail]
+        assert last is not None
+        count = self.n_term + (1 if not last.eol and (last.text or (self.bom and self.n_term == 0)) else 0)
+        # the host trims the text before counting: take off the whitespace at both ends
+        lead = trail = 0
+        content = False
+        for j in range(self._tail, self._head - 1, -1):
+            ln = lines[j]
+            if ln is None:
+                continue
+            s = ln.text + ln.eol
+            stripped = s.rstrip(ASCII_WS)
+            trail += len(s) - len(stripped)
+            if stripped:
+                content = True
+                break
+        if not content:
+            return Measure.of(count, self.n_bytes + bom_b, bom_u)
+        if not self.bom:
+            for j in range(self._head, self._tail + 1):
+                ln = lines[j]
+                if ln is None:
+                    continue
+                s = ln.text + ln.eol
+                stripped = s.lstrip(ASCII_WS)
+                lead += len(s) - len(stripped)
+                if stripped:
+                    break
+        return Measure.of(count, self.n_bytes + bom_b, self.n_units + bom_u - lead - trail)
 
     def index_bytes(self) -> bytes:
         text = "".join(ln.text + ln.eol for ln in self.lines if ln is not None)
@@ -350,20 +455,24 @@ class Work:
             for j in range(i - 1, -1, -1):
                 prev = self.lines[j]
                 if prev is not None:
+                    self._add(prev, -1)
                     prev.eol = ""
+                    self._add(prev, 1)
                     break
+        self._add(ln, -1)
         self.lines[i] = None
 
     def pointer_lines_of(self, rel: str) -> tuple[list[int], bool]:
         """(indexes of droppable pointer lines to `rel`, whether another line points to it)."""
         droppable, other = [], False
-        for i, ln in self.live_lines():
-            for p in ln.pointers:
-                if p.rel == rel and not p.escapes and p.exists:
-                    if ln.kind == "pointer":
-                        droppable.append(i)
-                    else:
-                        other = True
+        for i in self.by_target.get(rel, ()):
+            ln = self.lines[i]
+            if ln is None:
+                continue
+            if ln.kind == "pointer":
+                droppable.append(i)
+            else:
+                other = True
         return droppable, other
 
     def keep_text(self, rel: str, text: str) -> int:
@@ -438,10 +547,11 @@ class Planner:
         assert store.index_raw is not None
         self.store = store
         self.plan = Plan(store, target, unit)
-        self.work = Work(store, store.index_raw)
+        self.work = Work(store, store.index_raw, unit)
         self.slugs = _slug_map(store)
         self.current = Measure(store.index_raw, unit)
         self.plan.before = self.current
+        self.taken = set(store.by_rel)  # rels in use: an archive name must be free
         self.touchable = {n.rel for n in store.notes if n.text is not None and n.real == n.path and not n.archived}
         # the [[link]] graph among live notes, by rel
         self.out_links: dict[str, set[str]] = {}
@@ -461,7 +571,7 @@ class Planner:
         return self.plan.target.met(self.current)
 
     def record(self, op: Operation) -> None:
-        m = Measure(self.work.index_bytes(), self.plan.unit)
+        m = self.work.measure()
         op.effect = {"lines": m.lines - self.current.lines, "bytes": m.bytes - self.current.bytes,
                      "units": m.units - self.current.units}
         self.current = m
@@ -473,7 +583,9 @@ class Planner:
             if self.done():
                 break
             step()
-        self.plan.after = self.current
+        exact = Measure(self.work.index_bytes(), self.plan.unit)
+        assert exact == self.current, (exact, self.current)  # the running count is the real count
+        self.plan.after = exact
         self.propose()
         if not self.done():
             self.decide()
@@ -508,7 +620,7 @@ class Planner:
             kept = (label + ". " if cut_label != label else "") + body
             appended = w.keep_text(p.rel, kept)
             old_len = len(ln.text)
-            ln.text = new
+            w.set_text(i, new)
             op = Operation(POINTERIFY, [self.store.index_name, p.rel], i + 1,
                            "the line is %s characters (over %d): cut to its title and hook; %s"
                            % (_n(old_len), POINTER_MAX,
@@ -640,17 +752,15 @@ class Planner:
         return count
 
     def archive_path(self, rel: str) -> str:
-        taken = set(self.store.by_rel) | set(self.work.moves.values())
+        """archive/<rel>, or archive/<stem>-2.md, -3, ... when that name is taken."""
+        taken = self.taken
         base = ARCHIVE + "/" + rel
-        if base not in taken and not os.path.lexists(os.path.join(self.store.root, base)):
-            return base
-        stem = base[:-3]
-        k = 2
-        while True:
-            cand = "%s-%d.md" % (stem, k)
-            if cand not in taken and not os.path.lexists(os.path.join(self.store.root, cand)):
-                return cand
+        cand, k = base, 1
+        while cand in taken or os.path.lexists(os.path.join(self.store.root, cand)):
             k += 1
+            cand = "%s-%d.md" % (base[:-3], k)
+        taken.add(cand)
+        return cand
 
     def after_move(self, rel: str) -> None:
         for t in self.out_links.get(rel, ()):
@@ -775,7 +885,7 @@ class Planner:
             if src is not None:
                 ln.kind, ln.pointers, ln.matches = "pointer", src.pointers, src.matches
             new_lines.append(ln)
-        w.lines = new_lines
+        w.replace_all(new_lines)
         self.record(Operation(GROUP, [self.store.index_name], 1,
                               "pointer lines gathered under one heading per type; empty or repeated headings "
                               "dropped; no pointer line changed"))

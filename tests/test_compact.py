@@ -68,6 +68,8 @@ def check_store(root: Path, target: str | None) -> None:
     first = plan_json(root, target)
     again = plan_json(root, target)
     assert json.dumps(first) == json.dumps(again), "the plan is not the same on a re-run"
+    for unit in ("lines", "bytes", "units"):  # each operation's effect adds up to the whole
+        assert sum(o["effect"][unit] for o in first["operations"]) == first["after"][unit] - first["before"][unit]
     inv = {i["name"]: i["ok"] for i in first["invariants"]}
     assert inv["reachable"], first["invariants"]
     assert inv["no-text-lost"], first["invariants"]
