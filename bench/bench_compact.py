@@ -68,14 +68,12 @@ def main() -> int:
     for count in (250, 1000, 4000):
         with tempfile.TemporaryDirectory() as tmp:
             make_store(tmp, count)
-            _, title = compact.host_unit()
+            def plan(root: str = tmp) -> None:
+                p = compact.plan_for(root, None, None)
+                compact.render_text(p, root, compact.host_unit()[1])
+                compact.dumps(compact.plan_dict(p, root))
 
-            def plan() -> None:
-                p = compact.plan_for(tmp, None, None)
-                compact.render_text(p, tmp, title)
-                compact.dumps(compact.plan_dict(p, tmp))
-
-            load = best(lambda: store_mod.load(tmp))
+            load = best(lambda root=tmp: store_mod.load(root))
             t = best(plan)
             p = compact.plan_for(tmp, None, None)
             rows.append((count, p.before.lines if p.before else 0, len(p.operations), len(p.changes), load, t))
