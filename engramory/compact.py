@@ -30,6 +30,7 @@ from engramory import compactplan
 from engramory import store as store_mod
 from engramory.cliutil import EX_NOINPUT, EX_USAGE, Parser
 from engramory.compactplan import Plan, Target
+from engramory.size import Caps, Window
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -56,12 +57,17 @@ def _signed(value: int) -> str:
     return ("+" if value > 0 else "") + _n(value)
 
 
-def host_unit() -> tuple[str, str]:
-    """(unit, host title) of the host whose window the plan also reports in."""
+def host_window() -> tuple[Window, str]:
+    """(window, title) of the host that loads the index: its sizes and caps are the guard's."""
     from engramory import hosts
 
     mod = hosts.load(HOST)
-    return mod.window().unit, str(getattr(mod, "TITLE", HOST))
+    return mod.window(), str(getattr(mod, "TITLE", HOST))
+
+
+def host_unit() -> tuple[str, str]:
+    window, title = host_window()
+    return window.unit, title
 
 
 def parse_target(text: str) -> tuple[int | None, int | None]:
@@ -76,9 +82,14 @@ def parse_target(text: str) -> tuple[int | None, int | None]:
     return lines, nbytes
 
 
-def target_for(store: store_mod.Store, lines: int | None, nbytes: int | None) -> Target:
-    caps = store.caps
-    assert caps is not None
+def caps_for(store: store_mod.Store, window: Window, env: Mapping[str, str] | None = None) -> Caps:
+    """The caps the guard holds this index to, in the window's unit."""
+    from engramory import guard
+
+    return guard.caps_for(store.index_path, env, window)[0]
+
+
+def target_for(caps: Caps, lines: int | None, nbytes: int | None) -> Target:
     if lines is None and nbytes is None:
         return Target(caps.warn_lines, caps.warn_bytes, "the warn caps")
     return Target(lines if lines is not None else caps.warn_lines, nbytes if nbytes is not None else caps.warn_bytes,
@@ -100,8 +111,9 @@ def load_store(root: str, env: Mapping[str, str] | None = None) -> store_mod.Sto
 
 def plan_for(root: str, lines: int | None, nbytes: int | None, env: Mapping[str, str] | None = None) -> Plan:
     st = load_store(root, env)
-    unit, _ = host_unit()
-    return compactplan.make_plan(st, target_for(st, lines, nbytes), unit)
+    window, _ = host_window()
+    caps = caps_for(st, window, env)
+    return compactplan.make_plan(st, target_for(caps, lines, nbytes), window, caps)
 
 
 # -- rendering ----------------------------------------------------------------------------
@@ -123,24 +135,24 @@ def diff_text(plan: Plan) -> str:
 
 def _measure_text(m: compactplan.Measure | None, unit: str) -> str:
     assert m is not None
-    return "%s lines, %s bytes (%s %s)" % (_n(m.lines), _n(m.bytes), _n(m.units), unit)
+    return "%s lines, %s %s (%s bytes on disk)" % (_n(m.lines), _n(m.units), unit, _n(m.bytes))
 
 
 def render_text(plan: Plan, root: str, title: str) -> str:
     st = plan.store
     t = plan.target
     c = plan.caps
-    out = ["engramory compact: %s is %s; target %s lines / %s bytes (%s); hard caps %s / %s; sizes also in %s's unit."
-           % (os.path.join(root, st.index_name), _measure_text(plan.before, plan.unit), _n(t.lines), _n(t.bytes),
-              t.source, _n(c.hard_lines), _n(c.hard_bytes), title)]
+    out = ["engramory compact: %s is %s, counted as %s counts it; target %s lines / %s %s (%s); hard caps %s / %s."
+           % (os.path.join(root, st.index_name), _measure_text(plan.before, plan.unit), title, _n(t.lines),
+              _n(t.bytes), plan.unit, t.source, _n(c.hard_lines), _n(c.hard_bytes))]
     if plan.operations:
         out.append("")
         out.append("Operations (%d), in order:" % len(plan.operations))
         for k, op in enumerate(plan.operations, 1):
             e = op.effect
             where = "%s:%d" % (st.index_name, op.line) if op.line else st.index_name
-            out.append("  %d. %s %s [%s lines, %s bytes, %s %s]" % (
-                k, op.op, where, _signed(e["lines"]), _signed(e["bytes"]), _signed(e["units"]), plan.unit))
+            out.append("  %d. %s %s [%s lines, %s %s, %s bytes]" % (
+                k, op.op, where, _signed(e["lines"]), _signed(e["units"]), plan.unit, _signed(e["bytes"])))
             out.append("     %s" % op.reason)
     out.append("")
     state = "within the target" if plan.within_target else "still OVER the target"
@@ -258,11 +270,12 @@ def apply(root: str, saved: dict[str, Any] | None, lines: int | None, nbytes: in
     try:
         with journal.transaction(root, command="compact", argv=argv) as tx:
             st = load_store(root, env)
-            unit, _ = host_unit()
-            target = Target(lines, nbytes, "the plan") if saved is not None and lines and nbytes else target_for(st, lines, nbytes)
+            window, _ = host_window()
+            caps = caps_for(st, window, env)
+            target = target_for(caps, lines, nbytes)
             if saved is not None:
                 target.source = str(saved["target"].get("source", "the plan"))
-            plan = compactplan.make_plan(st, target, unit)
+            plan = compactplan.make_plan(st, target, window, caps)
             if saved is not None:
                 if saved["digest"] != plan.digest:
                     raise CompactError(EX_DATAERR, "the store changed since the plan was made (digest %s, now %s): "

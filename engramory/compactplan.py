@@ -37,7 +37,7 @@ import os
 import re
 
 from engramory import size
-from engramory.size import Caps, count_lines
+from engramory.size import Caps, Window
 from engramory.store import ARCHIVE, LINK_RE, SCHEME_RE, TYPES, WIKI_RE, Note, Pointer, Store, heading_type
 
 TYPE_CHECKING = False
@@ -70,14 +70,15 @@ def _n(value: int) -> str:
 
 
 class Measure:
-    """An index's size: lines and bytes as the guard counts them, and the host's unit."""
+    """An index's size as the guard counts it under the host's window: `lines` and `units`
+    (what the caps hold: Claude Code counts UTF-16 units of the trimmed text, without
+    frontmatter and HTML comments), and the raw `bytes` on disk besides."""
 
     __slots__ = ("lines", "bytes", "units")
 
-    def __init__(self, data: bytes, unit: str) -> None:
-        self.lines = count_lines(data)
+    def __init__(self, data: bytes, window: Window) -> None:
+        self.lines, self.units = window.measure(data)
         self.bytes = len(data)
-        self.units = host_units(data, unit)
 
     @classmethod
     def of(cls, lines: int, nbytes: int, units: int) -> Measure:
@@ -95,11 +96,6 @@ class Measure:
         return {"lines": self.lines, "bytes": self.bytes, "units": self.units}
 
 
-def host_units(data: bytes, unit: str) -> int:
-    """The index's size in the host's unit (Claude Code: UTF-16 units of the trimmed text)."""
-    return size.units_of(data.strip(), unit)
-
-
 class Target:
     __slots__ = ("lines", "bytes", "source")
 
@@ -109,7 +105,7 @@ class Target:
         self.source = source
 
     def met(self, m: Measure) -> bool:
-        return m.lines <= self.lines and m.bytes <= self.bytes
+        return m.lines <= self.lines and m.units <= self.bytes
 
     def as_dict(self) -> dict[str, Any]:
         return {"lines": self.lines, "bytes": self.bytes, "source": self.source}
@@ -169,12 +165,12 @@ class Change:
 
 
 class Plan:
-    def __init__(self, store: Store, target: Target, unit: str) -> None:
+    def __init__(self, store: Store, target: Target, window: Window, caps: Caps) -> None:
         self.store = store
         self.target = target
-        self.unit = unit
-        assert store.caps is not None
-        self.caps: Caps = store.caps
+        self.window = window
+        self.unit = window.unit
+        self.caps = caps
         self.digest = ""
         self.before: Measure | None = None
         self.after: Measure | None = None
@@ -298,17 +294,11 @@ class Line:
         self.heading: str | None = None
 
 
-ASCII_WS = " \t\n\r\x0b\x0c"  # what bytes.strip() removes: the host's trim, as host_units counts it
-
-
 class Work:
-    """The index as lines (None once dropped) and the note texts as they would become. The
-    index's size is kept up to date line by line (`measure`), so an operation costs the lines
-    it touches, not the whole index: a plan over thousands of lines stays linear."""
+    """The index as lines (None once dropped) and the note texts as they would become."""
 
-    def __init__(self, store: Store, raw: bytes, unit: str = size.BYTES) -> None:
+    def __init__(self, store: Store, raw: bytes) -> None:
         self.store = store
-        self.unit = unit
         text = raw.decode("utf-8")
         self.bom = text.startswith("\ufeff")
         if self.bom:
@@ -357,38 +347,11 @@ class Work:
             for p in ln.pointers:
                 if p.rel and p.exists and not p.escapes:
                     self.by_target.setdefault(p.rel, []).append(i)
-        self._recount()
-
-    # -- the size, kept line by line -------------------------------------------------------
-    def _size(self, ln: Line) -> tuple[int, int]:
-        text = ln.text + ln.eol
-        data = text.encode("utf-8")
-        if self.unit == size.BYTES or len(data) == len(text):
-            return len(data), len(data) if self.unit == size.BYTES else len(text)
-        if self.unit == size.UTF16:  # what size.units_of counts, in one C call
-            return len(data), len(text.encode("utf-16-le", "surrogatepass")) // 2
-        return len(data), size.units_of(data, self.unit)
-
-    def _add(self, ln: Line, sign: int) -> None:
-        b, u = self._size(ln)
-        self.n_bytes += sign * b
-        self.n_units += sign * u
-        if ln.eol:
-            self.n_term += sign
-
-    def _recount(self) -> None:
-        self.n_bytes = self.n_units = self.n_term = 0
-        for ln in self.lines:
-            if ln is not None:
-                self._add(ln, 1)
-        self._head, self._tail = 0, len(self.lines) - 1
 
     def set_text(self, i: int, text: str) -> None:
         ln = self.lines[i]
         assert ln is not None
-        self._add(ln, -1)
         ln.text = text
-        self._add(ln, 1)
 
     def replace_all(self, lines: list[Line | None]) -> None:
         self.lines = lines
@@ -398,46 +361,6 @@ class Work:
                 for p in ln.pointers:
                     if p.rel and p.exists and not p.escapes:
                         self.by_target.setdefault(p.rel, []).append(i)
-        self._recount()
-
-    def measure(self) -> Measure:
-        lines = self.lines
-        while self._head < len(lines) and lines[self._head] is None:
-            self._head += 1
-        while self._tail >= 0 and lines[self._tail] is None:
-            self._tail -= 1
-        bom_b, bom_u = (3, 1 if self.unit != size.BYTES else 3) if self.bom else (0, 0)
-        if self._tail < 0:
-            return Measure.of(1 if self.bom else 0, bom_b, bom_u)
-        last = lines[self._tail]
-        assert last is not None
-        count = self.n_term + (1 if not last.eol and (last.text or (self.bom and self.n_term == 0)) else 0)
-        # the host trims the text before counting: take off the whitespace at both ends
-        lead = trail = 0
-        content = False
-        for j in range(self._tail, self._head - 1, -1):
-            ln = lines[j]
-            if ln is None:
-                continue
-            s = ln.text + ln.eol
-            stripped = s.rstrip(ASCII_WS)
-            trail += len(s) - len(stripped)
-            if stripped:
-                content = True
-                break
-        if not content:
-            return Measure.of(count, self.n_bytes + bom_b, bom_u)
-        if not self.bom:
-            for j in range(self._head, self._tail + 1):
-                ln = lines[j]
-                if ln is None:
-                    continue
-                s = ln.text + ln.eol
-                stripped = s.lstrip(ASCII_WS)
-                lead += len(s) - len(stripped)
-                if stripped:
-                    break
-        return Measure.of(count, self.n_bytes + bom_b, self.n_units + bom_u - lead - trail)
 
     def index_bytes(self) -> bytes:
         text = "".join(ln.text + ln.eol for ln in self.lines if ln is not None)
@@ -455,11 +378,8 @@ class Work:
             for j in range(i - 1, -1, -1):
                 prev = self.lines[j]
                 if prev is not None:
-                    self._add(prev, -1)
                     prev.eol = ""
-                    self._add(prev, 1)
                     break
-        self._add(ln, -1)
         self.lines[i] = None
 
     def pointer_lines_of(self, rel: str) -> tuple[list[int], bool]:
@@ -522,10 +442,10 @@ def store_files(store: Store) -> dict[str, bytes]:
     return files
 
 
-def digest_of(store: Store, target: Target) -> str:
+def digest_of(store: Store, target: Target, caps: Caps, window: Window) -> str:
     h = hashlib.sha256()
-    assert store.caps is not None
-    h.update(repr(sorted(store.caps.as_dict().items())).encode())
+    h.update(repr(sorted(caps.as_dict().items())).encode())
+    h.update(repr(window).encode())
     h.update(("target %d %d\n" % (target.lines, target.bytes)).encode())
     for rel, data in sorted(store_files(store).items()):
         h.update(rel.encode("utf-8", "surrogateescape") + b"\0" + sha256(data).encode() + b"\n")
@@ -543,13 +463,14 @@ def _slug_map(store: Store) -> dict[str, list[Note]]:
 
 
 class Planner:
-    def __init__(self, store: Store, target: Target, unit: str) -> None:
+    def __init__(self, store: Store, target: Target, window: Window, caps: Caps) -> None:
         assert store.index_raw is not None
         self.store = store
-        self.plan = Plan(store, target, unit)
-        self.work = Work(store, store.index_raw, unit)
+        self.window = window
+        self.plan = Plan(store, target, window, caps)
+        self.work = Work(store, store.index_raw)
         self.slugs = _slug_map(store)
-        self.current = Measure(store.index_raw, unit)
+        self.current = Measure(store.index_raw, window)
         self.plan.before = self.current
         self.taken = set(store.by_rel)  # rels in use: an archive name must be free
         self.touchable = {n.rel for n in store.notes if n.text is not None and n.real == n.path and not n.archived}
@@ -571,7 +492,7 @@ class Planner:
         return self.plan.target.met(self.current)
 
     def record(self, op: Operation) -> None:
-        m = self.work.measure()
+        m = Measure(self.work.index_bytes(), self.window)
         op.effect = {"lines": m.lines - self.current.lines, "bytes": m.bytes - self.current.bytes,
                      "units": m.units - self.current.units}
         self.current = m
@@ -583,9 +504,7 @@ class Planner:
             if self.done():
                 break
             step()
-        exact = Measure(self.work.index_bytes(), self.plan.unit)
-        assert exact == self.current, (exact, self.current)  # the running count is the real count
-        self.plan.after = exact
+        self.plan.after = self.current
         self.propose()
         if not self.done():
             self.decide()
@@ -873,7 +792,7 @@ class Planner:
             out.extend(ln.text for ln in members)
         text = "".join(s + eol for s in out)
         data = (("\ufeff" if w.bom else "") + text).encode("utf-8")
-        m = Measure(data, self.plan.unit)
+        m = Measure(data, self.window)
         c = self.current
         if m.lines > c.lines or m.bytes > c.bytes or (m.lines == c.lines and m.bytes == c.bytes):
             return  # grouping is planned only when it makes the index smaller
@@ -923,9 +842,9 @@ class Planner:
         p = self.plan
         c = self.current
         p.decisions.append(Item("over-target", [self.store.index_name],
-                                "after every safe operation the index is %s lines / %s bytes, over the target "
-                                "of %s lines / %s bytes: ask the user which memories to retire"
-                                % (_n(c.lines), _n(c.bytes), _n(p.target.lines), _n(p.target.bytes))))
+                                "after every safe operation the index is %s lines / %s %s, over the target "
+                                "of %s lines / %s %s: ask the user which memories to retire"
+                                % (_n(c.lines), _n(c.units), p.unit, _n(p.target.lines), _n(p.target.bytes), p.unit)))
         p.decisions.extend(getattr(self, "skipped", []))
         for i, ln in self.work.live_lines():
             if ln.kind == "other" and len(ln.text) > POINTER_MAX:
@@ -1026,19 +945,21 @@ def check_invariants(plan: Plan, work: Work) -> None:
         "no-text-lost", not shrunk,
         "no note loses text except by a move" if not shrunk else "text would be lost from %s" % ", ".join(shrunk[:5]),
     ))
-    m = Measure(work.index_bytes(), plan.unit)
-    within = size.verdict(m.lines, m.bytes, plan.caps) != size.OVER
+    m = Measure(work.index_bytes(), plan.window)
+    within = size.verdict(m.lines, m.units, plan.caps) != size.OVER
     plan.invariants.append((
         "within-hard-caps", within,
-        "the index is %s lines / %s bytes, within the hard caps of %s / %s"
-        % (_n(m.lines), _n(m.bytes), _n(plan.caps.hard_lines), _n(plan.caps.hard_bytes)) if within else
-        "the index would still be %s lines / %s bytes, over the hard caps of %s / %s"
-        % (_n(m.lines), _n(m.bytes), _n(plan.caps.hard_lines), _n(plan.caps.hard_bytes)),
+        "the index is %s lines / %s %s, within the hard caps of %s / %s"
+        % (_n(m.lines), _n(m.units), plan.unit, _n(plan.caps.hard_lines), _n(plan.caps.hard_bytes)) if within else
+        "the index would still be %s lines / %s %s, over the hard caps of %s / %s"
+        % (_n(m.lines), _n(m.units), plan.unit, _n(plan.caps.hard_lines), _n(plan.caps.hard_bytes)),
     ))
 
 
-def make_plan(store: Store, target: Target, unit: str) -> Plan:
-    planner = Planner(store, target, unit)
+def make_plan(store: Store, target: Target, window: Window, caps: Caps) -> Plan:
+    """The plan for `store` under the host's `window` and the caps in force (both as the
+    guard has them: `guard.caps_for(index, env, window)`)."""
+    planner = Planner(store, target, window, caps)
     plan = planner.run()
-    plan.digest = digest_of(store, target)
+    plan.digest = digest_of(store, target, caps, window)
     return plan

@@ -16,12 +16,13 @@ from typing import Any, Dict, List
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from engramory import compact, compactplan, doctor, journal
+from engramory import compact, compactplan, doctor, guard, journal
 from engramory import store as store_mod
-from engramory.size import count_lines
+from engramory.hosts import claude
 from tests.compact_stores import build, snapshot, store_spec
 from tests.conftest import ROOT
 
+WINDOW = claude.window()
 FIXTURES = ROOT / "tests" / "fixtures" / "stores"
 STORES = sorted(p.name for p in FIXTURES.iterdir() if (p / "MEMORY.md").is_file())
 TARGETS = (None, "3/100", "1/1")
@@ -90,9 +91,13 @@ def check_store(root: Path, target: str | None) -> None:
     assert code == first["exit"]
     # on disk: sizes as planned, within the target when the plan says so
     index = (root / "MEMORY.md").read_bytes()
-    assert count_lines(index) == first["after"]["lines"] and len(index) == first["after"]["bytes"]
+    lines, units = WINDOW.measure(index)  # as the guard counts it
+    assert (lines, units, len(index)) == (first["after"]["lines"], first["after"]["units"], first["after"]["bytes"])
     if first["within_target"]:
-        assert count_lines(index) <= first["target"]["lines"] and len(index) <= first["target"]["bytes"]
+        assert lines <= first["target"]["lines"] and units <= first["target"]["bytes"]
+    if first["status"] != "refused":
+        caps = guard.caps_for(str(root / "MEMORY.md"), None, WINDOW)[0]
+        assert lines <= caps.hard_lines and units <= caps.hard_bytes
     # no note unreachable that was reachable, unless it sits in archive/
     reach_after = reach_of(root)
     for rel in reach_before:
@@ -250,7 +255,7 @@ def test_crlf_and_bom_survive(tmp_path: Path) -> None:
         b"---\r\n\r\nCaf\xc3\xa9.\r\n")
     long = ("caf\u00e9 \U0001f600 " * 30).strip()
     (tmp_path / "MEMORY.md").write_bytes(("\ufeff# Index\r\n- [A](user-a.md) \u2014 %s\r\n" % long).encode("utf-8"))
-    plan = plan_json(tmp_path, "5/300")
+    plan = plan_json(tmp_path, "5/200")
     assert ops(plan) == ["pointerify"]
     after = {c["path"]: c["after"].encode("utf-8") for c in plan["changes"]}
     assert after["MEMORY.md"].startswith(b"\xef\xbb\xbf# Index\r\n- [A](user-a.md)")
@@ -282,7 +287,7 @@ def test_cli_plan_apply_undo(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert (code2, out2) == (code, out)
     code, out, _ = run([str(root), "--apply", "-"], capsys)
     assert code == 1 and "as journal entry 1" in out
-    assert count_lines((root / "MEMORY.md").read_bytes()) == 150
+    assert WINDOW.measure((root / "MEMORY.md").read_bytes())[0] == 150
     code, out, _ = run([str(root)], capsys)
     assert code == 0 and "Nothing to do" in out
     journal.undo(str(root), 1)
