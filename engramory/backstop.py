@@ -133,7 +133,8 @@ def over_message(r: Reading, tool: str) -> str:
         text += "; now outside the window: %s%s" % (
             "; ".join(r.outside), " and %s more" % _n(r.more) if r.more else "",
         )
-    text += ". Compact it now, using Edit/Write on the index rather than shell commands (the guard checks those). " + COMPACT_STEPS
+    text += ". Compact it now: `%s` shows the plan. %s Do not edit the index with other shell commands: " \
+        "the guard checks only the file tools." % (compact_command(os.path.dirname(r.path)), COMPACT_STEPS)
     if r.notes:
         text += " " + " ".join(r.notes)
     return text
@@ -145,12 +146,13 @@ def start_line(r: Reading) -> str:
     if r.status == OVER:
         return (
             "the memory index %s is over its hard cap: %s (hard cap %s lines / %s bytes), so "
-            "its last entries were not loaded; compact it first (pointer-ify long lines, merge "
-            "duplicates, archive cold notes)." % (r.path, _size_text(r), _n(c.hard_lines), _n(c.hard_bytes))
+            "its last entries were not loaded; compact it first: `engramory compact` on its folder "
+            "(or the skill's tools/engramory.py compact) plans it without losing a fact; show the plan, "
+            "then apply it with --apply -." % (r.path, _size_text(r), _n(c.hard_lines), _n(c.hard_bytes))
         )
     return (
         "the memory index %s is past its warn cap: %s (warn %s lines / %s bytes, hard %s / %s); "
-        "plan a compaction pass before adding much more."
+        "plan a compaction pass before adding much more (`engramory compact` on its folder shows one)."
         % (r.path, _size_text(r), _n(c.warn_lines), _n(c.warn_bytes), _n(c.hard_lines), _n(c.hard_bytes))
     )
 
@@ -360,6 +362,18 @@ def session_start(payload: Mapping[str, Any], env: Mapping[str, str] | None = No
 
 
 # -- review of what others changed (engramory.review; owner: compact) ------------------------
+
+
+def compact_command(root: str) -> str:
+    """The command line that plans a compaction of the store at `root`, runnable as it is:
+    this bundle's tools/engramory.py under this interpreter (nothing installed needed)."""
+    import shlex
+    import sys
+
+    tool = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools", "engramory.py")
+    if os.path.isfile(tool):
+        return "%s %s compact %s" % (shlex.quote(sys.executable or "python3"), shlex.quote(tool), shlex.quote(root))
+    return "engramory compact %s" % shlex.quote(root)
 
 
 def reconcile_stores(indexes: Sequence[str], source: str, notice: bool) -> list[str]:

@@ -212,6 +212,10 @@ def invocations(doc: str, text: str) -> list[Invocation]:
             found.append(Invocation(doc, line, ("engramory", t[3]), t[4:]))
         elif t[:1] == ["engramory"] and len(t) > 1 and re.fullmatch(r"[a-z]+", t[1]):
             found.append(Invocation(doc, line, ("engramory", t[1]), t[2:]))
+        elif t[:1] == ["python3"] and len(t) > 2 and repo_path(t[1]) == "tools/engramory.py" and re.fullmatch(
+                r"[a-z]+", t[2]):
+            # the skill folder's runner: `python3 <skill>/tools/engramory.py compact ...` is `engramory compact ...`
+            found.append(Invocation(doc, line, ("engramory", t[2]), t[3:]))
         elif t[:1] == ["python3"] and len(t) > 1:
             script = repo_path(t[1])
             if script and script.endswith(".py"):
@@ -600,3 +604,36 @@ def test_documents_name_no_path_of_this_machine(doc: str) -> None:
     text = ALL_TEXT[doc]
     assert re.findall(r"(?<![\w.~])/(?:work|root|tmp|home/\w+|Users/\w+)/\S*", text) == []
     assert str(ROOT) not in text
+
+
+# --- compact (owner: compact) -----------------------------------------------------------------
+
+def test_compact_exit_codes_are_the_ones_the_skill_states(tmp_path: Path) -> None:
+    from engramory import compact
+
+    stated = stated_codes(read("SKILL.md"), "compact")
+    assert stated == {0: "nothing to do", 1: "operations planned or applied", 2: "decisions needed",
+                      64: "usage error", 65: "the store changed since the plan", 66: "cannot read"}
+    assert compact.EX_DATAERR == 65 and cliutil.EX_USAGE == 64 and cliutil.EX_NOINPUT == 66
+    shown = {(i.doc, i.program) for i in ALL_INVOCATIONS}
+    assert ("SKILL.md", ("engramory", "compact")) in shown and ("SKILL.md", ("engramory", "review")) in shown
+    store = tmp_path / "s"
+    store.mkdir()
+    (store / "MEMORY.md").write_text(index_text(3))
+    run = [sys.executable, "-I", "-S", str(ROOT / "tools" / "engramory.py"), "compact", str(store)]
+    assert subprocess.run(run, capture_output=True, timeout=60).returncode == 0
+    (store / "MEMORY.md").write_text(index_text(160))
+    assert subprocess.run(run, capture_output=True, timeout=60).returncode == 1
+    assert subprocess.run(run + ["--target", "nope"], capture_output=True, timeout=60).returncode == 64
+    assert subprocess.run(run[:-1] + [str(tmp_path / "none")], capture_output=True, timeout=60).returncode == 66
+
+
+def test_skill_states_the_cold_score_and_pointer_limit_of_the_code() -> None:
+    from engramory import compactplan
+
+    text = " ".join(read("SKILL.md").split())
+    assert "index line over %d characters" % compactplan.POINTER_MAX in text
+    bonus = compactplan.TYPE_BONUS
+    assert ("plus %d for a project note, %d for reference, %d for feedback, %d for user"
+            % (bonus["project"], bonus["reference"], bonus["feedback"], bonus["user"])) in text
+    assert compactplan.FROM_INDEX in text
