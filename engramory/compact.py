@@ -138,7 +138,10 @@ def _measure_text(m: compactplan.Measure | None, unit: str) -> str:
     return "%s lines, %s %s (%s bytes on disk)" % (_n(m.lines), _n(m.units), unit, _n(m.bytes))
 
 
-def render_text(plan: Plan, root: str, title: str) -> str:
+def render_text(plan: Plan, root: str, title: str, outcome: str | None = None) -> str:
+    """The plan for a person and an agent: the summary first (what a host that shows only the
+    start of a long output still shows), then each operation, then the diff. `outcome`
+    replaces the closing next step (after --apply)."""
     st = plan.store
     t = plan.target
     c = plan.caps
@@ -146,26 +149,22 @@ def render_text(plan: Plan, root: str, title: str) -> str:
            % (os.path.join(root, st.index_name), _measure_text(plan.before, plan.unit), title, _n(t.lines),
               _n(t.bytes), plan.unit, t.source, _n(c.hard_lines), _n(c.hard_bytes))]
     if plan.operations:
-        out.append("")
-        out.append("Operations (%d), in order:" % len(plan.operations))
-        for k, op in enumerate(plan.operations, 1):
-            e = op.effect
-            where = "%s:%d" % (st.index_name, op.line) if op.line else st.index_name
-            out.append("  %d. %s %s [%s lines, %s %s, %s bytes]" % (
-                k, op.op, where, _signed(e["lines"]), _signed(e["units"]), plan.unit, _signed(e["bytes"])))
-            out.append("     %s" % op.reason)
-    out.append("")
+        counts: dict[str, int] = {}
+        for op in plan.operations:
+            counts[op.op] = counts.get(op.op, 0) + 1
+        out.append("Plan: %d operation%s (%s); %d file%s change."
+                   % (len(plan.operations), "" if len(plan.operations) == 1 else "s",
+                      ", ".join("%d %s" % (n, name) for name, n in counts.items()),
+                      len(plan.changes), "" if len(plan.changes) == 1 else "s"))
     state = "within the target" if plan.within_target else "still OVER the target"
     out.append("Result: %s: %s." % (_measure_text(plan.after, plan.unit), state))
     out.append("Invariants: %s." % "; ".join("%s %s" % (name, "ok" if ok else "FAILED: " + detail)
                                              for name, ok, detail in plan.invariants))
     if plan.proposals:
-        out.append("")
         out.append("Proposals (never applied; settle them by hand, edit by edit):")
         for item in plan.proposals:
             out.append("  - %s %s: %s" % (item.kind, " + ".join(item.paths), item.reason))
     if plan.status in ("decisions-needed", "refused"):
-        out.append("")
         out.append("Decisions needed before the target can be reached:" if plan.status != "refused"
                    else "The plan is REFUSED (an invariant failed); decisions needed:")
         for item in plan.decisions:
@@ -174,15 +173,9 @@ def render_text(plan: Plan, root: str, title: str) -> str:
             out.append("  - %s %s: %s" % (item.kind, ", ".join(item.paths), item.reason))
         if plan.proposals:
             out.append("  - or settle the proposals above")
-    out.append("")
-    out.append("Plan digest: %s" % plan.digest)
-    diff = diff_text(plan)
-    if diff:
-        out.append("")
-        out.append("Diff of every file the plan changes:")
-        out.append(diff.rstrip("\n"))
-    out.append("")
-    if plan.status == "nothing-to-do":
+    if outcome is not None:
+        out.append(outcome)
+    elif plan.status == "nothing-to-do":
         out.append("Nothing to do: the index is within the target.")
     elif plan.status == "refused":
         out.append("Nothing can be applied: the plan breaks an invariant (above).")
@@ -190,6 +183,21 @@ def render_text(plan: Plan, root: str, title: str) -> str:
         out.append("Next: show this plan to the user, then apply it with `engramory compact %s --apply -` "
                    "(or save it with --json and apply that file with --apply PLAN); `engramory undo` "
                    "reverses it. Then handle the proposals and decisions by hand." % root)
+    out.append("Plan digest: %s" % plan.digest)
+    if plan.operations:
+        out.append("")
+        out.append("Operations, in order:")
+        for k, op in enumerate(plan.operations, 1):
+            e = op.effect
+            where = "%s:%d" % (st.index_name, op.line) if op.line else st.index_name
+            out.append("  %d. %s %s [%s lines, %s %s, %s bytes]" % (
+                k, op.op, where, _signed(e["lines"]), _signed(e["units"]), plan.unit, _signed(e["bytes"])))
+            out.append("     %s" % op.reason)
+    diff = diff_text(plan)
+    if diff:
+        out.append("")
+        out.append("Diff of every file the plan changes:")
+        out.append(diff.rstrip("\n"))
     return "\n".join(out) + "\n"
 
 
@@ -385,14 +393,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         d["journal_id"] = getattr(entry, "id", None)
         sys.stdout.write(dumps(d))
     else:
-        sys.stdout.write(render_text(plan, root, title).rsplit("\nNext:", 1)[0].rstrip("\n") + "\n\n")
         if entry is None:
-            sys.stdout.write("Nothing was written: %s.\n" % (
-                "the index is already within the target" if plan.within_target else "no safe operation applies"))
+            outcome = "Nothing was written: %s." % (
+                "the index is already within the target" if plan.within_target else "no safe operation applies")
         else:
-            sys.stdout.write("Applied %d file change%s as journal entry %s; `engramory undo %s` restores the store "
-                             "byte for byte.\n" % (len(plan.changes), "" if len(plan.changes) == 1 else "s",
-                                                   entry.id, entry.id))
+            outcome = ("Applied %d file change%s as journal entry %s; `engramory undo %s` restores the store byte "
+                       "for byte.%s" % (len(plan.changes), "" if len(plan.changes) == 1 else "s", entry.id, entry.id,
+                                        " Then handle the proposals and decisions above by hand."
+                                        if plan.proposals or plan.decisions else ""))
+        sys.stdout.write(render_text(plan, root, title, outcome))
     return plan.exit_code if entry is not None or plan.exit_code != 1 else 0
 
 

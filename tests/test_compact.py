@@ -281,7 +281,7 @@ def test_cli_plan_apply_undo(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     over_cap_store(root)
     before = snapshot(root)
     code, out, _ = run([str(root)], capsys)
-    assert code == 1 and "Operations (80), in order:" in out and "archive-cold" in out
+    assert code == 1 and "Plan: 80 operations (80 archive-cold); 81 files change." in out and "archive-cold" in out
     assert snapshot(root) == before  # the plan writes nothing
     code2, out2, _ = run([str(root)], capsys)
     assert (code2, out2) == (code, out)
