@@ -314,6 +314,11 @@ def apply(root: str, saved: dict[str, Any] | None, lines: int | None, nbytes: in
     except journal.JournalConflict as exc:
         raise CompactError(EX_DATAERR, "the store changed while the plan was applied (%s): nothing was written; "
                            "make a new plan" % exc) from None
+    except journal.LockTimeout as exc:
+        raise CompactError(EX_DATAERR, "%s; nothing was written: try again when the other engramory command is done"
+                           % exc) from None
+    except journal.JournalError as exc:
+        raise CompactError(EX_DATAERR, "the plan cannot be applied: %s; nothing was written" % exc) from None
     entries = journal.entries(root)
     entry = entries[-1] if entries else None
     return plan, entry

@@ -338,3 +338,41 @@ def test_same_output_under_other_hash_seeds(tmp_path: Path) -> None:
         assert done.returncode in (1, 2), done.stderr
         outs.add(done.stdout)
     assert len(outs) == 1
+
+
+def test_hostile_stores_never_crash_and_touch_nothing_they_cannot_keep(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "mem"
+    root.mkdir()
+    (root / "user-bin.md").write_bytes(b"---\nname: user-bin\n---\n\xff\xfe not text\n")
+    outside = tmp_path / "outside.md"
+    outside.write_text("---\nname: outside\ntype: user\n---\nout\n", encoding="utf-8")
+    (root / "user-link.md").symlink_to(outside)
+    (root / "user-sub").mkdir()
+    note(root / "user-sub", "user-deep", "deep")
+    long = "x" * 300
+    (root / "MEMORY.md").write_text(
+        "---\ntitle: index with frontmatter\n---\n<!-- a comment with a [fake](user-bin.md) pointer -->\n"
+        "- [Bin](user-bin.md) \u2014 %s\n- [Link](user-link.md) \u2014 %s\n- [Deep](user-sub/user-deep.md) \u2014 %s\n"
+        % (long, long, long), encoding="utf-8")
+    plan = plan_json(root, "1/10")
+    touched = {c["path"] for c in plan["changes"]}
+    assert "user-bin.md" not in touched and "user-link.md" not in touched
+    assert all(i["ok"] for i in plan["invariants"] if i["name"] != "within-hard-caps")
+    check_store(root, "1/10")
+    assert outside.read_text(encoding="utf-8") == "---\nname: outside\ntype: user\n---\nout\n"
+
+
+def test_a_symlinked_index_is_refused_without_a_traceback(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    real = tmp_path / "real"
+    over_cap_store(real, 160)
+    root = tmp_path / "mem"
+    root.mkdir()
+    for p in real.iterdir():
+        (root / p.name).write_bytes(p.read_bytes())
+    (root / "MEMORY.md").unlink()
+    (root / "MEMORY.md").symlink_to(real / "MEMORY.md")
+    before = (real / "MEMORY.md").read_bytes()
+    code, _, err = run([str(root), "--apply", "-"], capsys)
+    assert code == compact.EX_DATAERR and "symlink" in err and "Traceback" not in err
+    assert (real / "MEMORY.md").read_bytes() == before
