@@ -37,7 +37,7 @@ import os
 import re
 
 from engramory import size
-from engramory.size import Caps, Window
+from engramory.size import JS_SPACE, Caps, Window
 from engramory.store import ARCHIVE, LINK_RE, SCHEME_RE, TYPES, WIKI_RE, Note, Pointer, Store, heading_type
 
 TYPE_CHECKING = False
@@ -179,6 +179,7 @@ class Plan:
         self.decisions: list[Item] = []
         self.invariants: list[tuple[str, bool, str]] = []
         self.changes: list[Change] = []
+        self.recounted = False  # the running count disagreed with the whole count (never seen)
 
     @property
     def refused(self) -> bool:
@@ -348,10 +349,79 @@ class Work:
                 if p.rel and p.exists and not p.escapes:
                     self.by_target.setdefault(p.rel, []).append(i)
 
+    # -- a running count of the size, so an operation costs the lines it touches -----------
+    # Used when the window counts the trimmed text and this index has nothing it skips
+    # (no frontmatter, no HTML comment): then the host's count is the sum of its lines' counts
+    # less the whitespace trimmed at both ends. The planner checks the final count against
+    # window.measure of the final bytes and plans again the slow way if they ever differ.
+    def start_count(self, window: Window) -> bool:
+        text = "".join(ln.text + ln.eol for ln in self.lines if ln is not None)
+        self.window = window
+        self.running = bool(window.trim and (window.crlf_counts or "\r" not in text)
+                            and not (window.skip_comments and "<!--" in text)
+                            and not (window.skip_frontmatter and text.startswith("---")))
+        self.n_units = self.n_nl = self.n_bytes = 0
+        if self.running:
+            for ln in self.lines:
+                if ln is not None:
+                    self._add(ln, 1)
+        self._head, self._tail = 0, len(self.lines) - 1
+        return self.running
+
+    def _add(self, ln: Line, sign: int) -> None:
+        s = ln.text + ln.eol
+        self.n_units += sign * size.text_units(s, self.window.unit)
+        self.n_bytes += sign * (len(s) if s.isascii() else len(s.encode("utf-8")))
+        if ln.eol:
+            self.n_nl += sign
+
+    def measure(self, window: Window) -> Measure:
+        if not getattr(self, "running", False):
+            return Measure(self.index_bytes(), window)
+        lines, unit = self.lines, window.unit
+        while self._head < len(lines) and lines[self._head] is None:
+            self._head += 1
+        while self._tail >= 0 and lines[self._tail] is None:
+            self._tail -= 1
+        nbytes = self.n_bytes + (3 if self.bom else 0)
+        lead_u = lead_n = trail_u = trail_n = 0
+        content = False
+        for j in range(self._tail, self._head - 1, -1):
+            ln = lines[j]
+            if ln is None:
+                continue
+            s = ln.text + ln.eol
+            kept = s.rstrip(JS_SPACE)
+            cut = s[len(kept):]
+            trail_u += size.text_units(cut, unit)
+            trail_n += cut.count("\n")
+            if kept:
+                content = True
+                break
+        if not content:
+            return Measure.of(0, nbytes, 0)
+        for j in range(self._head, self._tail + 1):
+            ln = lines[j]
+            if ln is None:
+                continue
+            s = ln.text + ln.eol
+            kept = s.lstrip(JS_SPACE)
+            cut = s[:len(s) - len(kept)]
+            lead_u += size.text_units(cut, unit)
+            lead_n += cut.count("\n")
+            if kept:
+                break
+        return Measure.of(self.n_nl - lead_n - trail_n + 1, nbytes, self.n_units - lead_u - trail_u)
+
     def set_text(self, i: int, text: str) -> None:
         ln = self.lines[i]
         assert ln is not None
-        ln.text = text
+        if getattr(self, "running", False):
+            self._add(ln, -1)
+            ln.text = text
+            self._add(ln, 1)
+        else:
+            ln.text = text
 
     def replace_all(self, lines: list[Line | None]) -> None:
         self.lines = lines
@@ -361,6 +431,8 @@ class Work:
                 for p in ln.pointers:
                     if p.rel and p.exists and not p.escapes:
                         self.by_target.setdefault(p.rel, []).append(i)
+        if getattr(self, "running", False):
+            self.start_count(self.window)
 
     def index_bytes(self) -> bytes:
         text = "".join(ln.text + ln.eol for ln in self.lines if ln is not None)
@@ -378,8 +450,15 @@ class Work:
             for j in range(i - 1, -1, -1):
                 prev = self.lines[j]
                 if prev is not None:
-                    prev.eol = ""
+                    if getattr(self, "running", False):
+                        self._add(prev, -1)
+                        prev.eol = ""
+                        self._add(prev, 1)
+                    else:
+                        prev.eol = ""
                     break
+        if getattr(self, "running", False):
+            self._add(ln, -1)
         self.lines[i] = None
 
     def pointer_lines_of(self, rel: str) -> tuple[list[int], bool]:
@@ -462,13 +541,19 @@ def _slug_map(store: Store) -> dict[str, list[Note]]:
     return by
 
 
+class _Recount(Exception):
+    pass
+
+
 class Planner:
-    def __init__(self, store: Store, target: Target, window: Window, caps: Caps) -> None:
+    def __init__(self, store: Store, target: Target, window: Window, caps: Caps, running: bool = True) -> None:
         assert store.index_raw is not None
         self.store = store
         self.window = window
         self.plan = Plan(store, target, window, caps)
         self.work = Work(store, store.index_raw)
+        if running:
+            self.work.start_count(window)
         self.slugs = _slug_map(store)
         self.current = Measure(store.index_raw, window)
         self.plan.before = self.current
@@ -492,7 +577,7 @@ class Planner:
         return self.plan.target.met(self.current)
 
     def record(self, op: Operation) -> None:
-        m = Measure(self.work.index_bytes(), self.window)
+        m = self.work.measure(self.window)
         op.effect = {"lines": m.lines - self.current.lines, "bytes": m.bytes - self.current.bytes,
                      "units": m.units - self.current.units}
         self.current = m
@@ -504,7 +589,10 @@ class Planner:
             if self.done():
                 break
             step()
-        self.plan.after = self.current
+        exact = Measure(self.work.index_bytes(), self.window)
+        if exact != self.current:
+            raise _Recount()  # the running count went wrong: make_plan plans again, counting whole
+        self.plan.after = exact
         self.propose()
         if not self.done():
             self.decide()
@@ -959,7 +1047,10 @@ def check_invariants(plan: Plan, work: Work) -> None:
 def make_plan(store: Store, target: Target, window: Window, caps: Caps) -> Plan:
     """The plan for `store` under the host's `window` and the caps in force (both as the
     guard has them: `guard.caps_for(index, env, window)`)."""
-    planner = Planner(store, target, window, caps)
-    plan = planner.run()
+    try:
+        plan = Planner(store, target, window, caps, running=True).run()
+    except _Recount:
+        plan = Planner(store, target, window, caps, running=False).run()
+        plan.recounted = True
     plan.digest = digest_of(store, target, caps, window)
     return plan

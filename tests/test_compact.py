@@ -43,6 +43,7 @@ def plan_json(root: Path, target: str | None = None) -> Dict[str, Any]:
     if target:
         lines, nbytes = compact.parse_target(target)
     plan = compact.plan_for(str(root), lines, nbytes)
+    assert not plan.recounted  # the running count agreed with the host window's whole count
     return compact.plan_dict(plan, str(root))
 
 
