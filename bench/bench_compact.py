@@ -6,7 +6,10 @@ long index lines, duplicate and dead pointers, identical notes and [[links]]: ev
 has work to do. The plan is timed whole (store read, operations, invariants, the text with
 its diff, and the JSON), best of several runs, beside a same-run baseline: reading the store
 alone (`engramory.store.load`), which every command pays. Target: 1,000 notes plan in under
-1 s. Run: `python3 bench/bench_compact.py`.
+1 s. A second table times `review.reconcile`: the first (baseline) run, a run where nothing
+moved (what every shell call pays: one stat per note, no read), and a run after one deletion
+(journaled with its prior bytes), beside reading the store whole.
+Run: `python3 bench/bench_compact.py`.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 
-from engramory import compact  # noqa: E402
+from engramory import compact, review  # noqa: E402
 from engramory import store as store_mod  # noqa: E402
 
 TYPES = ("user", "feedback", "project", "reference")
@@ -81,6 +84,23 @@ def main() -> int:
                                                       "read store s", "plan s", "plan/read"))
     for count, lines, ops, changes, load, t in rows:
         print("%7d  %11d  %10d  %8d  %12.3f  %12.3f  %8.1fx" % (count, lines, ops, changes, load, t, t / load))
+    print()
+    print("review.reconcile (run after every shell/MCP tool call and at session start):")
+    print("%7s  %14s  %16s  %18s  %9s" % ("notes", "baseline s", "nothing moved s", "one note deleted s", "read/none"))
+    for count in (250, 1000, 4000):
+        with tempfile.TemporaryDirectory() as tmp:
+            make_store(tmp, count)
+            t0 = time.perf_counter()
+            review.reconcile(tmp)
+            base = time.perf_counter() - t0
+            quiet = best(lambda root=tmp: review.reconcile(root))
+            victim = os.path.join(tmp, sorted(n for n in os.listdir(tmp) if n.endswith(".md"))[1])
+            os.unlink(victim)
+            t0 = time.perf_counter()
+            review.reconcile(tmp)
+            deleted = time.perf_counter() - t0
+            load = best(lambda root=tmp: store_mod.load(root))
+            print("%7d  %14.3f  %16.4f  %18.3f  %8.1fx" % (count, base, quiet, deleted, load / quiet))
     thousand = [r for r in rows if r[0] == 1000][0]
     verdict = "OK" if thousand[5] < 1.0 else "SLOW"
     print("1,000 notes plan in %.3f s (target < 1 s): %s" % (thousand[5], verdict))

@@ -120,13 +120,40 @@ def _read(root: str, rel: str) -> bytes | None:
         os.close(fd)
 
 
-def _keep(root: str, data: bytes, digest: str) -> None:
-    """Copy `data` into the journal's blob store (bounded, secrets never), for a later undo."""
-    from engramory import journal
+def keep_blobs(root: str, items: list[tuple[str, bytes, str]]) -> None:
+    """Copy each (rel, bytes, sha256) into the journal's blob store (`.engramory/blobs/<sha>`,
+    where `journal.read_blob` and `undo` find prior versions), so a later deletion can be
+    undone. As the journal does: never a file the doctor's secret scan flags, never one past
+    BLOB_FILE_MAX, and the store pruned to BLOB_CAP. Secrets are scanned in one batch and the
+    copies are not fsynced one by one (a lost copy is only an undo that cannot happen; the
+    reader checks the hash): a first baseline of 1,000 notes costs a fraction of a second."""
+    from engramory import doctor, journal
+    from engramory.store import Note
 
+    todo = []
+    folder = os.path.join(root, META, journal.BLOBS)
+    for rel, data, digest in items:
+        if len(data) > min(journal.BLOB_FILE_MAX, journal.BLOB_CAP) or os.path.exists(os.path.join(folder, digest)):
+            continue
+        note = Note("", rel, False)
+        note.text = data.decode("utf-8", "replace")
+        todo.append((note, data, digest))
+    if not todo:
+        return
+    secret = {f.path for f in doctor.scan_notes([n for n, _, _ in todo]) if f.code == "secret"}
     try:
-        journal._keep_blob(root, data, digest)  # noqa: SLF001 - the journal's own blob store
-    except (OSError, journal.JournalError):
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        for note, data, digest in todo:
+            if note.rel in secret:
+                continue
+            path = os.path.join(folder, digest)
+            tmp = "%s.%d.tmp" % (path, os.getpid())
+            with open(tmp, "wb") as f:
+                f.write(data)
+            os.chmod(tmp, 0o600)
+            os.replace(tmp, path)
+        journal._prune_blobs(root, [d for _, _, d in todo])  # noqa: SLF001 - the journal's own cap
+    except OSError:
         pass
 
 
@@ -169,13 +196,15 @@ def reconcile(root: str, source: str = "reconcile") -> Found:
     manifest = load_manifest(root)
     if manifest is None:
         files: dict[str, list[Any]] = {}
+        kept = []
         for rel, (size, mtime) in sorted(disk.items()):
             data = _read(root, rel)
             if data is None:
                 continue
             digest = hashlib.sha256(data).hexdigest()
-            _keep(root, data, digest)
+            kept.append((rel, data, digest))
             files[rel] = [size, mtime, digest]
+        keep_blobs(root, kept)
         from engramory import journal
 
         entries = journal.entries(root)
@@ -205,10 +234,10 @@ def reconcile(root: str, source: str = "reconcile") -> Found:
 
     ours, newest = _ours(root, int(manifest.get("journal_seen", 0)))
     changes = []
+    keep_blobs(root, [(rel, new_bytes[rel], moved[rel][2]) for rel in sorted(new_bytes)])
     for rel in sorted(new_bytes):
         data = new_bytes[rel]
         digest = moved[rel][2]
-        _keep(root, data, digest)
         if digest in ours.get(rel, ()):
             continue
         rec = old.get(rel)
