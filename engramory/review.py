@@ -39,6 +39,7 @@ COMMAND = "external"  # the journal command of changes something else made
 READ_MAX = 4 << 20  # like the store's: a larger file is tracked by size and mtime alone
 META = ".engramory"
 INDEX = "MEMORY.md"
+LOCK_WAIT = 2.0  # seconds a hook waits for another engramory command before leaving it for later
 
 
 def _manifest_path(root: str) -> str:
@@ -187,10 +188,38 @@ class Found:
         self.baseline = False
 
 
-def reconcile(root: str, source: str = "reconcile") -> Found:
+def _moved(disk: dict[str, tuple[int, int]], manifest: dict[str, Any] | None) -> bool:
+    if manifest is None:
+        return True
+    old = manifest["files"]
+    if len(old) != len(disk):
+        return True
+    for rel, sig in disk.items():
+        rec = old.get(rel)
+        if rec is None or rec[0] != sig[0] or rec[1] != sig[1]:
+            return True
+    return False
+
+
+def reconcile(root: str, source: str = "reconcile", wait: float = LOCK_WAIT) -> Found:
     """Compare the store with its manifest, journal what something else changed, update the
     manifest. A store without a manifest gets one (a baseline: nothing is reported). Cheap
-    when nothing changed: one stat per file and no write."""
+    when nothing changed: one stat per file, no lock, no write. When something moved, the
+    comparison is made again under the store lock, so a write engramory is making at that
+    moment is seen whole, with its journal entry, never half as someone else's; a lock held
+    longer than `wait` seconds postpones the reconcile to the next call."""
+    if not _moved(walk(root), load_manifest(root)):
+        return Found()
+    from engramory import journal
+
+    try:
+        with journal.lock(root, timeout=wait):
+            return _reconcile(root, source)
+    except journal.LockTimeout:
+        return Found()
+
+
+def _reconcile(root: str, source: str) -> Found:
     found = Found()
     disk = walk(root)
     manifest = load_manifest(root)

@@ -113,3 +113,28 @@ def test_backstops_reconcile(store: Path, tmp_path: Path) -> None:
     assert backstop.post_tool(_payload("PostToolUse", tmp_path), env) == ""  # said once
     start = json.loads(backstop.session_start(_payload("SessionStart", tmp_path), env))
     assert "1 note deleted outside engramory" in start["hookSpecificOutput"]["additionalContext"]
+
+
+def test_a_held_lock_postpones_the_reconcile(store: Path) -> None:
+    import subprocess
+    import sys
+    import time
+
+    review.reconcile(str(store))
+    (store / "user-terse-replies.md").unlink()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom engramory import journal\n"
+         "with journal.lock(sys.argv[1]):\n    print('held', flush=True)\n    time.sleep(3)\n", str(store)],
+        stdout=subprocess.PIPE, cwd=str(ROOT), text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        t0 = time.monotonic()
+        found = review.reconcile(str(store), wait=0.2)
+        assert time.monotonic() - t0 < 2.0
+        assert found.entry is None and not found.deleted  # left for later, nothing half-seen
+    finally:
+        holder.wait(timeout=30)
+        if holder.stdout is not None:
+            holder.stdout.close()
+    found = review.reconcile(str(store))
+    assert found.deleted == ["user-terse-replies.md"] and found.entry is not None
