@@ -638,11 +638,6 @@ class Planner:
     # 2
     def drop_duplicates(self) -> None:
         w = self.work
-        seen: dict[str, int] = {}
-        for i, ln in w.live_lines():
-            for p in ln.pointers:
-                if p.exists and not p.escapes and p.rel and p.rel not in seen:
-                    seen[p.rel] = i
         first_seen: dict[str, int] = {}
         for i, ln in w.live_lines():
             if self.done():
@@ -657,11 +652,9 @@ class Planner:
             if p.rel not in first_seen:
                 first_seen[p.rel] = i
                 continue
-            extra = _line_words(ln)
             kept_line = w.lines[first_seen[p.rel]]
-            if extra and kept_line is not None and normalized_words(extra) in normalized_words(kept_line.text):
-                extra = ""
-            if extra and p.rel not in self.touchable and normalized_words(extra) not in normalized_words(self.work.texts.get(p.rel, "")):
+            extra = _leftover(ln, [kept_line.text if kept_line is not None else "", w.texts.get(p.rel, "")])
+            if extra and p.rel not in self.touchable:
                 continue  # its words would be lost and the note cannot take them
             appended = w.keep_text(p.rel, extra) if extra else 0
             w.drop(i)
@@ -717,7 +710,8 @@ class Planner:
                 for i in drop:
                     ln = w.lines[i]
                     assert ln is not None
-                    extra = _line_words(ln)
+                    kept_lines = [w.lines[k].text for k in keep_lines if w.lines[k] is not None]  # type: ignore[union-attr]
+                    extra = _leftover(ln, kept_lines + [w.texts.get(keep.rel, "")])
                     if extra:
                         w.keep_text(keep.rel, extra)
                     w.drop(i)
@@ -977,11 +971,14 @@ def _hook(body: str) -> str:
     return _clip(body, HOOK_MAX)
 
 
-def _line_words(ln: Line) -> str:
-    """The text of a pointer line other than its link and list marker."""
+def _leftover(ln: Line, against: list[str]) -> str:
+    """What a pointer line says (its title, its hook) that none of `against` already says:
+    the text to keep in the note when the line goes."""
     m = ln.matches[0]
-    rest = ln.text[m.end():].strip().lstrip(SEP_CHARS).strip()
-    return rest
+    parts = [m.group(1).strip(), ln.text[m.end():].strip().lstrip(SEP_CHARS).strip()]
+    known = [normalized_words(a) for a in against]
+    out = [p for p in parts if normalized_words(p) and not any(normalized_words(p) in k for k in known)]
+    return " \u2014 ".join(out)
 
 
 # -- invariants ---------------------------------------------------------------------------
