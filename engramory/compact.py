@@ -29,7 +29,7 @@ import sys
 from engramory import compactplan
 from engramory import store as store_mod
 from engramory.cliutil import EX_NOINPUT, EX_USAGE, Parser
-from engramory.compactplan import Plan, Target
+from engramory.compactwork import Measure, Plan, Target
 from engramory.size import Caps, Window
 
 TYPE_CHECKING = False
@@ -133,7 +133,7 @@ def diff_text(plan: Plan) -> str:
     return "".join(out)
 
 
-def _measure_text(m: compactplan.Measure | None, unit: str) -> str:
+def _measure_text(m: Measure | None, unit: str) -> str:
     assert m is not None
     return "%s lines, %s %s (%s bytes on disk)" % (_n(m.lines), _n(m.units), unit, _n(m.bytes))
 
