@@ -16,7 +16,7 @@ from typing import Any, Dict, List
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from engramory import compact, compactplan, doctor, guard, journal
+from engramory import compact, compactplan, doctor, guard, journal, review
 from engramory import store as store_mod
 from engramory.hosts import claude
 from tests.compact_stores import build, snapshot, store_spec
@@ -377,3 +377,20 @@ def test_a_symlinked_index_is_refused_without_a_traceback(tmp_path: Path, capsys
     code, _, err = run([str(root), "--apply", "-"], capsys)
     assert code == compact.EX_DATAERR and "symlink" in err and "Traceback" not in err
     assert (real / "MEMORY.md").read_bytes() == before
+
+
+def test_a_tampered_plan_is_refused_and_the_journal_is_not_part_of_the_digest(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    over_cap_store(tmp_path, 160)
+    code, out, _ = run([str(tmp_path), "--json"], capsys)
+    plan = json.loads(out)
+    tampered = dict(plan, changes=plan["changes"][:-1])
+    (tmp_path.parent / "t.json").write_text(json.dumps(tampered), encoding="utf-8")
+    before = snapshot(tmp_path)
+    code, _, err = run([str(tmp_path), "--apply", str(tmp_path.parent / "t.json")], capsys)
+    assert code == compact.EX_DATAERR and "differ" in err and snapshot(tmp_path) == before
+    # something engramory keeps beside the notes (the manifest, the journal) does not make a plan stale
+    review.reconcile(str(tmp_path))
+    (tmp_path.parent / "p.json").write_text(out, encoding="utf-8")
+    code, _, _ = run([str(tmp_path), "--apply", str(tmp_path.parent / "p.json")], capsys)
+    assert code == 1
