@@ -292,6 +292,8 @@ class Planner:
                     continue
                 if len(self.slugs.get(keep.slug.lower(), ())) != 1:
                     continue  # the slug links would name is ambiguous
+                if is_pinned(old) and not is_pinned(keep):
+                    continue  # a pinned note never moves for an unpinned copy
                 for i in drop:
                     ln = w.lines[i]
                     assert ln is not None

@@ -394,3 +394,12 @@ def test_a_tampered_plan_is_refused_and_the_journal_is_not_part_of_the_digest(
     (tmp_path.parent / "p.json").write_text(out, encoding="utf-8")
     code, _, _ = run([str(tmp_path), "--apply", str(tmp_path.parent / "p.json")], capsys)
     assert code == 1
+
+
+def test_merge_identical_never_moves_a_pinned_note_for_an_unpinned_copy(tmp_path: Path) -> None:
+    note(tmp_path, "user-old", "Same fact, same words.", updated="2026-01-01", extra="pinned: 'true'\n")
+    note(tmp_path, "user-new", "Same fact, same words.", updated="2026-02-01")
+    (tmp_path / "MEMORY.md").write_text("- [Old](user-old.md) \u2014 x\n- [New](user-new.md) \u2014 x\n", encoding="utf-8")
+    plan = plan_json(tmp_path, "1/1000")
+    assert "merge-identical" not in ops(plan)
+    assert all(o["paths"][0] != "user-old.md" for o in plan["operations"])
