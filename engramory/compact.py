@@ -357,7 +357,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("root", nargs="?", metavar="ROOT", help="the folder holding MEMORY.md")
     parser.add_argument("--target", metavar="LINES/BYTES",
-                        help="size to bring the index to, e.g. 140/17500 (default: the warn caps)")
+                        help="size to bring the index to, in lines and in the unit the caps count (Claude "
+                        "Code: UTF-16 units of the trimmed text, bytes for ASCII), e.g. 140/17500 "
+                        "(default: the warn caps)")
     parser.add_argument("--apply", metavar="PLAN",
                         help="apply a plan saved with --json ('-' : plan now and apply it)")
     parser.add_argument("--json", action="store_true", help="print the plan (or the applied plan) as JSON")
