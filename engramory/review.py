@@ -25,6 +25,7 @@ import json
 import os
 import stat
 import sys
+import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -40,6 +41,7 @@ READ_MAX = 4 << 20  # like the store's: a larger file is tracked by size and mti
 META = ".engramory"
 INDEX = "MEMORY.md"
 LOCK_WAIT = 2.0  # seconds a hook waits for another engramory command before leaving it for later
+BLOB_BUDGET = 3.0  # seconds one reconcile spends copying blobs; the rest waits for the next one
 
 
 def _manifest_path(root: str) -> str:
@@ -121,13 +123,14 @@ def _read(root: str, rel: str) -> bytes | None:
         os.close(fd)
 
 
-def keep_blobs(root: str, items: list[tuple[str, bytes, str]]) -> None:
+def keep_blobs(root: str, items: list[tuple[str, bytes, str]], deadline: float | None = None) -> list[str]:
     """Copy each (rel, bytes, sha256) into the journal's blob store (`.engramory/blobs/<sha>`,
     where `journal.read_blob` and `undo` find prior versions), so a later deletion can be
     undone. As the journal does: never a file the doctor's secret scan flags, never one past
     BLOB_FILE_MAX, and the store pruned to BLOB_CAP. Secrets are scanned in one batch and the
     copies are not fsynced one by one (a lost copy is only an undo that cannot happen; the
-    reader checks the hash): a first baseline of 1,000 notes costs a fraction of a second."""
+    reader checks the hash). Past `deadline` (time.monotonic()) the rest is left: their rels
+    are returned, and the next reconcile keeps them (a hook must end within its timeout)."""
     from engramory import doctor, journal
     from engramory.store import Note
 
@@ -140,12 +143,16 @@ def keep_blobs(root: str, items: list[tuple[str, bytes, str]]) -> None:
         note.text = data.decode("utf-8", "replace")
         todo.append((note, data, digest))
     if not todo:
-        return
+        return []
     secret = {f.path for f in doctor.scan_notes([n for n, _, _ in todo]) if f.code == "secret"}
+    left: list[str] = []
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
         for note, data, digest in todo:
             if note.rel in secret:
+                continue
+            if deadline is not None and time.monotonic() > deadline:
+                left.append(note.rel)
                 continue
             path = os.path.join(folder, digest)
             tmp = "%s.%d.tmp" % (path, os.getpid())
@@ -156,6 +163,7 @@ def keep_blobs(root: str, items: list[tuple[str, bytes, str]]) -> None:
         journal._prune_blobs(root, [d for _, _, d in todo])  # noqa: SLF001 - the journal's own cap
     except OSError:
         pass
+    return left
 
 
 def _ours(root: str, since: int) -> tuple[dict[str, set[str | None]], int]:
@@ -208,7 +216,8 @@ def reconcile(root: str, source: str = "reconcile", wait: float = LOCK_WAIT) -> 
     comparison is made again under the store lock, so a write engramory is making at that
     moment is seen whole, with its journal entry, never half as someone else's; a lock held
     longer than `wait` seconds postpones the reconcile to the next call."""
-    if not _moved(walk(root), load_manifest(root)):
+    manifest = load_manifest(root)
+    if not _moved(walk(root), manifest) and not (manifest or {}).get("pending"):
         return Found()
     from engramory import journal
 
@@ -233,16 +242,25 @@ def _reconcile(root: str, source: str) -> Found:
             digest = hashlib.sha256(data).hexdigest()
             kept.append((rel, data, digest))
             files[rel] = [size, mtime, digest]
-        keep_blobs(root, kept)
+        left = keep_blobs(root, kept, time.monotonic() + BLOB_BUDGET)
         from engramory import journal
 
         entries = journal.entries(root)
         newest = entries[-1].id if entries else 0
         save_manifest(root, {"version": MANIFEST_VERSION, "files": files, "journal_seen": newest,
-                             "reviewed": newest})
+                             "reviewed": newest, "pending": left})
         found.baseline = True
         return found
     old: dict[str, list[Any]] = manifest["files"]
+    pending = [r for r in manifest.get("pending") or [] if isinstance(r, str)]
+    if pending:  # blobs a baseline had no time for: keep those whose bytes are still the ones hashed
+        top = []
+        for rel in pending:
+            rec = old.get(rel)
+            data = _read(root, rel) if rec is not None else None
+            if data is not None and rec is not None and hashlib.sha256(data).hexdigest() == rec[2]:
+                top.append((rel, data, rec[2]))
+        manifest["pending"] = keep_blobs(root, top, time.monotonic() + BLOB_BUDGET)
     moved: dict[str, list[Any]] = {}  # rel -> new [size, mtime, sha]
     new_bytes: dict[str, bytes] = {}
     for rel, sig in disk.items():
@@ -258,6 +276,8 @@ def _reconcile(root: str, source: str) -> Found:
             new_bytes[rel] = data
     gone = [rel for rel in old if rel not in disk]
     if not moved and not gone:
+        if pending:
+            save_manifest(root, manifest)
         return found
     from engramory import journal
 

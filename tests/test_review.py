@@ -138,3 +138,21 @@ def test_a_held_lock_postpones_the_reconcile(store: Path) -> None:
             holder.stdout.close()
     found = review.reconcile(str(store))
     assert found.deleted == ["user-terse-replies.md"] and found.entry is not None
+
+
+def test_a_baseline_out_of_time_keeps_the_rest_of_the_blobs_later(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(review, "BLOB_BUDGET", -1.0)  # no time at all: every copy is left for later
+    review.reconcile(str(store))
+    manifest = review.load_manifest(str(store))
+    assert manifest is not None and len(manifest["pending"]) == len(manifest["files"])
+    monkeypatch.setattr(review, "BLOB_BUDGET", 30.0)
+    assert review.reconcile(str(store)).entry is None  # a top-up, nothing reported
+    manifest = review.load_manifest(str(store))
+    assert manifest is not None and manifest["pending"] == []
+    victim = store / "user-terse-replies.md"
+    data = victim.read_bytes()
+    victim.unlink()
+    found = review.reconcile(str(store))
+    assert found.deleted == ["user-terse-replies.md"] and found.entry is not None
+    journal.undo(str(store), found.entry.id)
+    assert victim.read_bytes() == data
