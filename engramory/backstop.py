@@ -133,7 +133,8 @@ def over_message(r: Reading, tool: str) -> str:
         text += "; now outside the window: %s%s" % (
             "; ".join(r.outside), " and %s more" % _n(r.more) if r.more else "",
         )
-    text += ". Compact it now, using Edit/Write on the index rather than shell commands (the guard checks those). " + COMPACT_STEPS
+    text += ". Compact it now: `%s` shows the plan. %s Do not edit the index with other shell commands: " \
+        "the guard checks only the file tools." % (compact_command(os.path.dirname(r.path)), COMPACT_STEPS)
     if r.notes:
         text += " " + " ".join(r.notes)
     return text
@@ -145,12 +146,13 @@ def start_line(r: Reading) -> str:
     if r.status == OVER:
         return (
             "the memory index %s is over its hard cap: %s (hard cap %s lines / %s bytes), so "
-            "its last entries were not loaded; compact it first (pointer-ify long lines, merge "
-            "duplicates, archive cold notes)." % (r.path, _size_text(r), _n(c.hard_lines), _n(c.hard_bytes))
+            "its last entries were not loaded; compact it first: `engramory compact` on its folder "
+            "(or the skill's tools/engramory.py compact) plans it without losing a fact; show the plan, "
+            "then apply it with --apply -." % (r.path, _size_text(r), _n(c.hard_lines), _n(c.hard_bytes))
         )
     return (
         "the memory index %s is past its warn cap: %s (warn %s lines / %s bytes, hard %s / %s); "
-        "plan a compaction pass before adding much more."
+        "plan a compaction pass before adding much more (`engramory compact` on its folder shows one)."
         % (r.path, _size_text(r), _n(c.warn_lines), _n(c.warn_bytes), _n(c.hard_lines), _n(c.hard_bytes))
     )
 
@@ -282,12 +284,14 @@ def post_tool(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) 
     indexes = known_indexes(payload, env)
     if not indexes:
         return ""
+    tool = payload.get("tool_name")
+    reviewed = reconcile_stores(indexes, "after " + (tool[:80] if isinstance(tool, str) else "a tool"), False)
     spath = state_path(env, payload.get("session_id"))
     state = load_state(spath)
     now = {p: signature(p) for p in indexes}
     changed = [p for p in indexes if state.get(p) != now[p]]
     if not changed:
-        return ""
+        return render(POST_TOOL_USE, " ".join(reviewed)) if reviewed else ""
     merged = dict(state)
     merged.update(now)
     save_state(spath, merged)
@@ -300,6 +304,7 @@ def post_tool(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) 
         reading = read_index(p, env)
         if reading is not None and reading.status == OVER:
             messages.append(over_message(reading, tool[:80]))
+    messages.extend(reviewed)
     return render(POST_TOOL_USE, "\n\n".join(messages)) if messages else ""
 
 
@@ -350,9 +355,56 @@ def session_start(payload: Mapping[str, Any], env: Mapping[str, str] | None = No
         doctor = doctor_line(os.path.dirname(p), env)
         if doctor:
             lines.append(doctor)
+    lines.extend(reconcile_stores(indexes, "at session start", True))
     if not lines:
         return ""
     return render(SESSION_START, "engramory: " + " ".join(lines))
+
+
+# -- review of what others changed (engramory.review; owner: compact) ------------------------
+
+
+def compact_command(root: str) -> str:
+    """The command line that plans a compaction of the store at `root`, runnable as it is:
+    this bundle's tools/engramory.py under this interpreter (nothing installed needed)."""
+    import shlex
+    import sys
+
+    tool = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools", "engramory.py")
+    if os.path.isfile(tool):
+        return "%s %s compact %s" % (shlex.quote(sys.executable or "python3"), shlex.quote(tool), shlex.quote(root))
+    return "engramory compact %s" % shlex.quote(root)
+
+
+def reconcile_stores(indexes: Sequence[str], source: str, notice: bool) -> list[str]:
+    """Reconcile the content manifest of each known store that exists (one stat per note;
+    only files whose size or mtime moved are read) and journal what something else changed.
+    Returns lines for the model: at session start (`notice`), one per store with unreviewed
+    deletions or changes; after a tool, one per store where that tool deleted notes. Never
+    raises: a failing review must not cost the session its hook."""
+    out: list[str] = []
+    for index in indexes:
+        root = os.path.dirname(index)
+        if not os.path.isfile(index):
+            continue
+        try:
+            from engramory import review
+
+            found = review.reconcile(root, source)
+            if notice:
+                line = review.notice_line(root)
+                if line:
+                    out.append(line)
+            elif found.deleted and found.entry is not None:
+                out.append(
+                    "engramory: this call deleted %d note%s from the memory store %s (%s); journal entry %d "
+                    "keeps them: `engramory undo %d` brings them back, `engramory review %s` lists them."
+                    % (len(found.deleted), "" if len(found.deleted) == 1 else "s", root,
+                       ", ".join(found.deleted[:5]) + (" and more" if len(found.deleted) > 5 else ""),
+                       found.entry.id, found.entry.id, root))
+        except Exception:  # noqa: BLE001 - see the docstring
+            continue
+    return out
 
 
 # -- entry points ------------------------------------------------------------------------

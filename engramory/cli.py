@@ -27,6 +27,9 @@ COMMANDS = {
     "search": ("engramory.search", "main", "ranked search over notes, live and archived, when the index has no fit"),
     "log": ("engramory.history", "log_main", "list the store's journal: every write engramory made"),
     "undo": ("engramory.history", "undo_main", "put back one journal entry byte for byte (newest by default)"),
+    # compaction and review of what others changed (engramory.compact, engramory.review)
+    "compact": ("engramory.compact", "main", "plan (and apply) a compaction of the index that cannot lose a fact"),
+    "review": ("engramory.review", "main", "list notes changed or deleted outside engramory since the last review"),
 }
 
 

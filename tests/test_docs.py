@@ -686,3 +686,34 @@ def test_skill_curation_block_runs_as_shown(tmp_path: Path) -> None:
         codes.append((argv[2], proc.returncode, proc.stderr[-300:]))
     assert [(c, rc) for c, rc, _ in codes] == [
         ("new", 0), ("update", 0), ("archive", 0), ("restore", 0), ("log", 0), ("undo", 0), ("search", 0)], codes
+# --- compact (owner: compact) -----------------------------------------------------------------
+
+def test_compact_exit_codes_are_the_ones_the_skill_states(tmp_path: Path) -> None:
+    from engramory import compact
+
+    stated = stated_codes(read("SKILL.md"), "compact")
+    assert stated == {0: "nothing to do", 1: "operations planned or applied", 2: "decisions needed",
+                      64: "usage error", 65: "the store changed since the plan", 66: "cannot read"}
+    assert compact.EX_DATAERR == 65 and cliutil.EX_USAGE == 64 and cliutil.EX_NOINPUT == 66
+    shown = {(i.doc, i.program) for i in ALL_INVOCATIONS}
+    assert ("SKILL.md", ("engramory", "compact")) in shown and ("SKILL.md", ("engramory", "review")) in shown
+    store = tmp_path / "s"
+    store.mkdir()
+    (store / "MEMORY.md").write_text(index_text(3))
+    run = [sys.executable, "-I", "-S", str(ROOT / "tools" / "engramory.py"), "compact", str(store)]
+    assert subprocess.run(run, capture_output=True, timeout=60).returncode == 0
+    (store / "MEMORY.md").write_text(index_text(160))
+    assert subprocess.run(run, capture_output=True, timeout=60).returncode == 1
+    assert subprocess.run(run + ["--target", "nope"], capture_output=True, timeout=60).returncode == 64
+    assert subprocess.run(run[:-1] + [str(tmp_path / "none")], capture_output=True, timeout=60).returncode == 66
+
+
+def test_skill_states_the_cold_score_and_pointer_limit_of_the_code() -> None:
+    from engramory import compactplan
+
+    text = " ".join(read("SKILL.md").split())
+    assert "index line over %d characters" % compactplan.POINTER_MAX in text
+    bonus = compactplan.TYPE_BONUS
+    assert ("plus %d for a project note, %d for reference, %d for feedback, %d for user"
+            % (bonus["project"], bonus["reference"], bonus["feedback"], bonus["user"])) in text
+    assert compactplan.FROM_INDEX in text
