@@ -26,7 +26,6 @@ import json
 import math
 import os
 import re
-import subprocess
 import sys
 import unicodedata
 
@@ -173,6 +172,8 @@ def check_config(st: Store, ctx: Context) -> Iterator[Finding]:
 def git_exposure(root: str, paths: list[str]) -> tuple[str, list[str]] | None:
     """(work tree, paths git does not ignore) when `root` lies inside another git work tree;
     None when it is not in one, is the top of its own repository, or git is unavailable."""
+    import subprocess  # only here: the hook's quick audit never starts git
+
     def run(args: list[str], data: str | None = None) -> subprocess.CompletedProcess[str] | None:
         try:
             return subprocess.run(["git", "-C", root] + args, input=data, capture_output=True,
@@ -270,11 +271,11 @@ def check_index(st: Store, ctx: Context) -> Iterator[Finding]:
                       "pointers were searched only in the first %s lines (%d times the caps); the rest lies "
                       "far outside what the host loads: notes pointed to only from there count as unindexed"
                       % (_n(st.index_parsed_lines), store_mod.PARSE_FACTOR))
-    for number, line in enumerate(st.index_text.split("\n", st.index_parsed_lines)[:st.index_parsed_lines], 1):
-        if len(line) > INDEX_LINE_MAX:
+    for number, text_line in enumerate(st.index_text.split("\n", st.index_parsed_lines)[:st.index_parsed_lines], 1):
+        if len(text_line) > INDEX_LINE_MAX:
             yield Finding("index-long-line", name, number,
                           "%s characters (keep a pointer under %d): move the content into its note "
-                          "and leave one hook + link: %s" % (_n(len(line)), INDEX_LINE_MAX, quote(line, 50)))
+                          "and leave one hook + link: %s" % (_n(len(text_line)), INDEX_LINE_MAX, quote(text_line, 50)))
 
 
 def check_pointers(st: Store, ctx: Context) -> Iterator[Finding]:
@@ -324,13 +325,46 @@ def _link_key(target: str) -> str:
     return t[:-3] if t.endswith(".md") else t
 
 
-def _slug_map(st: Store) -> dict[str, list[Note]]:
-    by: dict[str, list[Note]] = {}
+class _Groups:
+    """key -> notes, holding a lone note bare and a list only where keys collide: at 50,000
+    notes a list per key was most of the doctor's peak memory. Keys are hashed (a 64-bit
+    int instead of the text): a false collision is as unlikely as it is harmless here."""
+
+    __slots__ = ("by",)
+
+    def __init__(self) -> None:
+        self.by: dict[int, Note | list[Note]] = {}
+
+    def add(self, key: str, n: Note) -> None:
+        h = hash(key)
+        had = self.by.get(h)
+        if had is None:
+            self.by[h] = n
+        elif isinstance(had, list):
+            if had[-1] is not n:
+                had.append(n)
+        elif had is not n:
+            self.by[h] = [had, n]
+
+    def get(self, key: str) -> list[Note]:
+        had = self.by.get(hash(key))
+        return [] if had is None else had if isinstance(had, list) else [had]
+
+    def groups(self) -> Iterator[list[Note]]:
+        """Every key shared by two or more notes."""
+        for had in self.by.values():
+            if isinstance(had, list):
+                yield had
+
+
+def _slug_map(st: Store) -> _Groups:
+    by = _Groups()
     for n in st.notes:
-        by.setdefault(n.slug.lower(), []).append(n)
+        slug = n.slug.lower()
+        by.add(slug, n)
         nm = n.name
-        if nm and nm.strip().lower() != n.slug.lower():
-            by.setdefault(nm.strip().lower(), []).append(n)
+        if nm and nm.strip().lower() != slug:
+            by.add(nm.strip().lower(), n)
     return by
 
 
@@ -339,7 +373,7 @@ def check_graph(st: Store, ctx: Context) -> Iterator[Finding]:
     indexed = {p.rel for p in st.pointers if p.exists and not p.escapes}
     linked: set[str] = set()
     for n in st.live:
-        for target, line in n.links:
+        for target, line in n.link_list():
             hits = slugs.get(_link_key(target))
             if hits:
                 for h in hits:
@@ -367,17 +401,20 @@ def check_graph(st: Store, ctx: Context) -> Iterator[Finding]:
 def check_slugs(st: Store, ctx: Context) -> Iterator[Finding]:
     """Names that collide on a case-insensitive, normalizing disk: `Deploy.md` and
     `deploy.md`, or `café.md` in NFC and in NFD (one file on macOS)."""
-    by: dict[str, list[Note]] = {}
+    by = _Groups()
     for n in st.live:
-        keys = {store_mod.fold(n.slug)}
+        slug = n.slug
+        key = store_mod.fold(slug) if not slug.isascii() else slug.lower()
+        by.add(key, n)
         nm = n.name
-        if nm and nm.strip():
-            keys.add(store_mod.fold(nm.strip()))
-        for k in keys:
-            by.setdefault(k, []).append(n)
-    for key, group in by.items():
-        if len(group) < 2:
-            continue
+        if nm and nm is not slug and nm.strip():
+            by.add(store_mod.fold(nm.strip()), n)
+    for group in by.groups():
+        def keys(n: Note) -> set[str]:
+            return {store_mod.fold(n.slug)} | ({store_mod.fold(n.name.strip())} if n.name and n.name.strip() else set())
+
+        common = keys(group[0]) & keys(group[1])
+        key = min(common) if common else store_mod.fold(group[0].slug)
         for n in group:
             others = ", ".join(shown(o.rel) for o in group if o is not n)
             yield Finding("slug-duplicate", n.rel, 0,
@@ -931,8 +968,8 @@ def check_duplicates(st: Store, ctx: Context) -> Iterator[Finding]:
     """Same type and either the same description words (any order, case and punctuation,
     stopwords aside) or the same body text once case and spacing are normalised. Each note
     gets two text keys and lands in a bucket: linear in the number of notes, never pairwise."""
-    by_desc: dict[str, list[Note]] = {}
-    by_body: dict[bytes, list[Note]] = {}
+    by_desc = _Groups()
+    by_body = _Groups()
     stop = STOPWORDS
     for n in st.live:
         t = n.type
@@ -942,12 +979,12 @@ def check_duplicates(st: Store, ctx: Context) -> Iterator[Finding]:
         if desc:
             words = {w for w in WORD_RE.findall(desc.lower()) if w not in stop}
             if len(words) >= 3:
-                by_desc.setdefault(t + ":" + " ".join(sorted(words)), []).append(n)
+                by_desc.add(t + ":" + " ".join(sorted(words)), n)
         if n.body_key is not None:
-            by_body.setdefault(t.encode() + b":" + n.body_key, []).append(n)
+            by_body.add("%s:%d" % (t, n.body_key), n)
     reported: set[str] = set()
     pairs: tuple[tuple[str, Iterable[list[Note]]], ...] = (
-        ("the same description words", by_desc.values()), ("the same body text", by_body.values()))
+        ("the same description words", by_desc.groups()), ("the same body text", by_body.groups()))
     for why, buckets in pairs:
         for group in buckets:
             if len(group) < 2:
@@ -980,7 +1017,7 @@ def _desc_words(desc: str) -> list[str]:
 
 
 def check_descriptions(st: Store, ctx: Context) -> Iterator[Finding]:
-    by_text: dict[str, list[Note]] = {}
+    by_text = _Groups()
     for n in st.live:
         desc = n.description
         if n.error is not None or desc is None or not desc.strip():
@@ -1001,8 +1038,8 @@ def check_descriptions(st: Store, ctx: Context) -> Iterator[Finding]:
                           "about, specifically, in one line" % why)
         key = " ".join(words)
         if key:
-            by_text.setdefault(key, []).append(n)
-    for group in by_text.values():
+            by_text.add(key, n)
+    for group in by_text.groups():
         if len(group) < 2:
             continue
         first = group[0]
@@ -1058,7 +1095,7 @@ class _ContentBatch:
     """Notes whose content is scanned together once their text adds up to BATCH_CHARS: the
     patterns stay few C-speed passes over joined text, and memory stays one batch."""
 
-    BATCH_CHARS = 1 << 21
+    BATCH_CHARS = 1 << 18
 
     def __init__(self, out: list[Finding]) -> None:
         self.out = out
@@ -1082,15 +1119,15 @@ class _ContentBatch:
         self.chars = 0
 
 
-def run_checks(st: Store, ctx: Context | None = None, skip: Iterable[str] = ()) -> list[Finding]:
+def run_checks(st: Store, ctx: Context | None = None, skip: Iterable[str] = (), sort: bool = True) -> list[Finding]:
     """Every finding for the store, sorted; codes in `skip` are left out."""
     ctx = ctx or Context()
     skipped = set(skip)
     if "store-in-git" in skipped:
         ctx = Context(ctx.today, git=False)
-    found = [f for check in CHECKS for f in check(st, ctx)]
-    out = [f for f in found if f.code not in skipped]
-    out.sort(key=Finding.sort_key)
+    out = [f for check in CHECKS for f in check(st, ctx) if f.code not in skipped]
+    if sort:
+        out.sort(key=Finding.sort_key)
     return out
 
 
@@ -1118,8 +1155,9 @@ def audit(root: str, ctx: Context | None = None, skip: Iterable[str] = (),
         st = store_mod.load(root, env, visit, deadline)
         batch.flush()
         skipped = set(skip)
-        found = run_checks(st, ctx, skipped)
-        found += [f for f in per_note if f.code not in skipped]
+        found = run_checks(st, ctx, skipped, sort=False)
+        found.extend(f for f in per_note if f.code not in skipped)
+        per_note.clear()
         found.sort(key=Finding.sort_key)
         return st, found
     finally:

@@ -16,7 +16,6 @@ not be read, and why) and `doctor` turns it into findings. Nothing here writes.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import posixpath
 import re
@@ -113,16 +112,21 @@ class Note:
         self.fm: frontmatter.Frontmatter | None = None
         self.form = CLAUDE
         self.body = ""
-        self.links: list[tuple[str, int]] = []  # ([[target]], line)
+        self.links: tuple[str | int, ...] = ()  # [[target]], line, [[target]], line, ... (flat: less memory)
         self.real = path
         self.type: str | None = None  # in either form; None when absent or not text
         self.name: str | None = None
         self.description: str | None = None
         self.mtime = 0.0
-        self.body_key: bytes | None = None  # digest of the normalised body (near duplicates)
+        self.body_key: int | None = None  # hash of the normalised body (near duplicates)
         # whether the host's recall scan sees the frontmatter: it reads only the first
         # HOST_SCAN_LINES lines / HOST_SCAN_BYTES bytes of a note
         self.host_reads = True
+
+    def link_list(self) -> list[tuple[str, int]]:
+        """The [[links]] as (target, 1-based line) pairs."""
+        it = iter(self.links)
+        return [(str(t), int(line)) for t, line in zip(it, it)]
 
     def line_at(self, offset: int) -> int:
         """1-based line of a character offset in the body."""
@@ -135,6 +139,7 @@ class Note:
 HOST_SCAN_LINES = 30
 HOST_SCAN_BYTES = 65536
 HOST_CANDIDATES = 200  # the newest notes by modification time it offers its selector
+_TYPE_STR = {t: t for t in TYPES}
 
 
 class Pointer:
@@ -340,9 +345,10 @@ def parse_note(note: Note, text: str) -> Note:
     t = fields.get("type")
     if t is None:
         t = fm.nested("metadata", "type")
-    note.type = t if isinstance(t, str) else None
+    # one shared string per type and for a name equal to the slug: 50,000 notes, 6 MB less
+    note.type = _TYPE_STR.get(t, t) if isinstance(t, str) else None
     name, desc = fields.get("name"), fields.get("description")
-    note.name = name if isinstance(name, str) else None
+    note.name = (note.slug if name == note.slug else name) if isinstance(name, str) else None
     note.description = desc if isinstance(desc, str) else None
     note.body = text[fm.body_start:]
     body = note.body
@@ -350,23 +356,29 @@ def parse_note(note: Note, text: str) -> Note:
         base = fm.body_line
         pos = 0
         line = base
+        links: list[str | int] = []
         for m in WIKI_RE.finditer(body):
             target = m.group(1).strip()
             if target:
                 line += body.count("\n", pos, m.start())  # counted on from the last link: linear
                 pos = m.start()
-                note.links.append((target, line))
+                links += (target, line)
+        note.links = tuple(links)
     words = body.lower().split()
     if len(words) >= 8:
-        note.body_key = hashlib.blake2b(" ".join(words).encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        # a 64-bit hash, compared only within this run: importing hashlib alone costs 4 MB
+        note.body_key = hash(" ".join(words))
     return note
 
 
 def forget_text(note: Note) -> None:
-    """Drop what only the per-note checks need (the store streams: no bodies are kept)."""
+    """Drop what only the per-note checks need (the store streams: no bodies are kept). The
+    path goes too: it is ROOT joined with `rel`, and `real` says where a symlink leads."""
     note.text = None
     note.body = ""
     note.fm = None
+    if note.real == note.path:
+        note.real = note.path = ""
 
 
 def heading_type(title: str) -> str | None:
@@ -536,7 +548,7 @@ def _resolve(store: Store, p: Pointer, by_fold: dict[str, Note] | None) -> None:
         note = by_fold.get(fold(norm))  # the disk ignores case: so does the pointer
     if (note is not None and note.real == note.path and "\\" not in target and ".." not in target
             and not target.startswith("/")):
-        p.path = note.path
+        p.path = os.path.join(store.root, note.rel)
         p.rel = note.rel
         p.exists = p.is_file = True
         return
