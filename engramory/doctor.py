@@ -35,7 +35,7 @@ from engramory import store as store_mod
 from engramory.automemory import sanitize_project_path  # noqa: F401 - part of this module's interface
 from engramory.cliutil import Parser
 from engramory.excerpt import quote
-from engramory.size import OVER, WARN, count_lines, lines_outside_window, verdict
+from engramory.size import OVER, WARN, verdict
 from engramory.store import ARCHIVE, PROTOCOL, TYPES, Note, Store
 
 TYPE_CHECKING = False
@@ -58,6 +58,7 @@ CODES: dict[str, tuple[str, bool, str]] = {
     # the store as a whole
     "config-invalid": (ERROR, False, "the store config .engramory.json has unknown keys or invalid values"),
     "store-in-git": (ERROR, False, "the store is inside a git work tree that does not ignore it"),
+    "store-split": (WARNING, False, "one project's memory lies in two folders (two spellings of its path); --all only"),
     "dir-unlistable": (ERROR, True, "a folder under ROOT cannot be listed"),
     "not-a-file": (WARNING, True, "a .md entry is not a regular file (FIFO, socket, device) and was not read"),
     "symlink-escape": (ERROR, True, "a note or the index is a symlink that leads outside ROOT; it was not read"),
@@ -247,19 +248,30 @@ def check_index(st: Store, ctx: Context) -> Iterator[Finding]:
         yield Finding("file-not-utf8", name, line,
                       "byte %s is not UTF-8; the host reads it as U+FFFD: save the index as UTF-8 "
                       "(pointers were still checked)" % _n(offset))
+    # --- sized as the host counts it, through the registry's window (issue 9) ---
+    window = host_window(caps)
+    unit = window.unit
     whole = len(raw) >= st.index_size
-    lines = count_lines(raw) if whole else None
-    nbytes = st.index_size
-    status = verdict(lines, nbytes, caps)
-    sizes = "%s, %s bytes (warn %s lines / %s bytes, hard %s / %s)" % (
+    if whole:
+        lines: int | None
+        lines, units = window.measure(raw)
+        size_text = "%s %s" % (_n(units), unit)
+    else:
+        # read only in part: a UTF-8 character is at most 4 bytes and 2 UTF-16 units, so the
+        # file size alone proves a floor far over any cap (the issue's 60 MB index: 0.1 s)
+        lines, units = None, st.index_size // 3
+        size_text = "%s bytes (at least %s %s)" % (_n(st.index_size), _n(units), unit)
+    status = verdict(lines, units, caps)
+    sizes = "%s, %s (warn %s lines / %s %s, hard %s / %s)" % (
         "%s lines" % _n(lines) if lines is not None else "lines not all counted (read its first %s bytes)" % _n(len(raw)),
-        _n(nbytes), _n(caps.warn_lines), _n(caps.warn_bytes), _n(caps.hard_lines), _n(caps.hard_bytes))
+        size_text, _n(caps.warn_lines), _n(caps.warn_bytes), unit, _n(caps.hard_lines), _n(caps.hard_bytes))
     if status == OVER:
         outside = []
-        for number, text in lines_outside_window(raw, caps):
+        for number, text in window.outside(raw):
             outside.append("line %d %s" % (number, quote(text, 50)))
             if len(outside) == 3:
                 break
+    # --- end registry ---
         first = int(outside[0].split(" ", 2)[1]) if outside else 0
         yield Finding("index-over-cap", name, first,
                       "%s; the host does not load past the window, so these entries are never recalled: "
@@ -1052,11 +1064,18 @@ def check_descriptions(st: Store, ctx: Context) -> Iterator[Finding]:
                           "describe what each one is about" % shown(first.rel))
 
 
+def host_window(caps: size_mod.Caps) -> size_mod.Window:
+    """Claude Code's load window (the registry's), held to the caps in force."""
+    from engramory.hosts import claude
+
+    return claude.window().limited(caps.hard_lines, caps.hard_bytes)
+
+
 def _window_lines(st: Store) -> int:
     """How many lines of the index the host loads (pointers past them are never read)."""
     raw = st.index_raw or b""
     assert st.caps is not None
-    end = size_mod.loaded_length(raw, st.caps)
+    end = host_window(st.caps).loaded_length(raw)
     return raw.count(b"\n", 0, end) + (1 if end and not raw[:end].endswith(b"\n") else 0)
 
 
@@ -1302,7 +1321,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error("--all audits every known store: pass no ROOT with it")
         from engramory import stores
 
-        return stores.audit_all(args.skip, args.json, args.strict)
+        return int(stores.audit_all(args.skip, args.json, args.strict))
     chosen = "argument"
     root = args.root
     if root is None:
