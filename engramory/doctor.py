@@ -142,11 +142,12 @@ class Finding:
 class Context:
     """What the checks may know besides the store: today's date and whether to run git."""
 
-    __slots__ = ("today", "git")
+    __slots__ = ("today", "git", "quick")
 
-    def __init__(self, today: datetime.date | None = None, git: bool = True) -> None:
+    def __init__(self, today: datetime.date | None = None, git: bool = True, quick: bool = False) -> None:
         self.today = today or datetime.date.today()
         self.git = git
+        self.quick = quick  # the SessionStart audit: errors only, on a time budget
 
 
 def _n(value: int) -> str:
@@ -957,9 +958,12 @@ def scan_note(n: Note) -> list[Finding]:
     return scan_notes([n])
 
 
+QUICK_INDEX_CHARS = 1 << 16  # the quick audit scans this much of an index for secrets
+
+
 def check_content(st: Store, ctx: Context) -> Iterator[Finding]:
     notes = [n for n in st.notes if n.text is not None]
-    if st.index_text is not None:
+    if st.index_text is not None and not (ctx.quick and len(st.index_text) > QUICK_INDEX_CHARS):
         # the index is loaded into every session: the worst place for a secret or an injection
         index = Note(st.index_path, st.index_name, False)
         index.text = st.index_text
@@ -1110,6 +1114,10 @@ CHECKS: tuple[Callable[[Store, Context], Iterable[Finding]], ...] = (
 )
 
 
+# checks that never find an error: the quick (SessionStart) audit, which counts errors, skips them
+WARNINGS_ONLY = (check_duplicates, check_descriptions, check_recall)
+
+
 class _ContentBatch:
     """Notes whose content is scanned together once their text adds up to BATCH_CHARS: the
     patterns stay few C-speed passes over joined text, and memory stays one batch."""
@@ -1143,8 +1151,9 @@ def run_checks(st: Store, ctx: Context | None = None, skip: Iterable[str] = (), 
     ctx = ctx or Context()
     skipped = set(skip)
     if "store-in-git" in skipped:
-        ctx = Context(ctx.today, git=False)
-    out = [f for check in CHECKS for f in check(st, ctx) if f.code not in skipped]
+        ctx = Context(ctx.today, git=False, quick=ctx.quick)
+    checks = [c for c in CHECKS if not ctx.quick or c not in WARNINGS_ONLY]
+    out = [f for check in checks for f in check(st, ctx) if f.code not in skipped]
     if sort:
         out.sort(key=Finding.sort_key)
     return out
@@ -1191,7 +1200,7 @@ def quick_errors(root: str, env: Mapping[str, str] | None = None, budget: float 
     budget (the count then covers the notes read so far)."""
     import time
 
-    st, found = audit(root, Context(git=False), skip, env, time.monotonic() + budget)
+    st, found = audit(root, Context(git=False, quick=True), skip, env, time.monotonic() + budget)
     return sum(1 for f in found if f.severity == ERROR), not st.stopped
 
 

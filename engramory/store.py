@@ -223,7 +223,7 @@ def case_insensitive(folder: str) -> bool:
         return False
 
 
-def _walk(store: Store) -> None:
+def _walk(store: Store, deadline: float | None = None) -> None:
     """Collect every note under ROOT without following symlinked folders. `templates/` at
     the top and any index file in a subfolder are not notes (the bundle's own templates,
     copied in, must not be audited as live memory)."""
@@ -231,6 +231,9 @@ def _walk(store: Store) -> None:
     index_rel = store.index_name
     index_low = index_rel.lower()
     while stack:
+        if deadline is not None and time.monotonic() > deadline:
+            store.stopped = True
+            return
         rel_dir = stack.pop()
         folder = os.path.join(store.root, rel_dir) if rel_dir else store.root
         try:
@@ -239,7 +242,10 @@ def _walk(store: Store) -> None:
         except OSError as exc:
             store.unlistable.append((rel_dir or ".", _reason(exc)))
             continue
-        for entry in entries:
+        for k, entry in enumerate(entries):
+            if deadline is not None and k & 255 == 255 and time.monotonic() > deadline:
+                store.stopped = True
+                return
             name = entry.name
             if name.startswith("."):
                 continue
@@ -594,16 +600,18 @@ def load(root: str, env: Mapping[str, str] | None = None, visit: Callable[[Note]
     store.caps, store.cap_notes = caps_for(store.index_path, env)
     store.case_insensitive = case_insensitive(root)
     _read_index(store)
-    _walk(store)
+    _walk(store, deadline)
     store.notes.sort(key=lambda n: n.rel)
     store.streamed = visit is not None
+    by_rel = store.by_rel
+    for note in store.notes:
+        by_rel[note.rel] = note  # all of them: a pointer to a note not read yet still resolves
     kept: list[Note] = []
     for i, note in enumerate(store.notes):
         if deadline is not None and i % 64 == 0 and time.monotonic() > deadline:
             store.stopped = True
             break
         _read_note(note)
-        store.by_rel[note.rel] = note
         kept.append(note)
         if visit is not None:
             visit(note)
