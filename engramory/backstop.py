@@ -308,7 +308,7 @@ DOCTOR_SKIP = ("index-over-cap", "index-warn-zone", "store-in-git")
 
 
 # --- doctor (issue 11): the doctor part of SessionStart, after the notice, on a budget ---
-DOCTOR_BUDGET = 0.25  # seconds for the doctor part of SessionStart, whatever the store's size
+DOCTOR_BUDGET = 0.2  # seconds for the doctor part of SessionStart, whatever the store's size
 
 
 def doctor_line(root: str, env: Mapping[str, str] | None = None, budget: float = DOCTOR_BUDGET) -> str | None:

@@ -386,6 +386,7 @@ def check_graph(st: Store, ctx: Context) -> Iterator[Finding]:
     indexed = {p.rel for p in st.pointers if p.exists and not p.escapes}
     linked: set[str] = set()
     for n in st.live:
+        dangling = 0
         for target, line in n.link_list():
             hits = slugs.get(_link_key(target))
             if hits:
@@ -393,9 +394,14 @@ def check_graph(st: Store, ctx: Context) -> Iterator[Finding]:
                     if h is not n:
                         linked.add(h.rel)
             else:
-                yield Finding("link-dangling", n.rel, line,
-                              "[[%s]] names no note yet (allowed: write it when it is worth keeping)"
-                              % quote(target, 60)[1:-1])
+                dangling += 1
+                if dangling <= MAX_PER_NOTE:
+                    yield Finding("link-dangling", n.rel, line,
+                                  "[[%s]] names no note yet (allowed: write it when it is worth keeping)"
+                                  % quote(target, 60)[1:-1])
+        if dangling > MAX_PER_NOTE:
+            yield Finding("link-dangling", n.rel, 0, "and %s more [[links]] to notes not written yet in this note"
+                          % _n(dangling - MAX_PER_NOTE))
     if not st.index_read:
         return  # with no index every note would be an orphan: index-missing says it once
     for n in st.live:
@@ -468,7 +474,26 @@ def _future_limit(today: datetime.date) -> str:
 
 
 def frontmatter_findings(n: Note, today: datetime.date) -> list[Finding]:
-    """Everything wrong with one note's frontmatter, judged by the note's form."""
+    """Everything wrong with one note's frontmatter, judged by the note's form; at most
+    MAX_PER_NOTE of one code per note, then one line with the count of the rest (a hostile
+    note of 100,000 malformed lines is one problem, not 100,000 findings)."""
+    found = _frontmatter_findings(n, today)
+    if len(found) <= MAX_PER_NOTE:
+        return found
+    per: dict[str, int] = {}
+    out = []
+    for f in found:
+        k = per[f.code] = per.get(f.code, 0) + 1
+        if k <= MAX_PER_NOTE:
+            out.append(f)
+    for code, k in per.items():
+        if k > MAX_PER_NOTE:
+            out.append(Finding(code, n.rel, 0, "and %s more %s problems in this note's frontmatter"
+                               % (_n(k - MAX_PER_NOTE), code)))
+    return out
+
+
+def _frontmatter_findings(n: Note, today: datetime.date) -> list[Finding]:
     fm = n.fm
     assert fm is not None
     out: list[Finding] = []
