@@ -211,16 +211,20 @@ def inside(real: str, real_root: str) -> bool:
     return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
-def case_insensitive(folder: str) -> bool:
-    """Whether the filesystem holding `folder` compares names without case (macOS, Windows)."""
-    base = os.path.basename(os.path.realpath(folder))
-    swapped = base.swapcase()
-    if not base or swapped == base:
-        return False
-    try:
-        return os.path.samefile(folder, os.path.join(os.path.dirname(os.path.realpath(folder)), swapped))
-    except OSError:
-        return False
+def case_insensitive(folder: str, probe: str = "") -> bool:
+    """Whether the filesystem holding `folder` compares names without case (macOS, Windows):
+    the folder's own name, or failing that `probe` (a file in it), spelled in another case
+    names the same file."""
+    real = os.path.realpath(folder)
+    for parent, name in ((os.path.dirname(real), os.path.basename(real)), (real, probe)):
+        swapped = name.lower() if name != name.lower() else name.upper()
+        if not name or swapped == name:
+            continue
+        try:
+            return os.path.samefile(os.path.join(parent, name), os.path.join(parent, swapped))
+        except OSError:
+            continue
+    return False
 
 
 def _walk(store: Store, deadline: float | None = None) -> None:
@@ -598,7 +602,7 @@ def load(root: str, env: Mapping[str, str] | None = None, visit: Callable[[Note]
     os.listdir(root)  # the one failure that stops the doctor: the root itself
     store.config = config.load_store_config(root)
     store.caps, store.cap_notes = caps_for(store.index_path, env)
-    store.case_insensitive = case_insensitive(root)
+    store.case_insensitive = case_insensitive(root, store.index_name)
     _read_index(store)
     _walk(store, deadline)
     store.notes.sort(key=lambda n: n.rel)

@@ -195,11 +195,11 @@ def test_a_fifo_inside_the_store_as_index_target(tmp_path, doctor_run):
 def test_case_insensitive_disk_compares_pointers_without_case(tmp_path, monkeypatch):
     root = make_store(tmp_path, "user-deploy.md")
     index(root, "- [deploy](User-Deploy.md) - how we deploy")
-    monkeypatch.setattr(store, "case_insensitive", lambda folder: True)
+    monkeypatch.setattr(store, "case_insensitive", lambda folder, probe="": True)
     st, found = doctor.audit(root, doctor.Context(TODAY, git=False))
     assert [f.code for f in found] == []
     assert st.pointers[0].rel == "user-deploy.md"
-    monkeypatch.setattr(store, "case_insensitive", lambda folder: False)
+    monkeypatch.setattr(store, "case_insensitive", lambda folder, probe="": False)
     _, found = doctor.audit(root, doctor.Context(TODAY, git=False))
     assert sorted(f.code for f in found) == ["note-orphan", "pointer-broken"]
 
@@ -420,3 +420,11 @@ def test_session_start_entry_script_gives_the_notice_then_the_doctor_part(tmp_pa
     assert res.returncode == 0, res.stderr
     text = json.loads(res.stdout)["hookSpecificOutput"]["additionalContext"]
     assert text.index("warn") < text.index("has 1 doctor error"), text
+
+
+def test_case_sensitivity_is_read_off_the_disk(tmp_path):
+    root = make_store(tmp_path, "user-a.md")
+    assert store.case_insensitive(root, "MEMORY.md") is False  # this disk (Linux) tells case apart
+    os.symlink(os.path.join(root, "MEMORY.md"), os.path.join(root, "memory.md"))
+    assert store.case_insensitive(os.path.join(root, ".."), "") is False
+    assert store.case_insensitive(root, "MEMORY.md") is True  # both spellings name one file
