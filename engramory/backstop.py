@@ -312,30 +312,50 @@ def post_tool(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) 
 DOCTOR_SKIP = ("index-over-cap", "index-warn-zone", "store-in-git")
 
 
-def doctor_line(root: str, env: Mapping[str, str] | None = None) -> str | None:
+# --- doctor (issue 11): the doctor part of SessionStart, after the notice, on a budget ---
+DOCTOR_BUDGET = 0.2  # seconds for the doctor part of SessionStart, whatever the store's size
+
+
+def doctor_line(root: str, env: Mapping[str, str] | None = None, budget: float = DOCTOR_BUDGET) -> str | None:
     """One line when the store at `root` has doctor errors, or None. Runs once per session
-    (never on the per-call path): importing the doctor alone costs about 0.1 s. A missing
-    or failing doctor never costs the session its start."""
+    (never on the per-call path) and stops reading notes after `budget` seconds, so a store
+    of any size starts the session in time (the host gives up on the hook at 10 s and then
+    loses its notice too). A missing or failing doctor never costs the session its start."""
     try:
         from engramory import doctor
-        from engramory import store as store_mod
 
-        st = store_mod.load(root, env)
-        findings = doctor.run_checks(st, doctor.Context(git=False), DOCTOR_SKIP)
-        errors = int(doctor.counts_of(findings).get(doctor.ERROR, 0))
+        errors, complete = doctor.quick_errors(root, env, budget, DOCTOR_SKIP)
     except Exception:  # noqa: BLE001 - a broken or absent doctor must not break the session start
         return None
     if errors <= 0:
         return None
-    return "the memory store %s has %d doctor error%s; run `engramory doctor %s` to see and fix them." % (
-        root, errors, "" if errors == 1 else "s", root,
+    return "the memory store %s has %s%d doctor error%s; run `engramory doctor %s` to see and fix them." % (
+        root, "" if complete else "at least ", errors, "" if errors == 1 else "s", root,
     )
+
+
+def doctor_lines(roots: Sequence[str], env: Mapping[str, str] | None, budget: float = DOCTOR_BUDGET) -> list[str]:
+    """doctor_line for each store, sharing one time budget."""
+    import time
+
+    end = time.monotonic() + budget
+    out = []
+    for root in roots:
+        left = end - time.monotonic()
+        if left <= 0:
+            break
+        line = doctor_line(root, env, left)
+        if line:
+            out.append(line)
+    return out
+# --- end doctor ---
 
 
 def session_start(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) -> str:
     """SessionStart: one short notice when a known index is past its warn or hard cap (or its
     store has doctor errors); "" otherwise. Also seeds the PostToolUse state, so a state that
-    was already reported here is not reported again after the first shell command."""
+    was already reported here is not reported again after the first shell command. The size
+    notice is made first; the doctor part runs after it, on a time budget."""
     if env is None:
         env = os.environ
     indexes = known_indexes(payload, env)
@@ -346,16 +366,16 @@ def session_start(payload: Mapping[str, Any], env: Mapping[str, str] | None = No
         prune_state(os.path.dirname(spath), time.time())
     save_state(spath, {p: signature(p) for p in indexes})
     lines = []
+    roots = []
     for p in indexes:
         reading = read_index(p, env)
         if reading is None:
             continue
         if reading.status != OK:
             lines.append(start_line(reading))
-        doctor = doctor_line(os.path.dirname(p), env)
-        if doctor:
-            lines.append(doctor)
+        roots.append(os.path.dirname(p))
     lines.extend(reconcile_stores(indexes, "at session start", True))
+    lines += doctor_lines(roots, env)
     if not lines:
         return ""
     return render(SESSION_START, "engramory: " + " ".join(lines))

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import yaml
 
-from engramory import cli, cliutil, config, size
+from engramory import cli, cliutil, config, doctor, size, store
 from engramory.check import EXIT as CHECK_EXIT
 from tests.conftest import ROOT, index_text
 
@@ -314,7 +314,8 @@ def test_every_environment_variable_the_documents_name_is_read_by_the_code() -> 
 
 NUMBER_UNIT_RE = re.compile(r"(?<![\w.,-])(\d{1,3}(?:,\d{3})+|\d+)(?:\s+|-)(lines?|bytes?)\b")
 ROUGH_SIZE_RE = re.compile(r"\b\d+(?:\.\d+)?\s*(?:KB|KiB|kB|MB|MiB)\b")
-CAP_LINES = {size.WARN_LINES, size.HARD_LINES}
+# the doctor's: the host's recall scan (lines read per note) and the text output cap per check
+CAP_LINES = {size.WARN_LINES, size.HARD_LINES, store.HOST_SCAN_LINES, doctor.OUTPUT_CAP}
 CAP_BYTES = {size.WARN_BYTES, size.HARD_BYTES, config.NOTE_MAX_BYTES}
 
 
