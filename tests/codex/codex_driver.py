@@ -7,12 +7,15 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
-from model_server import ScriptedModel
+from codex_model import ScriptedModel
 
 HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
 VERSION = "0.171.0"
 MODEL = "gpt-5.5"  # a bundled slug: with unknown ones Codex offers no apply_patch tool
 
@@ -128,3 +131,59 @@ def run(
             cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout, env=home.env(env),
         )
         return Result(model, proc)
+
+
+def engramory(home: Home, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
+              python: str | None = None) -> subprocess.CompletedProcess[str]:
+    """`python -m engramory ...` from this checkout, as the user of `home` would run it."""
+    run_env = home.env(env)
+    run_env["PYTHONPATH"] = str(ROOT)
+    return subprocess.run(
+        [python or sys.executable, "-m", "engramory", *args], capture_output=True, text=True, timeout=120,
+        env=run_env, cwd=str(cwd or home.work),
+    )
+
+
+def hooks_list(home: Home, cwd: Path | None = None, timeout: float = 60) -> list[dict[str, Any]]:
+    """Codex's own view of every hook (`codex app-server`, JSON-RPC `hooks/list`): key,
+    currentHash, trustStatus (untrusted / trusted / modified / managed), source."""
+    binary = codex_binary()
+    assert binary is not None
+    proc = subprocess.Popen(
+        [str(binary), "app-server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        env=home.env(), text=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        def send(msg: dict[str, Any]) -> None:
+            assert proc.stdin is not None
+            proc.stdin.write(json.dumps(msg) + "\n")
+            proc.stdin.flush()
+
+        send({"id": 1, "method": "initialize", "params": {"clientInfo": {"name": "engramory-tests", "version": "1"}}})
+        deadline = time.monotonic() + timeout
+        sent = False
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                continue
+            if msg.get("id") == 1 and not sent:
+                send({"method": "initialized"})
+                send({"id": 2, "method": "hooks/list", "params": {"cwds": [str(cwd or home.work)]}})
+                sent = True
+            elif msg.get("id") == 2:
+                if "error" in msg:
+                    raise AssertionError("hooks/list failed: %r" % msg["error"])
+                result = msg["result"]
+                hooks: list[dict[str, Any]] = []
+                for entry in result.get("data", result.get("entries", [])):
+                    hooks.extend(entry.get("hooks", []) if isinstance(entry, dict) else [])
+                return hooks if hooks else [result]
+        raise AssertionError("codex app-server gave no hooks/list answer")
+    finally:
+        proc.kill()
+        proc.wait()
