@@ -265,7 +265,7 @@ def plan_trust(path: str, text: str, old_block: str | None, entries: Sequence[tu
             % (path, trust_block(entries))
         )
     state = state_of(base, path)
-    for _, key, digest in entries:
+    for _, key, _digest in entries:
         quoted = toml_string(key)
         if state is not None:
             if key in state:
@@ -606,31 +606,39 @@ def _delete_if_unchanged(path: str, expected: bytes) -> None:
 def _smoke(exe: str, command: str, event: str, timeout: float, cwd: str) -> str | None:
     """Run one installed hook command the way Codex does (sh -c, the event's payload on stdin):
     it must exit 0, print nothing for a call it has no opinion on, and finish in time."""
-    payload = {"hook_event_name": event, "session_id": "engramory-install-check", "cwd": cwd}
+    payload: dict[str, Any] = {"hook_event_name": event, "session_id": "engramory-install-check", "cwd": cwd}
     if event == "PreToolUse":
         payload.update(tool_name="Bash", tool_input={"command": "true"})
     env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAMORY_")}
     start = time.monotonic()
     try:
-        proc = subprocess.run(
-            ["/bin/sh", "-c", command], input=json.dumps(payload).encode(), capture_output=True,
-            timeout=timeout, env=env, cwd=cwd,
+        # Its own process group, so a hook that hangs is stopped with everything it started.
+        proc = subprocess.Popen(
+            ["/bin/sh", "-c", command], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env=env, cwd=cwd, start_new_session=True,
         )
-    except subprocess.TimeoutExpired:
-        return ("it did not finish within its %g s timeout: Codex kills it and lets every call through "
-                "unchecked; see why it is slow (`engramory doctor`), then reinstall" % timeout)
     except OSError as exc:
         return "could not run it: %s" % exc
+    try:
+        stdout, stderr = proc.communicate(json.dumps(payload).encode(), timeout=timeout)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, 9)
+        except OSError:
+            pass
+        proc.communicate()
+        return ("it did not finish within its %g s timeout: Codex kills it and lets every call through "
+                "unchecked; see why it is slow (`engramory doctor`), then reinstall" % timeout)
     elapsed = time.monotonic() - start
     if proc.returncode == 2:
         return "it exited 2, which Codex reads as a block of every matched call: %s" % (
-            proc.stderr.decode("utf-8", "replace").strip()[-200:])
+            stderr.decode("utf-8", "replace").strip()[-200:])
     if proc.returncode != 0:
-        err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        err = stderr.decode("utf-8", "replace").strip().splitlines()
         return "it exited %d%s, so Codex runs no check (the call goes through)" % (
             proc.returncode, ": " + err[-1][:200] if err else "")
-    if event == "PreToolUse" and proc.stdout.strip():
-        return "it printed %r for a call it should let through" % proc.stdout[:120]
+    if event == "PreToolUse" and stdout.strip():
+        return "it printed %r for a call it should let through" % stdout[:120]
     if elapsed > timeout * 0.8:
         return "it took %.1f s of its %g s timeout" % (elapsed, timeout)
     return None

@@ -136,7 +136,7 @@ def index_paths(cwd: str, env: "Mapping[str, str]") -> "list[str]":
 
     name = scope.index_name(env)[0]
     pattern = re.compile(r"""(?:^|(?<=[\s`'"(<\[]))([^\s`'"()<>\[\]]*%s)(?=$|[\s`'")>\],.;:])""" % re.escape(name))
-    out: "list[str]" = []
+    out: list[str] = []
     for path in _agents_files(cwd, env):
         try:
             with open(path, "rb") as f:
@@ -174,9 +174,9 @@ class Chunk:
 
     def __init__(self, context: "str | None") -> None:
         self.context = context
-        self.old: "list[str]" = []
-        self.new: "list[str]" = []
-        self.context_at: "list[tuple[int, int]]" = []  # (old index, new index) of context lines
+        self.old: list[str] = []
+        self.new: list[str] = []
+        self.context_at: list[tuple[int, int]] = []  # (old index, new index) of context lines
         self.eof = False
 
 
@@ -186,9 +186,9 @@ class Op:
     def __init__(self, kind: str, path: str) -> None:
         self.kind = kind  # "add", "delete", "update"
         self.path = path
-        self.move_to: "str | None" = None
-        self.lines: "list[str]" = []  # Add File: the + lines
-        self.chunks: "list[Chunk]" = []
+        self.move_to: str | None = None
+        self.lines: list[str] = []  # Add File: the + lines
+        self.chunks: list[Chunk] = []
 
 
 def _patch_lines(text: str) -> "list[str]":
@@ -215,7 +215,7 @@ def parse_patch(text: str) -> "list[Op]":
     if lines[-1].strip() != END:
         raise PatchError("the last line of the patch must be %r" % END)
     body = lines[1:-1]
-    ops: "list[Op]" = []
+    ops: list[Op] = []
     i = 0
     while i < len(body):
         line = body[i]
@@ -256,7 +256,7 @@ def _path(raw: str) -> str:
 
 
 def _chunks(body: "list[str]", i: int, op: Op) -> int:
-    chunk: "Chunk | None" = None
+    chunk: Chunk | None = None
     while i < len(body):
         line = body[i]
         if line.strip() == EOF_MARK:
@@ -327,7 +327,7 @@ def seek(lines: "Sequence[str]", pattern: "Sequence[str]", start: int, eof: bool
 
 
 def _replacements(texts: "list[str]", chunks: "list[Chunk]", path: str) -> "list[tuple[int, int, list[str]]]":
-    out: "list[tuple[int, int, list[str]]]" = []
+    out: list[tuple[int, int, list[str]]] = []
     index = 0
     for chunk in chunks:
         if chunk.context is not None:
@@ -368,8 +368,8 @@ def apply_update(before: bytes, chunks: "list[Chunk]", path: str = "the file") -
         text = before.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise PatchError("%s is not UTF-8 (byte %d)" % (path, exc.start)) from None
-    lines: "list[tuple[str, str | None]]" = []
-    preferred: "str | None" = None
+    lines: list[tuple[str, str | None]] = []
+    preferred: str | None = None
     start = 0
     while True:
         nl = text.find("\n", start)
@@ -387,7 +387,7 @@ def apply_update(before: bytes, chunks: "list[Chunk]", path: str = "the file") -
         lines.append((text[start:], None))
     pref = preferred or "\n"
     replacements = _replacements([t for t, _ in lines], chunks, path)
-    out: "list[tuple[str, str | None]]" = []
+    out: list[tuple[str, str | None]] = []
     source = 0
     for at, length, segment in replacements:
         if at < source:
@@ -424,8 +424,8 @@ class Write:
 def predict(ops: "list[Op]", cwd: "str | None", read: "Any" = read_file) -> "list[Write]":
     """Every file the patch writes or removes, with its bytes after; PatchError when Codex
     would apply none of it (it verifies every file before writing any)."""
-    writes: "list[Write]" = []
-    seen: "set[str]" = set()
+    writes: list[Write] = []
+    seen: set[str] = set()
     for op in ops:
         path = scope.resolve_path(op.path, cwd)
         target = scope.resolve_path(op.move_to, cwd) if op.move_to else path
@@ -462,7 +462,7 @@ def shell_patches(command: str, cwd: "str | None") -> "list[tuple[str, str | Non
         return []
     import re
 
-    out: "list[tuple[str, str | None]]" = []
+    out: list[tuple[str, str | None]] = []
     for m in re.finditer(r"(?<![\w./-])(?:apply_patch|applypatch)(?![\w-])", command):
         line_start = command.rfind("\n", 0, m.start()) + 1
         prefix = command[line_start:m.start()]
@@ -474,7 +474,7 @@ def shell_patches(command: str, cwd: "str | None") -> "list[tuple[str, str | Non
         if here and line_end >= 0:
             strip_tabs = here.group(1) == "-"
             delim = here.group(2) or here.group(3) or here.group(4)
-            body: "list[str]" = []
+            body: list[str] = []
             for line in rest[line_end + 1:].split("\n"):
                 check = line.lstrip("\t") if strip_tabs else line
                 if check.rstrip("\r") == delim:
@@ -493,9 +493,8 @@ def shell_patches(command: str, cwd: "str | None") -> "list[tuple[str, str | Non
 def _cd_folder(prefix: str, cwd: "str | None") -> "str | None":
     import re
 
-    m = None
-    for m in re.finditer(r"(?:^|[;&|(]|&&)\s*cd\s+(?:'([^']*)'|\"([^\"]*)\"|([^\s;&|]+))\s*&&", prefix):
-        pass
+    found = list(re.finditer(r"(?:^|[;&|(]|&&)\s*cd\s+(?:'([^']*)'|\"([^\"]*)\"|([^\s;&|]+))\s*&&", prefix))
+    m = found[-1] if found else None
     if m is None:
         return cwd
     raw = m.group(1) if m.group(1) is not None else m.group(2) if m.group(2) is not None else m.group(3)
@@ -554,7 +553,7 @@ def patches_of(payload: "Mapping[str, Any]") -> "list[tuple[str, str, str | None
     cwd = payload.get("cwd")
     base = cwd if isinstance(cwd, str) and cwd else None
     if isinstance(tool_input, str):
-        command: "Any" = tool_input
+        command: Any = tool_input
     elif isinstance(tool_input, dict):
         command = tool_input.get("command")
         if not isinstance(command, str):
@@ -580,7 +579,7 @@ def _mentions_guarded(ops: "list[Op]", folder: "str | None", env: "Mapping[str, 
 
 def requests_of(payload: "Mapping[str, Any]", env: "Mapping[str, str]", notes: "list[str]") -> "list[tuple[str, Write]]":
     """(tool label, predicted write) for every guarded file this call changes."""
-    out: "list[tuple[str, Write]]" = []
+    out: list[tuple[str, Write]] = []
     for tool, text, folder in patches_of(payload):
         try:
             ops = parse_patch(text)
@@ -607,8 +606,8 @@ def handle(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, st
         return "", "%s: stdin is not JSON (%s); call allowed\n" % (TAG, exc), 0
     if not isinstance(payload, dict):
         return "", "%s: stdin is not a JSON object; call allowed\n" % TAG, 0
-    notes: "list[str]" = []
-    nudges: "list[str]" = []
+    notes: list[str] = []
+    nudges: list[str] = []
     for tool, w in requests_of(payload, environ, notes):
         decision = judge(w.path, tool, w.before, w.after, environ)
         if decision is None:

@@ -187,3 +187,5 @@ def hooks_list(home: Home, cwd: Path | None = None, timeout: float = 60) -> list
     finally:
         proc.kill()
         proc.wait()
+        proc.stdin.close()
+        proc.stdout.close()
