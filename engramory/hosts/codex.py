@@ -36,8 +36,6 @@ ENGRAMORY_INDEX_PATH or ENGRAMORY_CODEX_GUARD_MEMORIES=1. The index a user keeps
 (the store its AGENTS.md names, or ENGRAMORY_INDEX_PATH) is guarded like any other.
 """
 
-import sys
-
 from engramory import jsonlite, scope
 
 TYPE_CHECKING = False
@@ -506,29 +504,9 @@ def _cd_folder(prefix: str, cwd: "str | None") -> "str | None":
 
 def judge(path: str, tool: str, before: "bytes | None", after: "bytes | None", env: "Mapping[str, str]") -> "Decision | None":
     """The core's decision on one predicted write (after None: the file is removed)."""
-    from engramory import config, guard
+    from engramory import guard
 
-    settings = config.from_env(env)
-    if not guard.is_index(path, settings):
-        root = scope.store_root_for(path, settings.index_paths)
-        if root is None:
-            return None
-        store = config.load_store_config(root)
-        return guard._read_only_decision(_request(tool, path), root, store) if store.read_only else None
-    root = scope.dirname(scope.realpath(path))
-    store = config.load_store_config(root)
-    if store.read_only:
-        ro = guard._read_only_decision(_request(tool, path), root, store)
-        if ro is not None:
-            return ro
-    caps, notes = config.in_force(settings, store)
-    return guard.decide(path, tool, before or b"", after or b"", caps, notes)
-
-
-def _request(tool: str, path: str) -> "Any":
-    from engramory import edits
-
-    return edits.Request(tool, path, edits.WRITE)
+    return guard.judge(path, before, after if after is not None else b"", env, window(), tool)
 
 
 def render_deny(reason: str) -> str:
@@ -624,34 +602,9 @@ def handle(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, st
 
 
 def respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
-    """The registry's dialect entry (same as `handle`)."""
+    """The registry's dialect entry (same as `handle`), run by engramory.hookrun: it fails
+    open on any exception of ours (nothing on stdout, exit 0)."""
     return handle(raw, env)
-
-
-def _emit(out: str, err: str) -> None:
-    if err:
-        try:
-            sys.stderr.write(err)
-        except Exception:  # noqa: BLE001 - nothing left to report to
-            pass
-    if out:
-        sys.stdout.write(out + "\n")
-        sys.stdout.flush()
-
-
-def main(argv: "list[str] | None" = None) -> int:
-    """The PreToolUse entry point: exit 0 whatever happens."""
-    try:
-        raw = sys.stdin.buffer.read(STDIN_LIMIT)
-        out, err, _ = handle(raw)
-        _emit(out, err)
-    except BaseException as exc:  # noqa: BLE001 - a guard must never lock the user out
-        if not isinstance(exc, KeyboardInterrupt):
-            try:
-                sys.stderr.write("%s: internal error, call allowed: %r\n" % (TAG, exc))
-            except Exception:  # noqa: BLE001
-                pass
-    return 0
 
 
 # --- the backstops: PostToolUse and SessionStart ------------------------------------------------
@@ -671,33 +624,21 @@ def backstop_env(payload: "Mapping[str, Any]", env: "Mapping[str, str]") -> "dic
     return out
 
 
-def _backstop(event: str) -> int:
-    import os
-
+def post_tool_respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
+    """PostToolUse (after Bash): the shared backstop, also watching the AGENTS.md-named index."""
     from engramory import backstop
 
-    try:
-        payload = backstop.parse(sys.stdin.buffer.read(backstop.STDIN_LIMIT))
-        if payload is None:
-            return 0
-        env = backstop_env(payload, os.environ)
-        if event == backstop.SESSION_START:
-            out = backstop.session_start(payload, env)
-        else:
-            out = backstop.post_tool(payload, env)
-        _emit(out, "")
-    except BaseException as exc:  # noqa: BLE001 - a backstop must never get in the way
-        if not isinstance(exc, KeyboardInterrupt):
-            try:
-                sys.stderr.write("engramory codex %s hook: internal error, ignored: %r\n" % (event, exc))
-            except Exception:  # noqa: BLE001
-                pass
-    return 0
+    payload = backstop.parse(raw)
+    if payload is None:
+        return "", "", 0
+    return backstop.post_tool(payload, backstop_env(payload, scope.environ() if env is None else env)), "", 0
 
 
-def post_tool_main(argv: "list[str] | None" = None) -> int:
-    return _backstop("PostToolUse")
+def session_start_respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
+    """SessionStart: the shared notice, also for the AGENTS.md-named index."""
+    from engramory import backstop
 
-
-def session_start_main(argv: "list[str] | None" = None) -> int:
-    return _backstop("SessionStart")
+    payload = backstop.parse(raw)
+    if payload is None:
+        return "", "", 0
+    return backstop.session_start(payload, backstop_env(payload, scope.environ() if env is None else env)), "", 0
