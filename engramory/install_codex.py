@@ -29,32 +29,37 @@ import json
 import os
 import re
 import shlex
-import subprocess
 import sys
-import time
 
 from engramory import __version__, fsutil
-from engramory.install import (
+from engramory.installer import (
     HOOK_TIMEOUT,
     LINK_MANIFEST,
     MANIFEST,
     Change,
     JsonDoc,
+    Report,
     SettingsError,
     add_hook_groups,
     apply_change,
     apply_skill,
     bundle_files,
+    bundle_problems,
     canonical,
     check_hooks_shape,
     folder_action_line,
     hook_command,
+    interpreter_problem,
+    missing_required,
     plan_skill,
     prune_empty,
     read_manifest,
     remove_hooks,
     remove_listed,
     restore_bytes,
+    smoke,
+    source_root,
+    split_command,
     unified_diff,
 )
 
@@ -345,7 +350,10 @@ def trust_project_hint(project: str) -> str:
 
 
 def _files(source: str) -> list[str]:
-    files, _ = bundle_files(source)
+    files, notes = bundle_files(source, ["hooks/" + s for s in SCRIPTS])
+    missing = missing_required(notes)
+    if missing:
+        raise SettingsError(missing[0] + "; this bundle cannot guard Codex: reinstall engramory")
     return [f for f in files if f.startswith(RUNTIME_DIRS) or f in TOP or f in ["hooks/" + s for s in SCRIPTS]]
 
 
@@ -387,14 +395,14 @@ def install_to(target: Target, dry_run: bool = False, link: bool = False, interp
             "cannot tell which Python runs this (sys.executable is %r); run the installer with an absolute "
             "interpreter path, e.g. /usr/bin/python3 -m engramory install --host codex" % (exe,)
         )
-    source = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    bad = interpreter_problem(exe)
+    if bad:
+        raise SettingsError("%s: hooks run with it could not run; install with a working Python" % bad)
+    source = source_root()
     files = _files(source)
-    missing = [s for s in SCRIPTS if "hooks/" + s not in files]
-    if missing:
-        raise SettingsError("hooks/%s is missing from %s: this bundle cannot guard Codex" % (missing[0], source))
-    doc = JsonDoc.load(target.settings)
+    doc = JsonDoc.load(target.settings, host="Codex")
     check_hooks_shape(doc, EVENT_KEYS)
-    plan = plan_skill(target, source, files, link)  # type: ignore[arg-type]
+    plan = plan_skill(target, source, files, link)
     old_manifest = read_manifest(target.manifest_path())
     new_data, created, report = add_hook_groups(doc.data, wanted(target, exe), is_ours)
     hooks_after = doc.raw if canonical(new_data) == canonical(doc.data) else doc.render(new_data)
@@ -444,7 +452,7 @@ def install_to(target: Target, dry_run: bool = False, link: bool = False, interp
     base_missing = not os.path.isdir(target.base)
     # The bundle and its manifest first, then the hooks, then their trust: Codex never runs an
     # entry whose script is not there yet.
-    apply_skill(plan, target, source)  # type: ignore[arg-type]
+    apply_skill(plan, target, source)
     _record(target, plan.mode, plan.files, doc.exists, created, old_manifest, base_missing, raw_config is None, appended)
     for ch in (hooks_change, config_change):
         saved = apply_change(ch)
@@ -511,7 +519,7 @@ def uninstall(args: argparse.Namespace) -> int:
 
 def uninstall_from(target: Target, dry_run: bool = False) -> int:
     out = sys.stdout.write
-    doc = JsonDoc.load(target.settings)
+    doc = JsonDoc.load(target.settings, host="Codex")
     check_hooks_shape(doc, EVENT_KEYS)
     mpath = target.manifest_path()
     manifest = read_manifest(mpath)
@@ -603,116 +611,109 @@ def _delete_if_unchanged(path: str, expected: bytes) -> None:
 # -- install --check -----------------------------------------------------------------------
 
 
-def _smoke(exe: str, command: str, event: str, timeout: float, cwd: str) -> str | None:
-    """Run one installed hook command the way Codex does (sh -c, the event's payload on stdin):
-    it must exit 0, print nothing for a call it has no opinion on, and finish in time."""
+def _payload(event: str, cwd: str) -> dict[str, Any]:
+    """A call each hook must let through in silence (PreToolUse) or answer quickly."""
     payload: dict[str, Any] = {"hook_event_name": event, "session_id": "engramory-install-check", "cwd": cwd}
     if event == "PreToolUse":
         payload.update(tool_name="Bash", tool_input={"command": "true"})
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAMORY_")}
-    start = time.monotonic()
+    elif event == "PostToolUse":
+        payload.update(tool_name="Bash", tool_input={"command": "true"}, tool_response="")
+    else:
+        payload["source"] = "startup"
+    return payload
+
+
+def _run_problem(command: str, event: str, timeout: float, cwd: str) -> str | None:
+    """Run one installed hook command as Codex would: it must exit 0 (exit 2 with text blocks
+    the call; any other failure lets it through unchecked), print nothing for a call it has
+    no opinion on, and answer within its timeout."""
     try:
-        # Its own process group, so a hook that hangs is stopped with everything it started.
-        proc = subprocess.Popen(
-            ["/bin/sh", "-c", command], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            env=env, cwd=cwd, start_new_session=True,
-        )
-    except OSError as exc:
-        return "could not run it: %s" % exc
-    try:
-        stdout, stderr = proc.communicate(json.dumps(payload).encode(), timeout=timeout)
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, 9)
-        except OSError:
-            pass
-        proc.communicate()
-        return ("it did not finish within its %g s timeout: Codex kills it and lets every call through "
-                "unchecked; see why it is slow (`engramory doctor`), then reinstall" % timeout)
-    elapsed = time.monotonic() - start
-    if proc.returncode == 2:
-        return "it exited 2, which Codex reads as a block of every matched call: %s" % (
-            stderr.decode("utf-8", "replace").strip()[-200:])
-    if proc.returncode != 0:
-        err = stderr.decode("utf-8", "replace").strip().splitlines()
-        return "it exited %d%s, so Codex runs no check (the call goes through)" % (
-            proc.returncode, ": " + err[-1][:200] if err else "")
-    if event == "PreToolUse" and stdout.strip():
-        return "it printed %r for a call it should let through" % stdout[:120]
-    if elapsed > timeout * 0.8:
-        return "it took %.1f s of its %g s timeout" % (elapsed, timeout)
+        argv = split_command(command).argv()
+    except ValueError as exc:
+        return "its command cannot be parsed (%s)" % exc
+    run = smoke(argv, _payload(event, cwd), cwd=cwd, timeout=timeout)
+    if run.error:
+        return run.error.replace("the host", "Codex")
+    if run.rc == 2:
+        return "it exited 2, which Codex reads as a block of every matched call: %s" % run.last_error_line()
+    if run.rc != 0:
+        err = run.last_error_line()
+        return "it exited %d%s, so Codex runs no check (the call goes through)" % (run.rc, ": " + err if err else "")
+    if event == "PreToolUse" and run.stdout.strip():
+        return "it printed %r for a call it should let through" % run.stdout[:120]
     return None
 
 
-def check_target(target: Target) -> tuple[list[str], list[str]]:
-    good: list[str] = []
-    problems: list[str] = []
+def check_target(target: Target, report: Report) -> None:
+    reinstall = "run `engramory install --host codex --scope %s` again, then start a new Codex session" % target.scope
     try:
-        doc = JsonDoc.load(target.settings)
+        doc = JsonDoc.load(target.settings, host="Codex")
         check_hooks_shape(doc, EVENT_KEYS)
         _, text = read_config(target.config)
-    except SettingsError as exc:
-        return good, [str(exc)]
-    if not doc.exists:
-        return good, ["%s does not exist: engramory is not installed for Codex in this scope" % target.settings]
-    try:
         state = state_of(text, target.config)
     except SettingsError as exc:
-        return good, [str(exc)]
-    entries = {key: (event, digest) for event, key, digest in trust_entries(target.settings, doc.data)}
+        report.problem(str(exc), "fix that file, then " + reinstall)
+        return
+    if not doc.exists:
+        report.problem("%s does not exist: engramory is not installed for Codex in this scope" % target.settings, reinstall)
+        return
+    entries = {key: digest for _, key, digest in trust_entries(target.settings, doc.data)}
     hooks = doc.data.get("hooks") or {}
+    checked_bundle: set[str] = set()
     for event, matcher, script in HOOKS:
         found = []
-        for gi, group in enumerate(hooks.get(event, []) if isinstance(hooks.get(event), list) else []):
+        groups = hooks.get(event)
+        for gi, group in enumerate(groups if isinstance(groups, list) else []):
             if isinstance(group, dict) and isinstance(group.get("hooks"), list):
                 for hi, item in enumerate(group["hooks"]):
                     if is_ours(item) and script in str(item.get("command")):
                         found.append((gi, hi, group, item))
+        label = "%s (%s)" % (event, script)
         if not found:
-            problems.append("no %s entry for hooks/%s in %s" % (event, script, target.settings))
+            report.problem("no %s entry for hooks/%s in %s" % (event, script, target.settings), reinstall)
             continue
         if len(found) > 1:
-            problems.append("%d %s entries run hooks/%s: each call would be judged more than once" % (len(found), event, script))
+            report.problem("%d %s entries run hooks/%s: each call would be judged more than once" % (len(found), event, script), reinstall)
         gi, hi, group, item = found[0]
-        label = "%s (%s)" % (event, script)
         if group.get("matcher") != matcher:
-            problems.append("%s: matcher is %r, not %r: some calls are not seen" % (label, group.get("matcher"), matcher))
+            report.problem("%s: its matcher is %r, not %r, so some calls are not seen" % (label, group.get("matcher"), matcher), reinstall)
         key = "%s:%s:%d:%d" % (target.settings, EVENT_KEYS[event], gi, hi)
-        digest = entries[key][1]
         stored = _stored_hash(state, text, key)
         if stored is None:
-            problems.append("%s is not trusted in %s, so Codex silently does not run it; run `engramory install "
-                            "--host codex --scope %s` again (or review it in Codex's /hooks)" % (label, target.config, target.scope))
+            report.problem("%s is not trusted in %s, so Codex silently does not run it" % (label, target.config),
+                           reinstall + " (or review it in Codex's /hooks)")
             continue
-        if stored != digest:
-            problems.append("%s changed since it was trusted (stored %s, now %s), so Codex silently does not run "
-                            "it; run `engramory install --host codex --scope %s` again" % (label, stored[:19], digest[:19], target.scope))
+        if stored != entries[key]:
+            report.problem("%s changed since it was trusted (stored %s, now %s), so Codex silently does not run it"
+                           % (label, stored[:19], entries[key][:19]), reinstall)
             continue
         command = str(item.get("command"))
         try:
-            words = shlex.split(command)
+            hook = split_command(command)
         except ValueError as exc:
-            problems.append("%s: its command cannot be parsed (%s)" % (label, exc))
+            report.problem("%s: its command cannot be parsed (%s)" % (label, exc), reinstall)
             continue
-        exe = words[0] if words else ""
-        path = words[-1] if words else ""
-        if not (os.path.isabs(exe) and os.path.isfile(exe) and os.access(exe, os.X_OK)):
-            problems.append("%s: the interpreter %s does not exist or cannot run: the hook fails and Codex lets "
-                            "every call through unchecked; reinstall with a working Python" % (label, exe or "(none)"))
+        bad = interpreter_problem(hook.interpreter)
+        if bad:
+            report.problem("%s: %s: the hook fails and Codex lets every call through unchecked" % (label, bad),
+                           "reinstall with a working Python: `<python3> -m engramory install --host codex`")
             continue
-        if not os.path.isfile(path):
-            problems.append("%s: the script %s does not exist: the guard is off; run `engramory install --host "
-                            "codex` again" % (label, path))
+        if not os.path.isfile(hook.script):
+            report.problem("%s: the script %s does not exist: the guard is off" % (label, hook.script), reinstall)
             continue
+        folder = os.path.dirname(os.path.dirname(hook.script))
+        if folder not in checked_bundle:
+            checked_bundle.add(folder)
+            for problem in bundle_problems(folder, hook.interpreter):
+                report.problem("the bundle is damaged: %s" % problem, reinstall)
         timeout = item.get("timeout", 600)
-        failure = _smoke(exe, command, event, float(timeout) if isinstance(timeout, (int, float)) else 600.0, target.project)
+        failure = _run_problem(command, event, float(timeout) if isinstance(timeout, (int, float)) else 600.0, target.project)
         if failure:
-            problems.append("%s: %s" % (label, failure))
+            report.problem("%s: %s" % (label, failure), reinstall)
             continue
-        good.append("%s: trusted, runs (%s)" % (label, exe))
+        report.ok("%s: trusted, runs (%s)" % (label, hook.interpreter))
     if target.scope == "project" and project_trusted(text, target.project) is False:
-        problems.append("the project is not trusted, so Codex loads none of %s: %s" % (target.settings, trust_project_hint(target.project)))
-    return good, problems
+        report.problem("the project is not trusted, so Codex loads none of %s" % target.settings, trust_project_hint(target.project))
 
 
 def _stored_hash(state: dict[str, Any] | None, text: str, key: str) -> str | None:
@@ -729,16 +730,15 @@ def _stored_hash(state: dict[str, Any] | None, text: str, key: str) -> str | Non
 
 
 def run_check(target: Target) -> int:
-    out = sys.stdout.write
-    good, problems = check_target(target)
-    out("engramory install --host codex --check (%s scope): %s\n" % (target.scope, target.settings))
-    for line in good:
-        out("  ok: %s\n" % line)
-    for problem in problems:
-        out("  problem: %s\n" % problem)
-    if problems:
-        out("  next step: run `%s -m engramory install --host codex --scope %s`, then start a new Codex session\n"
-            % (sys.executable or "python3", target.scope))
-        return 1
-    out("  healthy: all %d hooks are wired, trusted and run\n" % len(HOOKS))
-    return 0
+    report = Report("engramory install --host codex --check (%s scope): %s" % (target.scope, target.settings))
+    check_target(target, report)
+    return report.finish("all %d hooks are wired, trusted and run" % len(HOOKS))
+
+
+def check(args: argparse.Namespace) -> int:
+    """The registry's INSTALLER contract: `engramory install --host codex --check`."""
+    scope = getattr(args, "scope", "user") or "user"
+    if scope not in SCOPES:
+        sys.stderr.write("engramory install: --scope %s is not a Codex scope; use user or project\n" % scope)
+        return 64
+    return run_check(Target(scope))
