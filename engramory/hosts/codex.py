@@ -455,47 +455,74 @@ def predict(ops: "list[Op]", cwd: "str | None", read: "Any" = read_file) -> "lis
 def shell_patches(command: str, cwd: "str | None") -> "list[tuple[str, str | None]]":
     """(patch text, folder it applies in) for every apply_patch a shell command runs:
     `apply_patch <<'EOF' ... EOF` (Codex intercepts it; `cd X &&` before it moves the folder),
-    and, read generously, any other apply_patch with a patch in its text."""
-    if "apply_patch" not in command and "applypatch" not in command:
-        return []
-    import re
-
+    and, read generously, any other apply_patch with a patch in its text. Plain string
+    scanning: importing `re` would double this hook's cost on every shell command."""
     out: list[tuple[str, str | None]] = []
-    for m in re.finditer(r"(?<![\w./-])(?:apply_patch|applypatch)(?![\w-])", command):
-        line_start = command.rfind("\n", 0, m.start()) + 1
-        prefix = command[line_start:m.start()]
-        folder = _cd_folder(prefix, cwd)
-        rest = command[m.end():]
-        line_end = rest.find("\n")
-        head = rest if line_end < 0 else rest[:line_end]
-        here = re.search(r"<<(-?)\s*(?:'([^']+)'|\"([^\"]+)\"|\\?([A-Za-z_][\w]*))", head)
-        if here and line_end >= 0:
-            strip_tabs = here.group(1) == "-"
-            delim = here.group(2) or here.group(3) or here.group(4)
+    for name in ("apply_patch", "applypatch"):
+        at = command.find(name)
+        while at >= 0:
+            end = at + len(name)
+            before = command[at - 1] if at else " "
+            after = command[end] if end < len(command) else " "
+            if not (before.isalnum() or before in "_./-") and not (after.isalnum() or after in "_-"):
+                line_start = command.rfind("\n", 0, at) + 1
+                found = _patch_after(command[end:])
+                if found is not None:
+                    out.append((found, _cd_folder(command[line_start:at], cwd)))
+            at = command.find(name, end)
+    return out
+
+
+def _patch_after(rest: str) -> "str | None":
+    """The patch an apply_patch word is given: its heredoc body, or a patch in its text."""
+    nl = rest.find("\n")
+    head = rest if nl < 0 else rest[:nl]
+    here = head.find("<<")
+    if here >= 0 and nl >= 0 and not head[here + 2:here + 3] == "<":
+        spec = head[here + 2:]
+        strip_tabs = spec.startswith("-")
+        spec = spec[1:] if strip_tabs else spec
+        spec = spec.lstrip(" \t")
+        if spec[:1] in ("'", '"'):
+            close = spec.find(spec[0], 1)
+            delim = spec[1:close] if close > 0 else ""
+        else:
+            stop = 0
+            while stop < len(spec) and (spec[stop].isalnum() or spec[stop] in "_\\"):
+                stop += 1
+            delim = spec[:stop].replace("\\", "")
+        if delim:
             body: list[str] = []
-            for line in rest[line_end + 1:].split("\n"):
+            for line in rest[nl + 1:].split("\n"):
                 check = line.lstrip("\t") if strip_tabs else line
                 if check.rstrip("\r") == delim:
                     break
                 body.append(check)
-            out.append(("\n".join(body) + "\n", folder))
-            continue
-        begin = rest.find(BEGIN)
-        if begin >= 0:
-            end = rest.find(END, begin)
-            if end >= 0:
-                out.append((rest[begin:end + len(END)] + "\n", folder))
-    return out
+            return "\n".join(body) + "\n"
+    begin = rest.find(BEGIN)
+    if begin >= 0:
+        end = rest.find(END, begin)
+        if end >= 0:
+            return rest[begin:end + len(END)] + "\n"
+    return None
 
 
 def _cd_folder(prefix: str, cwd: "str | None") -> "str | None":
-    import re
-
-    found = list(re.finditer(r"(?:^|[;&|(]|&&)\s*cd\s+(?:'([^']*)'|\"([^\"]*)\"|([^\s;&|]+))\s*&&", prefix))
-    m = found[-1] if found else None
-    if m is None:
+    """The folder a `cd <dir> &&` just before the apply_patch moves to (else `cwd`)."""
+    text = prefix.rstrip()
+    if not text.endswith("&&"):
         return cwd
-    raw = m.group(1) if m.group(1) is not None else m.group(2) if m.group(2) is not None else m.group(3)
+    last = text[:-2].rsplit("&&", 1)[-1]
+    for sep in (";", "||", "|", "("):
+        last = last.rsplit(sep, 1)[-1]
+    last = last.strip()
+    if not (last.startswith("cd ") or last.startswith("cd\t")):
+        return cwd
+    raw = last[3:].strip()
+    if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"":
+        raw = raw[1:-1]
+    elif not raw or any(c in raw for c in " \t$`"):
+        return cwd  # an argument only a shell can work out: judge against the payload's folder
     return scope.resolve_path(raw, cwd)
 
 
