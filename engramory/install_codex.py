@@ -379,6 +379,8 @@ def install(args: argparse.Namespace) -> int:
         sys.stderr.write("engramory install: %s\n" % exc)
         sys.stderr.write("engramory install: nothing was changed.\n")
         return 1
+    except BrokenPipeError:
+        raise  # `... | head`: the reader left (engramory.cli handles it)
     except OSError as exc:
         sys.stderr.write(
             "engramory install: could not write %s: %s; check the permissions and free space, then run "
@@ -512,6 +514,8 @@ def uninstall(args: argparse.Namespace) -> int:
     except SettingsError as exc:
         sys.stderr.write("engramory uninstall: %s\n" % exc)
         return 1
+    except BrokenPipeError:
+        raise  # `... | head`: the reader left (engramory.cli handles it)
     except OSError as exc:
         sys.stderr.write("engramory uninstall: could not write %s: %s\n" % (exc.filename or target.base, exc.strerror or exc))
         return 1
