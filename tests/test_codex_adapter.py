@@ -103,7 +103,8 @@ def test_a_patch_codex_refuses_is_left_to_codex(tmp_path: Path, env: dict[str, s
     (tmp_path / "MEMORY.md").write_bytes(_index(200))
     other = "*** Update File: gone.md\n@@\n-x\n+y\n"
     patch = "*** Begin Patch\n*** Update File: MEMORY.md\n@@\n+more\n%s*** End Patch\n" % other
-    assert codex.respond(_payload("apply_patch", patch, tmp_path), env)[0] == ""
+    out, err, code = codex.respond(_payload("apply_patch", patch, tmp_path), env)
+    assert out == "" and code == 0 and "Codex will refuse this patch" in err
 
 
 def test_codex_memories_are_exempt_unless_asked(tmp_path: Path, env: dict[str, str]) -> None:

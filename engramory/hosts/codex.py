@@ -594,8 +594,10 @@ def requests_of(payload: "Mapping[str, Any]", env: "Mapping[str, str]", notes: "
             continue  # the common case: no store file in this patch; nothing is read
         try:
             writes = predict(ops, folder)
-        except PatchError:
-            continue  # Codex verifies every file first: this patch writes nothing
+        except PatchError as exc:
+            # Codex verifies every file before writing any: this patch writes nothing.
+            notes.append("%s: Codex will refuse this patch (%s); nothing to judge" % (TAG, exc))
+            continue
         for w in writes:
             if scope.interesting(w.path, env) and not exempt(w.path, env):
                 out.append((tool, w))
