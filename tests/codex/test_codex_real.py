@@ -254,3 +254,14 @@ def test_hook_timeout_leaves_codex_usable_and_check_says_so(home: codex_driver.H
     code, text = _check(home)
     assert code == 1
     assert "did not answer within 10 s (Codex gives up and lets the call through)" in text
+
+
+def test_a_patch_codex_refuses_reaches_codex_unjudged(home: codex_driver.Home) -> None:
+    _install(home)
+    index = _store(home, 200)
+    patch = ("*** Begin Patch\n*** Update File: memory/MEMORY.md\n@@\n+- [New](new.md) x\n"
+             "*** Update File: missing.md\n@@\n-a\n+b\n*** End Patch\n")
+    result = codex_driver.run(home, [[patch_call(patch)]])
+    output = result.tool_outputs()[0]
+    assert "blocked" not in output and "missing.md" in output, output[:300]
+    assert index.read_bytes() == _index(200)
