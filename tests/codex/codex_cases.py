@@ -70,7 +70,8 @@ def generate(n: int = 120, seed: int = 14) -> list[Case]:
     rng = random.Random(seed)
     cases: list[Case] = []
     kinds = ["replace", "insert_after", "append", "append_bare", "delete", "anchor", "eof", "multi",
-             "add_over", "move_onto", "cr_in_patch", "delete_all", "missing", "bom_ctx"]
+             "add_over", "move_onto", "cr_in_patch", "delete_all", "missing", "bom_ctx",
+             "interleave", "trailing_blank", "insert_before_last", "blank_context"]
     for i in range(n):
         name = "c%03d.md" % i
         kind = kinds[i % len(kinds)]
@@ -124,6 +125,22 @@ def generate(n: int = 120, seed: int = 14) -> list[Case]:
             patch = hdr + "@@\n" + "".join("-%s\n" % ln for ln in text_lines) + "*** End Patch\n"
         elif kind == "missing":
             patch = hdr + "@@\n-no such line %d\n+%s\n*** End Patch\n" % (i, new_line)
+        elif kind == "interleave" and len(lines) >= 4:
+            # context, change, context, change: only the changed lines are rewritten
+            patch = hdr + "@@\n %s\n-%s\n+%s\n %s\n-%s\n+second %d\n*** End Patch\n" % (
+                _spell(text_lines[0], rng), _spell(text_lines[1], rng), new_line,
+                _spell(text_lines[2], rng), _spell(text_lines[3], rng), i)
+        elif kind == "trailing_blank":
+            # the old lines end in an empty line the file may not have: Codex retries without it
+            j = rng.randrange(len(lines))
+            patch = hdr + "@@\n-%s\n+%s\n \n*** End Patch\n" % (_spell(text_lines[j], rng), new_line)
+        elif kind == "insert_before_last":
+            patch = hdr + "@@\n+%s\n %s\n*** End Patch\n" % (new_line, _spell(text_lines[-1], rng))
+        elif kind == "blank_context":
+            j = rng.randrange(len(lines))
+            patch = hdr + "@@\n %s\n\n+%s\n*** End Patch\n" % (_spell(text_lines[j], rng), new_line)
+        elif kind == "interleave":
+            patch = hdr + "@@\n %s\n+%s\n*** End Patch\n" % (_spell(text_lines[0], rng), new_line)
         else:  # bom_ctx: context naming the first line, with or without its BOM
             first = lines[0] if rng.random() < 0.5 else text_lines[0]
             patch = hdr + "@@\n-%s\n+%s\n*** End Patch\n" % (first, new_line)
