@@ -18,9 +18,9 @@ Dialect (measured on the real CLI, shared reference "Codex CLI 0.171.0"):
 Edit model: how Codex's apply_patch turns a patch into bytes (codex-rs/apply-patch, observed):
 - patch lines lose one trailing `\\r`; a `<<'EOF' ... EOF` wrapper is accepted;
 - Add File writes the `+` lines, each ending in LF, over any file already there;
-- Update File reads the file as UTF-8 (any other bytes: the patch is refused), splits it at LF
-  with a `\\r` before the LF kept as that line's ending; each chunk's old lines are searched
-  from where the previous chunk ended, first occurrence wins, trying exact, then trailing
+- Update File reads the file as UTF-8 (any other bytes: the patch is refused) and splits it
+  into lines, each keeping its ending (CRLF, LF, or a lone CR); each chunk's old lines are
+  searched from where the previous chunk ended, first occurrence wins, trying exact, then trailing
   whitespace ignored, then both ends, then typographic dashes, quotes and spaces made plain;
   `@@ <line>` seeks that line first; `*** End of File` anchors at the end; a chunk with no old
   lines appends at the end of the file. Context lines keep their bytes; new lines get the
@@ -368,20 +368,22 @@ def apply_update(before: bytes, chunks: "list[Chunk]", path: str = "the file") -
         raise PatchError("%s is not UTF-8 (byte %d)" % (path, exc.start)) from None
     lines: list[tuple[str, str | None]] = []
     preferred: str | None = None
-    start = 0
-    while True:
-        nl = text.find("\n", start)
-        if nl < 0:
-            break
-        line = text[start:nl]
-        ending = "\r\n" if line.endswith("\r") else "\n"
-        if ending == "\r\n":
-            line = line[:-1]
-        if preferred is None:
-            preferred = ending
-        lines.append((line, ending))
-        start = nl + 1
-    if start < len(text):
+    start = i = 0
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\n" or ch == "\r":
+            # CRLF, LF and (measured on 0.171.0) a lone CR each end a line
+            ending = "\r\n" if ch == "\r" and text.startswith("\n", i + 1) else ch
+            lines.append((text[start:i], ending))
+            if preferred is None:
+                preferred = ending
+            i += len(ending)
+            start = i
+        else:
+            nl, cr = text.find("\n", i), text.find("\r", i)
+            i = min(x for x in (nl, cr, n) if x >= 0)
+    if start < n:
         lines.append((text[start:], None))
     pref = preferred or "\n"
     replacements = _replacements([t for t, _ in lines], chunks, path)

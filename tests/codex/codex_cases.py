@@ -146,3 +146,23 @@ def generate(n: int = 120, seed: int = 14) -> list[Case]:
             patch = hdr + "@@\n-%s\n+%s\n*** End Patch\n" % (first, new_line)
         cases.append(Case(name, before, patch, "%s eol=%r first=%r final=%s bom=%s" % (kind, eol, first_eol, final, bom), extra))
     return cases
+
+
+def fixed() -> list[Case]:
+    """Hand-picked edges, each measured on the real CLI: refusals and the unusual writes."""
+    def upd(name: str, body: str) -> str:
+        return "*** Begin Patch\n*** Update File: %s\n%s*** End Patch\n" % (name, body)
+
+    return [
+        Case("f-bom.md", "\ufeffa\nb\n".encode(), upd("f-bom.md", "@@\n-a\n+x\n"), "bom context without the BOM: refused"),
+        Case("f-bom2.md", "\ufeffa\nb\n".encode(), upd("f-bom2.md", "@@\n-\ufeffa\n+x\n"), "bom context with the BOM"),
+        Case("f-latin1.md", b"caf\xe9\n", upd("f-latin1.md", "@@\n+x\n"), "not UTF-8: refused"),
+        Case("f-empty.md", b"", upd("f-empty.md", "@@\n+first\n"), "insertion into an empty file"),
+        Case("f-noeol.md", b"a\r\nb", upd("f-noeol.md", "@@\n+c\n"), "append after an unterminated CRLF line"),
+        Case("f-lonecr.md", b"a\rb\nc\n", upd("f-lonecr.md", "@@\n-c\n+d\n"), "a lone CR stays inside its line"),
+        Case("f-add0.md", b"old\n", "*** Begin Patch\n*** Add File: f-add0.md\n*** End Patch\n", "Add File with no lines over a file"),
+        Case("f-del.md", b"x\n", "*** Begin Patch\n*** Delete File: f-del.md\n*** End Patch\n", "Delete File"),
+        Case("f-nodel.md", None, "*** Begin Patch\n*** Delete File: f-nodel.md\n*** End Patch\n", "Delete of a missing file: refused"),
+        Case("f-order.md", b"a\nb\nc\n", upd("f-order.md", "@@\n-c\n+C\n@@\n-a\n+A\n"), "chunks out of order: refused"),
+        Case("f-nbsp.md", "a\u00a0b\n".encode(), upd("f-nbsp.md", "@@\n-a b\n+ab\n"), "NBSP matched by a space"),
+    ]

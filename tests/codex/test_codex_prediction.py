@@ -72,7 +72,7 @@ def _compare(work: Path, cases: list[codex_cases.Case], predicted: dict[str, dic
 
 
 def test_apply_patch_bytes_match_prediction(home: codex_driver.Home) -> None:
-    cases = codex_cases.generate(216, seed=14)
+    cases = codex_cases.generate(216, seed=14) + codex_cases.fixed()
     _setup(home.work, cases)
     predicted = _predictions(home.work, cases, through_shell=False)
     result = codex_driver.run(home, [[patch_call(c.patch) for c in cases]])
