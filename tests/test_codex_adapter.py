@@ -170,6 +170,7 @@ def _update(before: bytes, body: str) -> bytes:
     ("\ufeffa\nb\n".encode(), "@@\n-b\n+c\n", "\ufeffa\nc\n".encode()),  # the BOM stays
     (b"a\r\nb\r\n", "@@\r\n a\r\n+c\r\n", b"a\r\nc\r\nb\r\n"),  # \r stripped from patch lines
     (b"a\nb\n", "@@\n-a\n-b\n", b""),
+    (b"a\rb\nc\n", "@@\n-c\n+d\n", b"a\rb\nd\r"),  # a lone CR ends a line, and is the first ending
 ])
 def test_update_bytes(before: bytes, body: str, after: bytes) -> None:
     assert _update(before, body) == after
