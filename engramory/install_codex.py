@@ -122,6 +122,12 @@ class Target:
     def script(self, name: str) -> str:
         return os.path.join(self.skill_dir, "hooks", name)
 
+    @property
+    def trust_file(self) -> str:
+        """hooks.json as Codex names it in its trust keys: by its canonical path (a symlinked
+        CODEX_HOME included: measured on 0.171.0)."""
+        return os.path.join(os.path.realpath(self.base), "hooks.json")
+
 
 # -- hooks and their trust -----------------------------------------------------------------
 
@@ -339,6 +345,11 @@ def project_trusted(config_text: str, project: str) -> bool | None:
     return re.search(r'^[ \t]*trust_level[ \t]*=[ \t]*"trusted"', body, re.M) is not None
 
 
+def _project_trusted(config_text: str, project: str) -> bool | None:
+    answers = {project_trusted(config_text, p) for p in (project, os.path.realpath(project))}
+    return True if True in answers else (None if None in answers else False)
+
+
 def trust_project_hint(project: str) -> str:
     return (
         "Codex loads a project's .codex/hooks.json only in a project you trusted: open %s in Codex and "
@@ -413,7 +424,7 @@ def install_to(target: Target, dry_run: bool = False, link: bool = False, interp
     raw_config, text = read_config(target.config)
     old_trust = (old_manifest or {}).get("trust") if isinstance(old_manifest, dict) else None
     old_block = old_trust.get("appended") if isinstance(old_trust, dict) and isinstance(old_trust.get("appended"), str) else None
-    entries = trust_entries(target.settings, new_data)
+    entries = trust_entries(target.trust_file, new_data)
     if old_block and old_block in text and all(toml_string(k) in old_block and d in old_block for _, k, d in entries):
         new_text, appended = text, old_block  # already trusted exactly so
     else:
@@ -438,7 +449,7 @@ def install_to(target: Target, dry_run: bool = False, link: bool = False, interp
         "%d hook%s marked trusted" % (len(entries), "" if len(entries) == 1 else "s") if config_change.changed else "already trusted"))
     untrusted_project = False
     if target.scope == "project":
-        trusted = project_trusted(new_text, target.project)
+        trusted = _project_trusted(new_text, target.project)
         if trusted is None:
             out("  note: check that Codex trusts %s (tomllib is missing, so this could not be read); %s\n"
                 % (target.project, trust_project_hint(target.project)))
@@ -661,7 +672,7 @@ def check_target(target: Target, report: Report) -> None:
     if not doc.exists:
         report.problem("%s does not exist: engramory is not installed for Codex in this scope" % target.settings, reinstall)
         return
-    entries = {key: digest for _, key, digest in trust_entries(target.settings, doc.data)}
+    entries = {key: digest for _, key, digest in trust_entries(target.trust_file, doc.data)}
     hooks = doc.data.get("hooks") or {}
     checked_bundle: set[str] = set()
     for event, matcher, script in HOOKS:
@@ -681,7 +692,7 @@ def check_target(target: Target, report: Report) -> None:
         gi, hi, group, item = found[0]
         if group.get("matcher") != matcher:
             report.problem("%s: its matcher is %r, not %r, so some calls are not seen" % (label, group.get("matcher"), matcher), reinstall)
-        key = "%s:%s:%d:%d" % (target.settings, EVENT_KEYS[event], gi, hi)
+        key = "%s:%s:%d:%d" % (target.trust_file, EVENT_KEYS[event], gi, hi)
         stored = _stored_hash(state, text, key)
         if stored is None:
             report.problem("%s is not trusted in %s, so Codex silently does not run it" % (label, target.config),
@@ -716,7 +727,7 @@ def check_target(target: Target, report: Report) -> None:
             report.problem("%s: %s" % (label, failure), reinstall)
             continue
         report.ok("%s: trusted, runs (%s)" % (label, hook.interpreter))
-    if target.scope == "project" and project_trusted(text, target.project) is False:
+    if target.scope == "project" and _project_trusted(text, target.project) is False:
         report.problem("the project is not trusted, so Codex loads none of %s" % target.settings, trust_project_hint(target.project))
 
 

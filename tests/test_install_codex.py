@@ -52,7 +52,7 @@ def test_install_adds_exactly_our_trust_records_and_uninstall_restores_bytes(
     text = path.read_bytes().decode("utf-8")
     assert text.startswith(config.decode())
     data = json.loads(Path(target.settings).read_text())
-    entries = install_codex.trust_entries(target.settings, data)
+    entries = install_codex.trust_entries(target.trust_file, data)
     assert len(entries) == 3
     tables = _tables(text)
     for _, key, digest in entries:
@@ -80,7 +80,7 @@ def test_reinstall_with_another_interpreter_replaces_the_block(target: install_c
     text = Path(target.config).read_text()
     assert text.count(install_codex.BLOCK_HEAD) == 1
     data = json.loads(Path(target.settings).read_text())
-    assert all(d in text for _, _, d in install_codex.trust_entries(target.settings, data))
+    assert all(d in text for _, _, d in install_codex.trust_entries(target.trust_file, data))
     install_codex.uninstall_from(target)
     assert Path(target.config).read_bytes() == b"model = \"x\"\n"
 
@@ -109,7 +109,7 @@ def test_inline_hooks_are_refused_untouched(target: install_codex.Target, config
 
 
 def test_a_foreign_trust_record_for_our_key_is_refused(target: install_codex.Target) -> None:
-    key = "%s:pre_tool_use:0:0" % target.settings
+    key = "%s:pre_tool_use:0:0" % target.trust_file
     config = ('[hooks.state."%s"]\ntrusted_hash = "sha256:abc"\n' % key).encode()
     Path(target.config).write_bytes(config)
     with pytest.raises(SettingsError):
@@ -129,8 +129,8 @@ def test_foreign_hooks_are_kept_and_come_back_byte_for_byte(target: install_code
     _install(target)
     data = json.loads(Path(target.settings).read_text())
     assert data["hooks"]["PreToolUse"][0]["hooks"][0]["command"] == "mine"
-    keys = [k for _, k, _ in install_codex.trust_entries(target.settings, data)]
-    assert "%s:pre_tool_use:1:0" % target.settings in keys  # our group comes after the user's
+    keys = [k for _, k, _ in install_codex.trust_entries(target.trust_file, data)]
+    assert "%s:pre_tool_use:1:0" % target.trust_file in keys  # our group comes after the user's
     install_codex.uninstall_from(target)
     assert Path(target.settings).read_bytes() == hooks
 

@@ -265,3 +265,13 @@ def test_a_patch_codex_refuses_reaches_codex_unjudged(home: codex_driver.Home) -
     output = result.tool_outputs()[0]
     assert "blocked" not in output and "missing.md" in output, output[:300]
     assert index.read_bytes() == _index(200)
+
+
+def test_a_symlinked_codex_home_is_trusted_by_its_real_path(home: codex_driver.Home, tmp_path: Path) -> None:
+    link = tmp_path / "codex-link"
+    link.symlink_to(home.codex_home)
+    home.codex_home = link  # CODEX_HOME names the link, as a dotfiles setup would
+    _install(home)
+    assert {h["trustStatus"] for h in codex_driver.hooks_list(home)} == {"trusted"}
+    code, text = _check(home)
+    assert code == 0, text
