@@ -74,17 +74,20 @@ def test_over_cap_growth_denied_through_every_route(home: codex_driver.Home) -> 
         [patch_call("*** Begin Patch\n*** Add File: memory/MEMORY.md\n%s*** End Patch\n" % grown)],
         [patch_call("*** Begin Patch\n*** Update File: memory/draft.md\n*** Move to: memory/MEMORY.md\n@@\n+- [Moved](m.md) x\n*** End Patch\n")],
         [shell_call("cd memory && apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: MEMORY.md\n@@\n+- [Shell](s.md) via heredoc\n*** End Patch\nEOF\n")],
+        [shell_call("apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: MEMORY.md\n@@\n+- [Wd](w.md) in workdir\n*** End Patch\nEOF\n",
+                    workdir=str(home.work / "memory"))],
     ]
     result = codex_driver.run(home, steps)
     assert result.returncode == 0, result.stderr[-2000:]
     assert index.read_bytes() == before, "an over-cap edit got through"
     assert source.exists()
     outputs = result.tool_outputs()
-    assert len(outputs) == 4
+    assert len(outputs) == 5
     expected = [
         "would grow from 200 to 201 lines (hard cap 200: 1 over)",
         "would grow from 200 to 205 lines (hard cap 200: 5 over)",
         "would grow from 200 to 231 lines (hard cap 200: 31 over)",
+        "would grow from 200 to 201 lines (hard cap 200: 1 over)",
         "would grow from 200 to 201 lines (hard cap 200: 1 over)",
     ]
     for n, (output, numbers) in enumerate(zip(outputs, expected)):
