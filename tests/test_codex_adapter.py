@@ -58,6 +58,7 @@ def test_empty_reason_is_never_rendered() -> None:
     "apply_patch <<-'EOF'\n%s\tEOF\n",
     "echo start; apply_patch <<'EOF'\n%sEOF\n",
     "apply_patch '%s'",
+    "bash -lc \"apply_patch <<'EOF'\n%sEOF\"",
 ])
 def test_shell_heredocs_are_read(tmp_path: Path, env: dict[str, str], command: str) -> None:
     (tmp_path / "MEMORY.md").write_bytes(_index(200))

@@ -498,9 +498,9 @@ def _patch_after(rest: str) -> "str | None":
             for line in rest[nl + 1:].split("\n"):
                 check = line.lstrip("\t") if strip_tabs else line
                 if check.rstrip("\r") == delim:
-                    break
+                    return "\n".join(body) + "\n"
                 body.append(check)
-            return "\n".join(body) + "\n"
+            # no closing line of its own (e.g. inside `bash -lc "..."`): read the patch's span
     begin = rest.find(BEGIN)
     if begin >= 0:
         end = rest.find(END, begin)
