@@ -184,13 +184,21 @@ def test_project_scope_runs_once_the_project_is_trusted(home: codex_driver.Home)
     result = codex_driver.run(home, [[patch_call(patch)]])
     assert "Success" in result.tool_outputs()[0]  # untrusted project: its hooks do not load
     index.write_bytes(_index(200))
-    with home.config.open("a", encoding="utf-8") as f:
-        f.write('\n[projects.%s]\ntrust_level = "trusted"\n' % json.dumps(str(home.work)))
+    installed = home.config.read_bytes()
+    # what install told the user to do: Codex itself records the project's trust
+    result = codex_driver.run(home, [[patch_call(patch)]], extra_args=["--trust"])
+    assert result.tool_outputs()[0].startswith(BLOCKED)
+    assert index.read_bytes() == _index(200)
+    assert home.config.read_bytes().startswith(installed)  # Codex kept engramory's block as written
     code, text = _check(home, "--scope", "project")
     assert code == 0, text
     result = codex_driver.run(home, [[patch_call(patch)]])
     assert result.tool_outputs()[0].startswith(BLOCKED)
-    assert index.read_bytes() == _index(200)
+    proc = codex_driver.engramory(home, "uninstall", "--host", "codex", "--scope", "project")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    left = home.config.read_text(encoding="utf-8")
+    assert "hooks.state" not in left and "engramory" not in left
+    assert 'trust_level = "trusted"' in left  # the user's own trust decision stays
 
 
 def test_check_reports_a_changed_hook_as_not_running(home: codex_driver.Home) -> None:
