@@ -518,14 +518,16 @@ def test_porting_claims_match_what_ships_and_what_was_tested() -> None:
     hermes_pin = pinned(ROOT / "tests" / "hermes" / "requirements.txt", r"hermes-agent==([\w.]+)")
     assert rows["Hermes"][4].startswith("hermes-agent %s " % hermes_pin)
     assert rows["Cursor"][4].startswith("not verified")
+    codex_pin = json.loads((ROOT / "tests" / "codex" / "package.json").read_text())["dependencies"]["@openai/codex"]
+    assert rows["Codex CLI"][4].startswith("Codex CLI %s," % codex_pin)
     for host, row in rows.items():
         shipped = not row[2].startswith("no shim") and not host.startswith("Hosts without file access")
-        assert shipped == (host in ("Claude Code", "Cursor", "Hermes")), row
+        assert shipped == (host in ("Claude Code", "Cursor", "Hermes", "Codex CLI")), row
         # A host with no shim cannot be more than "checked after".
         assert shipped or not row[3].startswith("enforced"), row
         assert shipped or row[4] in ("not verified", "not applicable"), row
     hosts_flags = {v for i in ALL_INVOCATIONS if i.doc == "PORTING.md" for f, vals in i.flags() if f == "--host" for v in vals}
-    assert hosts_flags == {"cursor", "hermes"}
+    assert hosts_flags == {"cursor", "hermes", "codex"}
 
 
 def test_skill_store_config_example_validates_against_the_schema() -> None:

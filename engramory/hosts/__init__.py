@@ -50,6 +50,7 @@ REGISTRY = {
     "claude": "engramory.hosts.claude",
     "cursor": "engramory.hosts.cursor",
     "hermes": "engramory.hosts.hermes",
+    "codex": "engramory.hosts.codex",
 }
 
 
