@@ -29,6 +29,7 @@ REGISTRY = {
     "claude": "engramory.hosts.claude",
     "cursor": "engramory.hosts.cursor",
     "hermes": "engramory.hosts.hermes",
+    "gemini": "engramory.hosts.gemini",
 }
 
 

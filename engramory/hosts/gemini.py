@@ -1,0 +1,623 @@
+"""Google Gemini CLI: BeforeTool guard, AfterTool and SessionStart notices (one entry script,
+hooks/engramory_gemini_hook.py, dispatching on `hook_event_name`).
+
+Contract, measured on Gemini CLI 0.61.0 (shared reference, measured-codex-gemini Part B):
+- BeforeTool stdin: `{session_id, transcript_path, cwd, hook_event_name, timestamp,
+  tool_name, tool_input}`; `file_path` is exactly what the model sent, relative or absolute.
+- A deny is stdout `{"decision":"deny","reason":"<text>"}` and nothing else (a trailing line
+  turns it into an allow); the model then gets `Tool execution blocked: <reason>`. Anything
+  else: no stdout, exit 0. Never `ask` (it hangs a headless session), never `allow` on
+  purpose. When stdout is empty Gemini parses stderr instead, and plain text there on exit 0
+  is an allow with a message for the user, so diagnostics on stderr never block.
+- Gemini reads any other non-zero exit with text as a deny: a missing interpreter (127) or a
+  missing script (Python's 2) would deny every call. The installed command therefore checks
+  both exist and ends in `exit 0` (engramory/install_gemini.py), and this module exits 0.
+- AfterTool `hookSpecificOutput.additionalContext` is appended to the tool result the model
+  sees; SessionStart `additionalContext` goes before the first prompt (plain stdout does not
+  reach the model).
+
+Paths (tools/edit.js, write-file.js, utils/pathCorrector.js): a leading `@` may be dropped, the
+path is URI-decoded and symlinks are resolved; a relative `replace` path that does not exist is
+"corrected" to a file of that name found elsewhere in the workspace. Every place a call may
+land is judged, so `replace MEMORY.md` on a project whose index is `notes/MEMORY.md` is
+guarded too.
+
+Window: Gemini loads its private index `<GEMINI_CLI_HOME or ~>/.gemini/tmp/<slug>/memory/
+MEMORY.md` WHOLE into every session's system instruction, with no cap (measured to 1.2 MB).
+Nothing is ever cut, so no entry "falls outside"; the standard caps are engramory's own
+policy here, to keep every session's context small, and the messages say so.
+"""
+
+import sys
+
+from engramory import jsonlite, scope
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from engramory.config import Settings
+    from engramory.guard import Decision
+    from engramory.hosts.gemini_edits import Outcome
+    from engramory.size import Window
+
+# --- registry declarations (see engramory/hosts/__init__.py) ---
+NAME = "gemini"
+TITLE = "Gemini CLI"
+VERIFIED = "0.61.0"
+INSTALLER = "engramory.install_gemini"
+
+STDIN_LIMIT = 256 << 20
+TAG = "engramory gemini hook"
+BEFORE_TOOL = "BeforeTool"
+AFTER_TOOL = "AfterTool"
+SESSION_START = "SessionStart"
+WRITE_FILE = "write_file"
+REPLACE = "replace"
+SHELL = "run_shell_command"
+GEMINI_DIR = ".gemini"
+SEARCH_DIR_LIMIT = 2000  # Gemini's own search stops after 50 folders; look further, never less
+WINDOW_TEXT = (
+    "Gemini CLI loads this index whole into every session (it sets no limit of its own), so "
+    "these caps are engramory's: they keep every session's context small"
+)
+
+
+def window() -> "Window":
+    from engramory import size
+
+    return size.Window(
+        unit=size.BYTES, lines=None, size=None,
+        note="measured on Gemini CLI 0.61.0: MEMORY.md loads whole, no cap (up to 1.2 MB tried); "
+        "the standard caps are engramory's own policy",
+    )
+
+
+# -- where Gemini keeps its index -------------------------------------------------------------
+
+
+def gemini_home(env: "Mapping[str, str]") -> str:
+    """The folder holding `.gemini/`: $GEMINI_CLI_HOME, else the home folder."""
+    base = env.get("GEMINI_CLI_HOME") or env.get("HOME") or scope.expanduser("~")
+    return scope.join(base, GEMINI_DIR)
+
+
+def slugify(text: str) -> str:
+    out = []
+    for ch in text.lower():
+        out.append(ch if ("a" <= ch <= "z" or "0" <= ch <= "9") else "-")
+    slug = "".join(out)
+    while "--" in slug:
+        slug = slug.replace("--", "-")
+    return slug.strip("-") or "project"
+
+
+def project_slug(project: str, env: "Mapping[str, str]") -> str:
+    """The short id Gemini files a project's temp folder under: its entry in projects.json,
+    else the folder that names it as owner, else the slug it would be given."""
+    base = gemini_home(env)
+    project = scope.normpath(project)
+    try:
+        with open(scope.join(base, "projects.json"), "rb") as f:
+            data = jsonlite.loads(f.read(1 << 20).decode("utf-8", "replace"))
+        slug = data.get("projects", {}).get(project) if isinstance(data, dict) else None
+        if isinstance(slug, str) and slug and "/" not in slug and slug not in (".", ".."):
+            return slug
+    except (OSError, ValueError, AttributeError):
+        pass
+    try:
+        import os
+
+        tmp = scope.join(base, "tmp")
+        for name in sorted(os.listdir(tmp)):
+            try:
+                with open(scope.join(tmp, name, ".project_root"), "rb") as f:
+                    if f.read(4096).decode("utf-8", "replace").strip() == project:
+                        return name
+            except OSError:
+                continue
+    except OSError:
+        pass
+    return slugify(scope.basename(project) or "project")
+
+
+def private_index(project: str, env: "Mapping[str, str]") -> str:
+    return scope.join(gemini_home(env), "tmp", project_slug(project, env), "memory", scope.INDEX_NAME)
+
+
+def index_paths(cwd: str, env: "Mapping[str, str]") -> "list[str]":
+    """The project's private memory index (it need not exist yet)."""
+    return [private_index(cwd, env)] if cwd else []
+
+
+# -- where a call lands -------------------------------------------------------------------
+
+
+def _uri_decode(text: str) -> str:
+    """JavaScript's decodeURIComponent, or `text` itself where it would throw."""
+    if "%" not in text:
+        return text
+    out = bytearray()
+    i = 0
+    raw = text.encode("utf-8", "surrogatepass")
+    while i < len(raw):
+        if raw[i] == 0x25:
+            pair = raw[i + 1 : i + 3]
+            if len(pair) != 2 or not all(c in b"0123456789abcdefABCDEF" for c in pair):
+                return text
+            out.append(int(pair, 16))
+            i += 3
+        else:
+            out.append(raw[i])
+            i += 1
+    try:
+        return out.decode("utf-8")
+    except UnicodeDecodeError:
+        return text
+
+
+def _defensive(path: str, target: str) -> str:
+    """Gemini's resolveDefensiveToolPath: `@dir/x` means `dir/x` unless `@dir` exists."""
+    if scope.isfile(scope.join(target, path)) or scope.isdir(scope.join(target, path)):
+        return path
+    if path.startswith("@") and len(path) > 1:
+        stripped = path[1:].lstrip("/\\")
+        if path.startswith(("@/", "@\\")):
+            return stripped or path
+        first = stripped.replace("\\", "/").split("/")[0]
+        if first:
+            literal = scope.join(target, "@" + first)
+            if scope.isfile(literal) or scope.isdir(literal):
+                return path
+            return stripped
+    return path
+
+
+def _exists(path: str) -> bool:
+    try:
+        scope.stat(path)
+        return True
+    except (OSError, ValueError):
+        return False
+
+
+def _real(path: str) -> "list[str]":
+    """Gemini's resolveToRealPath of an absolute path: URI-decoded, then symlinks resolved.
+    Both spellings are returned when decoding changes it (cheap, and never misses)."""
+    out = [scope.realpath(scope.normpath(path))]
+    decoded = _uri_decode(path[7:] if path.startswith("file://") else path)
+    if decoded != path:
+        extra = scope.realpath(scope.normpath(decoded if scope.isabs(decoded) else scope.join(scope.getcwd(), decoded)))
+        if extra not in out:
+            out.append(extra)
+    return out
+
+
+def search_workspace(root: str, rel: str, limit: int = SEARCH_DIR_LIMIT) -> "list[str]":
+    """Files named like `rel` whose path ends with it, breadth first under `root` (regular
+    files only, links not followed), as Gemini's path correction looks for them."""
+    import os
+
+    name = scope.basename(rel)
+    tail = rel.replace("\\", "/")
+    found: list[str] = []
+    queue = [root]
+    seen = 0
+    while queue and seen < limit:
+        folder = queue.pop(0)
+        seen += 1
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    queue.append(entry.path)
+                elif entry.name == name and entry.is_file(follow_symlinks=False) and entry.path.endswith(tail):
+                    found.append(entry.path)
+            except OSError:
+                continue
+    return found
+
+
+def landing_paths(tool: str, raw: str, cwd: str, settings: "Settings", env: "Mapping[str, str]") -> "list[str]":
+    """Every absolute path this call may write, as Gemini resolves `file_path`."""
+    clean = raw.replace("\x00", "")
+    if scope.isabs(clean) or clean.startswith("file://"):
+        return _real(clean)
+    sanitized = _defensive(clean, cwd)
+    direct = scope.join(cwd, sanitized)
+    out = _real(direct)
+    if tool == REPLACE and not _exists(direct) and _may_be_index(scope.basename(sanitized), settings, cwd, env):
+        for found in search_workspace(cwd, sanitized):
+            for p in _real(found):
+                if p not in out:
+                    out.append(p)
+    return out
+
+
+def _may_be_index(name: str, settings: "Settings", cwd: str, env: "Mapping[str, str]") -> bool:
+    if name == settings.index_name:
+        return True
+    names = {scope.basename(p) for p in settings.index_paths or ()}
+    return name in names or name == scope.basename(private_index(cwd, env))
+
+
+def guarded_index(path: str, settings: "Settings", cwd: str, env: "Mapping[str, str]") -> bool:
+    """An index this guard keeps: by name or ENGRAMORY_INDEX_PATH, or Gemini's private index."""
+    if scope.is_index(path, settings.index_name, settings.index_paths):
+        return True
+    return bool(cwd) and scope.realpath(path) == scope.realpath(private_index(cwd, env))
+
+
+# -- judging ------------------------------------------------------------------------------
+
+
+def _n(value: int) -> str:
+    return "{:,}".format(value)
+
+
+def _shape(lines: int, nbytes: int) -> bytes:
+    """Bytes of exactly `lines` lines and `nbytes` bytes, for sizing a Bound by the one rule."""
+    lines = max(lines, 0)
+    nbytes = max(nbytes, lines)
+    if lines == 0:
+        return b""
+    return b"\n" * (lines - 1) + b"x" * (nbytes - lines + 1)
+
+
+def _trace(env: "Mapping[str, str]", path: str, tool: str, outcome: "Outcome", strategy: str) -> None:
+    from engramory.guard import TRACE_ENV
+    from engramory.hosts.gemini_edits import Bound
+
+    target = env.get(TRACE_ENV)
+    if not target:
+        return
+    record: dict[str, Any] = {"host": NAME, "path": path, "tool": tool, "strategy": strategy,
+                              "refused": outcome is None}
+    if isinstance(outcome, Bound):
+        record["bound"] = {"lines": outcome.lines, "bytes": outcome.nbytes}
+        record["after"] = None
+    else:
+        record["after"] = outcome.hex() if outcome is not None else None
+    try:
+        with open(target, "a", encoding="utf-8") as f:
+            f.write(jsonlite.dumps(record) + "\n")
+    except OSError:
+        pass
+
+
+def judge(path: str, tool: str, before: "bytes | None", outcome: "Outcome", env: "Mapping[str, str]") -> "Decision | None":
+    """The core's decision on one predicted change of an index (read-only rules first)."""
+    from engramory import config, guard
+    from engramory.hosts.gemini_edits import Bound
+
+    settings = config.from_env(env)
+    root = scope.dirname(scope.realpath(path))
+    store = config.load_store_config(root)
+    if store.read_only:
+        ro = guard._read_only_decision(_request(tool, path), root, store)  # noqa: SLF001
+        if ro is not None:
+            return ro
+    if outcome is None:
+        return None
+    caps, notes = config.in_force(settings, store)
+    after = _shape(outcome.lines, outcome.nbytes) if isinstance(outcome, Bound) else outcome
+    decision = guard.decide(path, tool, before or b"", after, caps, notes)
+    if decision is not None and decision.action == guard.DENY:
+        decision.message = deny_message(decision, tool, outcome.why if isinstance(outcome, Bound) else "", notes)
+    return decision
+
+
+def _request(tool: str, path: str) -> "Any":
+    from engramory import edits
+
+    return edits.Request(tool, path, edits.WRITE)
+
+
+def deny_message(decision: "Decision", tool: str, bound: str, notes: "list[str]") -> str:
+    """The reason the model reads: numbers, why the caps hold here, and how to go on."""
+    from engramory.guard import COMPACT_STEPS
+
+    assert decision.before is not None and decision.after is not None and decision.caps is not None
+    (b_lines, b_bytes), (a_lines, a_bytes), caps = decision.before, decision.after, decision.caps
+    at_most = "at most " if bound else ""
+    parts = []
+    if a_lines > caps.hard_lines and a_lines > b_lines:
+        parts.append("grow from %s to %s%s lines (hard cap %s: %s over)" % (
+            _n(b_lines), at_most, _n(a_lines), _n(caps.hard_lines), _n(a_lines - caps.hard_lines)))
+    else:
+        parts.append("be %s%s lines (now %s, hard cap %s)" % (at_most, _n(a_lines), _n(b_lines), _n(caps.hard_lines)))
+    if a_bytes > caps.hard_bytes and a_bytes > b_bytes:
+        parts.append("grow from %s to %s%s bytes (hard cap %s: %s over)" % (
+            _n(b_bytes), at_most, _n(a_bytes), _n(caps.hard_bytes), _n(a_bytes - caps.hard_bytes)))
+    else:
+        parts.append("be %s%s bytes (now %s, hard cap %s)" % (at_most, _n(a_bytes), _n(b_bytes), _n(caps.hard_bytes)))
+    text = "engramory blocked this %s: %s would %s." % (tool or "edit", decision.path, " and ".join(parts))
+    if bound:
+        text += " (An upper bound: %s, so it is sized as if the edit lands.)" % bound
+    text += " %s. %s" % (WINDOW_TEXT, COMPACT_STEPS)
+    if notes:
+        text += " " + " ".join(notes)
+    return text
+
+
+def _read(path: str) -> "bytes | None":
+    from engramory.guard import read_regular
+
+    return read_regular(path)
+
+
+def _str(value: "Any") -> str:
+    return value if isinstance(value, str) else ""
+
+
+def decide(payload: "dict[str, Any]", env: "Mapping[str, str]") -> "Decision | None":
+    """The deny for one BeforeTool payload, or None."""
+    tool = _str(payload.get("tool_name"))
+    tool_input = payload.get("tool_input")
+    if not isinstance(tool_input, dict):
+        return None
+    cwd = _str(payload.get("cwd")) or env.get("GEMINI_PROJECT_DIR", "") or env.get("GEMINI_CWD", "")
+    if not scope.isabs(cwd):
+        cwd = scope.getcwd()
+    if tool == SHELL:
+        return _shell_decision(tool_input, cwd, env)
+    if tool not in (WRITE_FILE, REPLACE):
+        return None
+    raw = tool_input.get("file_path")
+    if not isinstance(raw, str) or not raw:
+        return None
+    from engramory import config
+
+    settings = config.from_env(env)
+    worst: Decision | None = None
+    for path in landing_paths(tool, raw, cwd, settings, env):
+        if guarded_index(path, settings, cwd, env):
+            decision = _index_decision(tool, tool_input, path, env)
+        elif scope.store_root_for(path, settings.index_paths) is not None:
+            decision = judge(path, tool, None, None, env)  # read-only rules only
+        else:
+            continue
+        if decision is not None and decision.action == "deny":
+            return decision
+        worst = worst or decision
+    return worst
+
+
+def _index_decision(tool: str, tool_input: "dict[str, Any]", path: str, env: "Mapping[str, str]") -> "Decision | None":
+    from engramory.hosts import gemini_edits as ge
+
+    before = _read(path)
+    outcome: Outcome
+    if tool == WRITE_FILE:
+        content = tool_input.get("content")
+        if not isinstance(content, str):
+            return None
+        outcome = ge.write_file(before, content)
+        strategy = ge.WRITE
+        other = ge.unescape(content)
+        if other != content:  # a model that is not Gemini 2/3 gets its content unescaped first
+            alt = ge.write_file(before, other)
+            if alt.count(b"\n") > outcome.count(b"\n") or len(alt) > len(outcome):
+                outcome = ge.Bound(max(_lines(alt), _lines(outcome)), max(len(alt), len(outcome)),
+                                   "Gemini unescapes write_file content for some models")
+                strategy = "bound"
+    else:
+        old, new = tool_input.get("old_string"), tool_input.get("new_string")
+        if not isinstance(old, str) or not isinstance(new, str):
+            return None
+        outcome, strategy = ge.replace(before, old, new, tool_input.get("allow_multiple") is True)
+    _trace(env, path, tool, outcome, strategy)
+    return judge(path, tool, before, outcome, env)
+
+
+def _lines(data: bytes) -> int:
+    from engramory.size import count_lines
+
+    return count_lines(data)
+
+
+def _shell_targets(command: str) -> "list[str]":
+    """Files a shell command appends to (`>> f`, `tee -a f`): growth Gemini never shows us."""
+    import re
+
+    out = []
+    for m in re.finditer(r"(?:>>|\btee\s+(?:-a|--append)\s+)\s*(\"[^\"]+\"|'[^']+'|[^\s;&|<>]+)", command):
+        word = m.group(1)
+        out.append(word[1:-1] if word[:1] in "\"'" else word)
+    return out
+
+
+def _shell_decision(tool_input: "dict[str, Any]", cwd: str, env: "Mapping[str, str]") -> "Decision | None":
+    """Deny an append to an index that is already at or over a hard cap: any text it adds
+    grows it past the cap. Other shell writes are reported after the fact (AfterTool)."""
+    command = tool_input.get("command")
+    if not isinstance(command, str) or (">>" not in command and "tee" not in command):
+        return None
+    from engramory import config, guard
+    from engramory.size import count_lines
+
+    settings = config.from_env(env)
+    base = _str(tool_input.get("dir_path"))
+    base = scope.join(cwd, base) if base else cwd
+    for word in _shell_targets(command):
+        path = scope.resolve_path(word, base)
+        if not guarded_index(path, settings, cwd, env):
+            continue
+        before = _read(path)
+        if before is None:
+            continue
+        caps, notes = config.caps_for(path, env)
+        lines, nbytes = count_lines(before), len(before)
+        if lines < caps.hard_lines and nbytes < caps.hard_bytes:
+            continue
+        d = guard.Decision(
+            guard.DENY,
+            "engramory blocked this %s: it appends to the memory index %s, which is already at its "
+            "hard cap (%s lines / %s bytes; caps %s / %s), so anything added grows it past the cap. "
+            "%s. Edit the index with replace or write_file instead (the guard checks those). %s%s"
+            % (SHELL, path, _n(lines), _n(nbytes), _n(caps.hard_lines), _n(caps.hard_bytes), WINDOW_TEXT,
+               guard.COMPACT_STEPS, (" " + " ".join(notes)) if notes else ""),
+            path,
+        )
+        return d
+    return None
+
+
+# -- the notices after a tool and at session start -----------------------------------------
+
+
+def known_indexes(payload: "Mapping[str, Any]", env: "Mapping[str, str]") -> "list[str]":
+    from engramory import config
+
+    out: list[str] = []
+    for p in config.from_env(env).index_paths or ():
+        if p not in out:
+            out.append(p)
+    cwd = _str(payload.get("cwd"))
+    if cwd and scope.isabs(cwd):
+        p = private_index(cwd, env)
+        if p not in out:
+            out.append(p)
+    return out
+
+
+def _written_path(payload: "Mapping[str, Any]") -> str:
+    response = payload.get("tool_response")
+    display = response.get("returnDisplay") if isinstance(response, dict) else None
+    path = display.get("filePath") if isinstance(display, dict) else None
+    return path if isinstance(path, str) and scope.isabs(path) else ""
+
+
+def over_text(r: "Any") -> str:
+    c = r.caps
+    lines = "an unread number of lines" if r.lines is None else "%s lines" % _n(r.lines)
+    return "the memory index %s is over its hard cap: %s and %s bytes (hard cap %s lines / %s bytes). %s." % (
+        r.path, lines, _n(r.nbytes), _n(c.hard_lines), _n(c.hard_bytes), WINDOW_TEXT)
+
+
+def warn_text(r: "Any") -> str:
+    c = r.caps
+    return ("the memory index %s is past its warn cap: %s lines and %s bytes (warn %s / %s, hard %s / %s); "
+            "plan a compaction pass before adding much more." % (
+                r.path, _n(r.lines or 0), _n(r.nbytes), _n(c.warn_lines), _n(c.warn_bytes),
+                _n(c.hard_lines), _n(c.hard_bytes)))
+
+
+def after_tool(payload: "Mapping[str, Any]", env: "Mapping[str, str]") -> str:
+    """AfterTool: a notice when an index changed and is now past a cap; "" otherwise."""
+    from engramory import backstop, config
+    from engramory.guard import COMPACT_STEPS
+    from engramory.size import OK, OVER
+
+    settings = config.from_env(env)
+    cwd = _str(payload.get("cwd"))
+    indexes = known_indexes(payload, env)
+    written = _written_path(payload)
+    if written and guarded_index(written, settings, cwd, env) and written not in indexes:
+        indexes.append(written)
+    spath = backstop.state_path(env, "gemini-" + _str(payload.get("session_id")))
+    state = backstop.load_state(spath)
+    now = {p: backstop.signature(p) for p in indexes}
+    changed = [p for p in indexes if state.get(p) != now[p] and now[p] != "-"]
+    if not changed:
+        return ""
+    merged = dict(state)
+    merged.update(now)
+    backstop.save_state(spath, merged)
+    tool = _str(payload.get("tool_name"))[:80] or "tool"
+    lines = []
+    for p in changed:
+        reading = backstop.read_index(p, env)
+        if reading is None or reading.status == OK:
+            continue
+        if reading.status == OVER:
+            lines.append("after this %s call, %s Compact it now with replace or write_file on the index "
+                         "(the guard checks those). %s" % (tool, over_text(reading), COMPACT_STEPS))
+        else:
+            lines.append("after this %s call, %s" % (tool, warn_text(reading)))
+    if not lines:
+        return ""
+    return _context(AFTER_TOOL, "engramory: " + " ".join(lines))
+
+
+def session_start(payload: "Mapping[str, Any]", env: "Mapping[str, str]") -> str:
+    from engramory import backstop
+    from engramory.size import OK, OVER
+
+    indexes = known_indexes(payload, env)
+    spath = backstop.state_path(env, "gemini-" + _str(payload.get("session_id")))
+    backstop.save_state(spath, {p: backstop.signature(p) for p in indexes})
+    lines = []
+    for p in indexes:
+        reading = backstop.read_index(p, env)
+        if reading is None or reading.status == OK:
+            continue
+        if reading.status == OVER:
+            lines.append(over_text(reading) + " Compact it first (pointer-ify long lines, merge duplicates, "
+                         "archive cold notes); edits that grow it are refused until it fits.")
+        else:
+            lines.append(warn_text(reading))
+    if not lines:
+        return ""
+    return _context(SESSION_START, "engramory: " + " ".join(lines))
+
+
+def _context(event: str, text: str) -> str:
+    return jsonlite.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}})
+
+
+# -- the dialect ----------------------------------------------------------------------------
+
+
+def parse(raw: bytes) -> "dict[str, Any] | None":
+    try:
+        payload = jsonlite.loads(jsonlite.decode_payload(raw))
+    except ValueError:
+        return None
+    return payload if isinstance(payload, dict) else None
+
+
+def render_deny(decision: "Decision") -> str:
+    return jsonlite.dumps({"decision": "deny", "reason": decision.message})
+
+
+def respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
+    """stdin bytes -> (stdout, stderr, exit code). Exit code is always 0."""
+    environ = scope.environ() if env is None else env
+    payload = parse(raw)
+    if payload is None:
+        return "", "", 0  # not a payload we can read: no opinion (an allow)
+    event = payload.get("hook_event_name")
+    if event == AFTER_TOOL:
+        return after_tool(payload, environ), "", 0
+    if event == SESSION_START:
+        return session_start(payload, environ), "", 0
+    if event not in (BEFORE_TOOL, None):
+        return "", "", 0
+    decision = decide(payload, environ)
+    if decision is not None and decision.action == "deny":
+        return render_deny(decision), "", 0
+    return "", "", 0
+
+
+def main(argv: "list[str] | None" = None) -> int:
+    try:
+        raw = sys.stdin.buffer.read(STDIN_LIMIT)
+        out, err, _ = respond(raw)
+        if err:
+            sys.stderr.write(err)
+        if out:
+            sys.stdout.write(out)
+            sys.stdout.flush()
+    except BaseException as exc:  # noqa: BLE001 - a guard must never lock the user out
+        if isinstance(exc, KeyboardInterrupt):
+            return 0
+        try:
+            sys.stderr.write("%s: internal error, call allowed: %r\n" % (TAG, exc))
+        except Exception:  # noqa: BLE001
+            pass
+    return 0
