@@ -492,6 +492,24 @@ def _written_path(payload: "Mapping[str, Any]") -> str:
     return path if isinstance(path, str) and scope.isabs(path) else ""
 
 
+def _mentioned_indexes(tool_input: "Any", cwd: str, settings: "Settings") -> "list[str]":
+    """Index files a shell command names (`>> notes/MEMORY.md`, `sed -i ... MEMORY.md`)."""
+    import re
+
+    if not isinstance(tool_input, dict) or not isinstance(tool_input.get("command"), str):
+        return []
+    base = _str(tool_input.get("dir_path"))
+    base = scope.join(cwd, base) if base else cwd
+    names = {settings.index_name} | {scope.basename(p) for p in settings.index_paths or ()}
+    out = []
+    for word in re.findall(r"[^\s;&|<>()'\"`=]+", tool_input["command"]):
+        if scope.basename(word) in names:
+            path = scope.resolve_path(word, base)
+            if path not in out:
+                out.append(path)
+    return out
+
+
 def over_text(r: "Any") -> str:
     c = r.caps
     lines = "an unread number of lines" if r.lines is None else "%s lines" % _n(r.lines)
@@ -516,9 +534,12 @@ def after_tool(payload: "Mapping[str, Any]", env: "Mapping[str, str]") -> str:
     settings = config.from_env(env)
     cwd = _str(payload.get("cwd"))
     indexes = known_indexes(payload, env)
-    written = _written_path(payload)
-    if written and guarded_index(written, settings, cwd, env) and written not in indexes:
-        indexes.append(written)
+    written = [_written_path(payload)]
+    if payload.get("tool_name") == SHELL:
+        written += _mentioned_indexes(payload.get("tool_input"), cwd, settings)
+    for path in written:
+        if path and guarded_index(path, settings, cwd, env) and path not in indexes:
+            indexes.append(path)
     spath = backstop.state_path(env, "gemini-" + _str(payload.get("session_id")))
     state = backstop.load_state(spath)
     now = {p: backstop.signature(p) for p in indexes}
