@@ -17,8 +17,8 @@ interpreter, 2 from Python given a missing script), so without the tests and the
 `exit 0` a deleted bundle or a moved Python would block every write_file, replace and shell
 call. The deny itself travels as JSON on stdout, which Gemini honours whatever the exit code.
 
-Settings are handled with the shared machinery of engramory.install (JsonDoc, Change,
-apply_change, add_hook_groups, remove_hooks, restore_bytes): a file that cannot be parsed is
+Settings are handled with the installer core, engramory.installer (JsonDoc, Change,
+apply_change, add_hook_groups, remove_hooks, restore_bytes; Report for --check): a file that cannot be parsed is
 refused and left alone, foreign keys and hooks are kept, a no-op install writes nothing, a
 change is backed up and replaced atomically, `--dry-run` shows the diff, and uninstall gives
 back the user's own bytes. A project install also takes our entries back out of
@@ -36,20 +36,23 @@ import tempfile
 import time
 
 from engramory import __version__, fsutil
-from engramory.install import (
+from engramory.installer import (
     LAUNCHER,
     LINK_MANIFEST,
     MANIFEST,
     Change,
     JsonDoc,
+    Report,
     SettingsError,
     add_hook_groups,
     apply_change,
     apply_skill,
     bundle_files,
+    bundle_problems,
     canonical,
     check_hooks_shape,
     folder_action_line,
+    interpreter_problem,
     plan_skill,
     prune_empty,
     read_manifest,
@@ -83,6 +86,7 @@ EVENTS = tuple(event for event, _, _ in HOOKS)
 RUNTIME_DIRS = ("engramory/", "tools/")
 RESTART = "Gemini CLI reads its hooks when a session starts: start a new session (`/hooks` lists them)."
 TRUSTED_HOOKS = "trusted_hooks.json"
+TITLE = "Gemini CLI"
 
 
 def gemini_base(env: Mapping[str, str] | None = None) -> str:
@@ -164,7 +168,7 @@ def command_paths(cmd: str) -> tuple[str, str]:
 
 
 def _files(source: str) -> list[str]:
-    files, _ = bundle_files(source)
+    files, _ = bundle_files(source, required=["hooks/" + SCRIPT])
     return [f for f in files if f.startswith(RUNTIME_DIRS) or f == "hooks/" + SCRIPT]
 
 
@@ -219,9 +223,9 @@ def _install(target: Target, dry_run: bool, link: bool, interpreter: str | None 
     files = _files(source)
     if "hooks/" + SCRIPT not in files:
         raise SettingsError("hooks/%s is missing from %s: this bundle cannot guard Gemini CLI" % (SCRIPT, source))
-    doc = JsonDoc.load(target.settings)
+    doc = JsonDoc.load(target.settings, comments=True, host=TITLE)
     check_hooks_shape(doc, EVENTS)
-    plan = plan_skill(target, source, files, link)  # type: ignore[arg-type]
+    plan = plan_skill(target, source, files, link)
     old_manifest = read_manifest(target.manifest_path())
     new_data, created, report = add_hook_groups(doc.data, wanted(exe, target.script), is_ours)
     after = doc.raw if canonical(new_data) == canonical(doc.data) else doc.render(new_data)
@@ -248,7 +252,7 @@ def _install(target: Target, dry_run: bool, link: bool, interpreter: str | None 
     trusted_existed = os.path.exists(target.trusted_hooks)
     # The bundle and its manifest first, settings.json last: Gemini never sees an entry whose
     # script is not there yet.
-    apply_skill(plan, target, source)  # type: ignore[arg-type]
+    apply_skill(plan, target, source)
     _record(target, plan.mode, plan.files, doc.exists, created, old_manifest, base_missing, trusted_existed)
     saved = apply_change(change)
     if saved:
@@ -307,7 +311,7 @@ def uninstall(args: argparse.Namespace) -> int:
 def _trusted_change(target: Target, names: Sequence[str], existed: bool) -> Change | None:
     """trusted_hooks.json without the entries Gemini recorded for our project hooks."""
     try:
-        doc = JsonDoc.load(target.trusted_hooks)
+        doc = JsonDoc.load(target.trusted_hooks, host=TITLE)
     except SettingsError:
         return None
     listed = doc.data.get(target.project)
@@ -329,7 +333,7 @@ def _trusted_change(target: Target, names: Sequence[str], existed: bool) -> Chan
 
 def _uninstall(target: Target, dry_run: bool) -> int:
     out = sys.stdout.write
-    doc = JsonDoc.load(target.settings)
+    doc = JsonDoc.load(target.settings, comments=True, host=TITLE)
     check_hooks_shape(doc, ())
     mpath = target.manifest_path()
     manifest = read_manifest(mpath)
@@ -465,7 +469,7 @@ def gemini_switches(target: Target, env: Mapping[str, str] | None = None) -> tup
         if not os.path.isfile(path):
             continue
         try:
-            data = JsonDoc.load(path).data
+            data = JsonDoc.load(path, comments=True, host=TITLE).data
         except SettingsError as exc:
             notes.append("cannot read %s (%s); Gemini may not read it either" % (path, exc))
             continue
@@ -528,44 +532,50 @@ def _smoke(cmd: str, timeout_ms: int) -> tuple[str | None, float]:
     return None, elapsed
 
 
-def check_wiring(target: Target) -> tuple[list[str], list[str], list[str]]:
-    """(fine, problems, notes) for our entries in the target's settings.json."""
-    good: list[str] = []
-    problems: list[str] = []
-    notes: list[str] = []
+def check_wiring(target: Target, report: Report) -> None:
+    """Our entries in the target's settings.json: present once, matching every tool they must,
+    their interpreter and script there, the bundle whole, and a run that denies in time."""
+    fix = "run `%s -m engramory install --host gemini --scope %s` from the engramory checkout, then start a new " \
+          "Gemini session" % (sys.executable or "python3", target.scope)
     try:
-        doc = JsonDoc.load(target.settings)
+        doc = JsonDoc.load(target.settings, comments=True, host=TITLE)
         check_hooks_shape(doc, EVENTS)
     except SettingsError as exc:
-        return good, [str(exc)], notes
+        report.problem(str(exc), "fix the file, then run this again")
+        return
     if not doc.exists:
-        return good, ["%s does not exist: engramory is not installed in this scope" % target.settings], notes
+        report.problem("%s does not exist: engramory is not installed in this scope" % target.settings, fix)
+        return
     hooks = doc.data.get("hooks") or {}
     smoked: dict[str, tuple[str | None, float]] = {}
+    bundles: set[tuple[str, str]] = set()
     for event, matcher, name in HOOKS:
         groups = [g for g in hooks.get(event, []) if isinstance(g, dict) and isinstance(g.get("hooks"), list)]
         found = [(g, h) for g in groups for h in g["hooks"] if is_ours(h)]
         if not found:
-            problems.append("no %s entry runs hooks/%s in %s" % (event, SCRIPT, target.settings))
+            report.problem("no %s entry runs hooks/%s in %s" % (event, SCRIPT, target.settings), fix)
             continue
         if len(found) > 1:
-            problems.append("%d %s entries run hooks/%s: each call would be judged more than once" % (len(found), event, SCRIPT))
+            report.problem("%d %s entries run hooks/%s: each call would be judged more than once"
+                           % (len(found), event, SCRIPT), fix)
         group, handler = found[0]
         if matcher is not None:
             have = group.get("matcher")
             tools = [t for t in ("write_file", "replace", "run_shell_command") if not _matches(have, t)]
             if tools:
-                problems.append("%s matcher %r does not match %s: those calls are not checked" % (
-                    event, have, ", ".join(tools)))
+                report.problem("%s matcher %r does not match %s: those calls are not checked"
+                               % (event, have, ", ".join(tools)), fix)
         exe, script = command_paths(str(handler.get("command", "")))
-        if not (exe and os.path.isabs(exe) and os.path.isfile(exe) and os.access(exe, os.X_OK)):
-            problems.append("%s: the interpreter %s does not exist or cannot run: the hook exits 0 without running, "
-                            "so Gemini lets every call through unchecked" % (event, exe or "(none)"))
+        bad = interpreter_problem(exe) if exe and os.path.isabs(exe) else "the command names no absolute interpreter"
+        if bad:
+            report.problem("%s: %s: the hook exits 0 without running, so Gemini lets every call through unchecked"
+                           % (event, bad), fix)
             continue
         if not os.path.isfile(script):
-            problems.append("%s: the script %s does not exist (the bundle was moved or deleted): the hook exits 0 "
-                            "without running, so Gemini lets every call through unchecked" % (event, script or "(none)"))
+            report.problem("%s: the script %s does not exist (the bundle was moved or deleted): the hook exits 0 "
+                           "without running, so Gemini lets every call through unchecked" % (event, script or "(none)"), fix)
             continue
+        bundles.add((os.path.dirname(os.path.dirname(script)), exe))
         timeout = handler.get("timeout")
         timeout_ms = timeout if isinstance(timeout, int) and not isinstance(timeout, bool) and timeout > 0 else 60_000
         cmd = str(handler["command"])
@@ -573,17 +583,19 @@ def check_wiring(target: Target) -> tuple[list[str], list[str], list[str]]:
             smoked[cmd] = _smoke(cmd, timeout_ms)
         failure, elapsed = smoked[cmd]
         if failure:
-            problems.append("%s: %s" % (event, failure))
+            report.problem("%s: %s" % (event, failure), fix)
             continue
         if elapsed >= timeout_ms:
-            problems.append("%s: a run took %d ms, past its timeout of %d ms (Gemini counts milliseconds): Gemini kills "
-                            "it and lets the call through unchecked; raise \"timeout\" or run install again"
-                            % (event, elapsed, timeout_ms))
+            report.problem("%s: a run took %d ms, past its timeout of %d ms (Gemini counts milliseconds): Gemini "
+                           "kills it and lets the call through unchecked" % (event, elapsed, timeout_ms),
+                           "set \"timeout\" back to %d, or run install again" % TIMEOUT_MS)
             continue
         if elapsed * 2 > timeout_ms:
-            notes.append("%s: a run took %d ms, more than half its %d ms timeout" % (event, elapsed, timeout_ms))
-        good.append("%s: %s runs (%s, %d ms, timeout %d ms)" % (event, name, exe, elapsed, timeout_ms))
-    return good, problems, notes
+            report.note("%s: a run took %d ms, more than half its %d ms timeout" % (event, elapsed, timeout_ms))
+        report.ok("%s: %s runs (%s, %d ms, timeout %d ms)" % (event, name, exe, elapsed, timeout_ms))
+    for folder, exe in sorted(bundles):
+        for problem in bundle_problems(folder, exe):
+            report.problem(problem, fix)
 
 
 def _matches(matcher: Any, tool: str) -> bool:
@@ -602,21 +614,19 @@ def _matches(matcher: Any, tool: str) -> bool:
 
 def run_check(target: Target) -> int:
     """Verify the wiring and run it once; change nothing. 0 healthy, 1 a problem found."""
-    out = sys.stdout.write
-    out("engramory install --host gemini --check (%s scope): %s\n" % (target.scope, target.settings))
-    good, problems, notes = check_wiring(target)
-    switch_problems, switch_notes = gemini_switches(target)
-    problems += switch_problems
-    notes += switch_notes
-    for line in good:
-        out("  ok: %s\n" % line)
-    for note in notes:
-        out("  note: %s\n" % note)
+    report = Report("engramory install --host gemini --check (%s scope): %s" % (target.scope, target.settings))
+    check_wiring(target, report)
+    problems, notes = gemini_switches(target)
     for problem in problems:
-        out("  problem: %s\n" % problem)
-    if problems:
-        out("  next step: run `%s -m engramory install --host gemini --scope %s` from the engramory checkout, "
-            "then start a new Gemini session\n" % (sys.executable or "python3", target.scope))
-        return 1
-    out("  healthy: all %d hooks are wired, run, and a smoke write past the cap was denied\n" % len(HOOKS))
-    return 0
+        report.problem(problem, "remove that setting, or set it to let the engramory-* hooks run")
+    for note in notes:
+        report.note(note)
+    return report.finish("all %d hooks are wired, run, and a smoke write past the cap was denied" % len(HOOKS))
+
+
+def check(args: argparse.Namespace) -> int:
+    """The registry's INSTALLER contract: `engramory install --host gemini --check`."""
+    scope = getattr(args, "scope", "user") or "user"
+    if scope not in SCOPES:
+        return _bad_scope("install", scope)
+    return run_check(Target(scope))

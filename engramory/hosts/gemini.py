@@ -28,7 +28,6 @@ Nothing is ever cut, so no entry "falls outside"; the standard caps are engramor
 policy here, to keep every session's context small, and the messages say so.
 """
 
-import sys
 
 from engramory import jsonlite, scope
 
@@ -246,10 +245,9 @@ def _may_be_index(name: str, settings: "Settings", cwd: str, env: "Mapping[str, 
 
 
 def guarded_index(path: str, settings: "Settings", cwd: str, env: "Mapping[str, str]") -> bool:
-    """An index this guard keeps: by name or ENGRAMORY_INDEX_PATH, or Gemini's private index."""
-    if scope.is_index(path, settings.index_name, settings.index_paths):
-        return True
-    return bool(cwd) and scope.realpath(path) == scope.realpath(private_index(cwd, env))
+    """An index this guard keeps (engramory.guard's identity: by name, by link, or by
+    ENGRAMORY_INDEX_PATH). Gemini's private index is named MEMORY.md: guarded by default."""
+    return scope.is_index(path, settings.index_name, settings.index_paths)
 
 
 # -- judging ------------------------------------------------------------------------------
@@ -290,58 +288,27 @@ def _trace(env: "Mapping[str, str]", path: str, tool: str, outcome: "Outcome", s
 
 
 def judge(path: str, tool: str, before: "bytes | None", outcome: "Outcome", env: "Mapping[str, str]") -> "Decision | None":
-    """The core's decision on one predicted change of an index (read-only rules first)."""
-    from engramory import config, guard
+    """The core's decision (guard.judge) on one predicted change; a Bound is judged as a
+    file of exactly its size. Read-only rules apply even when the host writes nothing."""
+    from engramory import guard
     from engramory.hosts.gemini_edits import Bound
 
-    settings = config.from_env(env)
-    root = scope.dirname(scope.realpath(path))
-    store = config.load_store_config(root)
-    if store.read_only:
-        ro = guard._read_only_decision(_request(tool, path), root, store)  # noqa: SLF001
-        if ro is not None:
-            return ro
     if outcome is None:
-        return None
-    caps, notes = config.in_force(settings, store)
+        return guard.judge(path, None, b"", env, window(), tool) if not _index(path, env) else None
     after = _shape(outcome.lines, outcome.nbytes) if isinstance(outcome, Bound) else outcome
-    decision = guard.decide(path, tool, before or b"", after, caps, notes)
-    if decision is not None and decision.action == guard.DENY:
-        decision.message = deny_message(decision, tool, outcome.why if isinstance(outcome, Bound) else "", notes)
+    decision = guard.judge(path, before, after, env, window(), tool)
+    if decision is not None and decision.action == guard.DENY and decision.caps is not None:
+        if isinstance(outcome, Bound):
+            decision.message = decision.message.replace(" would ", " would, at most, ", 1)
+            decision.message += " (An upper bound: %s, so it is sized as if the edit lands.)" % outcome.why
+        decision.message += " " + WINDOW_TEXT + "."
     return decision
 
 
-def _request(tool: str, path: str) -> "Any":
-    from engramory import edits
+def _index(path: str, env: "Mapping[str, str]") -> bool:
+    from engramory import config, guard
 
-    return edits.Request(tool, path, edits.WRITE)
-
-
-def deny_message(decision: "Decision", tool: str, bound: str, notes: "list[str]") -> str:
-    """The reason the model reads: numbers, why the caps hold here, and how to go on."""
-    from engramory.guard import COMPACT_STEPS
-
-    assert decision.before is not None and decision.after is not None and decision.caps is not None
-    (b_lines, b_bytes), (a_lines, a_bytes), caps = decision.before, decision.after, decision.caps
-    at_most = "at most " if bound else ""
-    parts = []
-    if a_lines > caps.hard_lines and a_lines > b_lines:
-        parts.append("grow from %s to %s%s lines (hard cap %s: %s over)" % (
-            _n(b_lines), at_most, _n(a_lines), _n(caps.hard_lines), _n(a_lines - caps.hard_lines)))
-    else:
-        parts.append("be %s%s lines (now %s, hard cap %s)" % (at_most, _n(a_lines), _n(b_lines), _n(caps.hard_lines)))
-    if a_bytes > caps.hard_bytes and a_bytes > b_bytes:
-        parts.append("grow from %s to %s%s bytes (hard cap %s: %s over)" % (
-            _n(b_bytes), at_most, _n(a_bytes), _n(caps.hard_bytes), _n(a_bytes - caps.hard_bytes)))
-    else:
-        parts.append("be %s%s bytes (now %s, hard cap %s)" % (at_most, _n(a_bytes), _n(b_bytes), _n(caps.hard_bytes)))
-    text = "engramory blocked this %s: %s would %s." % (tool or "edit", decision.path, " and ".join(parts))
-    if bound:
-        text += " (An upper bound: %s, so it is sized as if the edit lands.)" % bound
-    text += " %s. %s" % (WINDOW_TEXT, COMPACT_STEPS)
-    if notes:
-        text += " " + " ".join(notes)
-    return text
+    return guard.is_index(path, config.from_env(env))
 
 
 def _read(path: str) -> "bytes | None":
@@ -626,19 +593,6 @@ def respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, s
 
 
 def main(argv: "list[str] | None" = None) -> int:
-    try:
-        raw = sys.stdin.buffer.read(STDIN_LIMIT)
-        out, err, _ = respond(raw)
-        if err:
-            sys.stderr.write(err)
-        if out:
-            sys.stdout.write(out)
-            sys.stdout.flush()
-    except BaseException as exc:  # noqa: BLE001 - a guard must never lock the user out
-        if isinstance(exc, KeyboardInterrupt):
-            return 0
-        try:
-            sys.stderr.write("%s: internal error, call allowed: %r\n" % (TAG, exc))
-        except Exception:  # noqa: BLE001
-            pass
-    return 0
+    from engramory.hookrun import run
+
+    return run(NAME)
