@@ -173,7 +173,9 @@ def _parser(prog: str, uninstall: bool) -> Parser:
         "with the hooks in ./.claude/settings.local.json. --host cursor: the preToolUse guard into "
         "~/.cursor/hooks.json (user) or ./.cursor/hooks.json (project), first in its list. --host "
         "hermes: the plugin into $HERMES_HOME/plugins/engramory (HERMES_HOME, else ~/.hermes), "
-        "enabled in its config.yaml; user scope only, no --link. Exit status: 0 done (or healthy, for --check), 1 refused with "
+        "enabled in its config.yaml; user scope only, no --link. --host gemini: BeforeTool, AfterTool "
+        "and SessionStart hooks into $GEMINI_CLI_HOME/.gemini/settings.json (else ~/.gemini; project: "
+        "./.gemini/settings.json), the runtime beside it in engramory/. Exit status: 0 done (or healthy, for --check), 1 refused with "
         "nothing changed, a write that failed (the message says what was left) or, for --check, "
         "a problem found; 64 usage error.",
     )
