@@ -160,7 +160,7 @@ def test_replace_predictions(before: bytes, old: str, new: str, multi: bool, aft
     (b"a\n", "", "b"),  # empty old_string on an existing file
     (None, "a", "b"),  # no such file
 ])
-def test_replace_refusals(before: "bytes | None", old: str, new: str) -> None:
+def test_replace_refusals(before: bytes | None, old: str, new: str) -> None:
     assert ge.replace(before, old, new, False)[0] is None
 
 
