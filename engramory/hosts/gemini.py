@@ -33,10 +33,9 @@ from engramory import jsonlite, scope
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
     from typing import Any
 
-    from engramory.config import Settings
     from engramory.guard import Decision
     from engramory.hosts.gemini_edits import Outcome
     from engramory.size import Window
@@ -73,60 +72,10 @@ def window() -> "Window":
     )
 
 
-# -- where Gemini keeps its index -------------------------------------------------------------
-
-
-def gemini_home(env: "Mapping[str, str]") -> str:
-    """The folder holding `.gemini/`: $GEMINI_CLI_HOME, else the home folder."""
-    base = env.get("GEMINI_CLI_HOME") or env.get("HOME") or scope.expanduser("~")
-    return scope.join(base, GEMINI_DIR)
-
-
-def slugify(text: str) -> str:
-    out = []
-    for ch in text.lower():
-        out.append(ch if ("a" <= ch <= "z" or "0" <= ch <= "9") else "-")
-    slug = "".join(out)
-    while "--" in slug:
-        slug = slug.replace("--", "-")
-    return slug.strip("-") or "project"
-
-
-def project_slug(project: str, env: "Mapping[str, str]") -> str:
-    """The short id Gemini files a project's temp folder under: its entry in projects.json,
-    else the folder that names it as owner, else the slug it would be given."""
-    base = gemini_home(env)
-    project = scope.normpath(project)
-    try:
-        with open(scope.join(base, "projects.json"), "rb") as f:
-            data = jsonlite.loads(f.read(1 << 20).decode("utf-8", "replace"))
-        slug = data.get("projects", {}).get(project) if isinstance(data, dict) else None
-        if isinstance(slug, str) and slug and "/" not in slug and slug not in (".", ".."):
-            return slug
-    except (OSError, ValueError, AttributeError):
-        pass
-    try:
-        import os
-
-        tmp = scope.join(base, "tmp")
-        for name in sorted(os.listdir(tmp)):
-            try:
-                with open(scope.join(tmp, name, ".project_root"), "rb") as f:
-                    if f.read(4096).decode("utf-8", "replace").strip() == project:
-                        return name
-            except OSError:
-                continue
-    except OSError:
-        pass
-    return slugify(scope.basename(project) or "project")
-
-
-def private_index(project: str, env: "Mapping[str, str]") -> str:
-    return scope.join(gemini_home(env), "tmp", project_slug(project, env), "memory", scope.INDEX_NAME)
-
-
 def index_paths(cwd: str, env: "Mapping[str, str]") -> "list[str]":
     """The project's private memory index (it need not exist yet)."""
+    from engramory.hosts.gemini_notices import private_index
+
     return [private_index(cwd, env)] if cwd else []
 
 
@@ -221,15 +170,16 @@ def search_workspace(root: str, rel: str, limit: int = SEARCH_DIR_LIMIT) -> "lis
     return found
 
 
-def landing_paths(tool: str, raw: str, cwd: str, settings: "Settings", env: "Mapping[str, str]") -> "list[str]":
-    """Every absolute path this call may write, as Gemini resolves `file_path`."""
+def landing_paths(tool: str, raw: str, cwd: str, name: str, paths: "Sequence[str] | None") -> "list[str]":
+    """Every absolute path this call may write, as Gemini resolves `file_path`. `name` and
+    `paths`: the index name and ENGRAMORY_INDEX_PATH entries in force (see `names`)."""
     clean = raw.replace("\x00", "")
     if scope.isabs(clean) or clean.startswith("file://"):
         return _real(clean)
     sanitized = _defensive(clean, cwd)
     direct = scope.join(cwd, sanitized)
     out = _real(direct)
-    if tool == REPLACE and not _exists(direct) and _may_be_index(scope.basename(sanitized), settings, cwd, env):
+    if tool == REPLACE and not _exists(direct) and _may_be_index(scope.basename(sanitized), name, paths):
         for found in search_workspace(cwd, sanitized):
             for p in _real(found):
                 if p not in out:
@@ -237,17 +187,19 @@ def landing_paths(tool: str, raw: str, cwd: str, settings: "Settings", env: "Map
     return out
 
 
-def _may_be_index(name: str, settings: "Settings", cwd: str, env: "Mapping[str, str]") -> bool:
-    if name == settings.index_name:
-        return True
-    names = {scope.basename(p) for p in settings.index_paths or ()}
-    return name in names or name == scope.basename(private_index(cwd, env))
+def names(env: "Mapping[str, str]") -> "tuple[str, list[str] | None]":
+    """(the index file name, the explicit index paths or None), without importing config."""
+    return scope.index_name(env)[0], scope.index_paths(env)
 
 
-def guarded_index(path: str, settings: "Settings", cwd: str, env: "Mapping[str, str]") -> bool:
+def _may_be_index(base: str, name: str, paths: "Sequence[str] | None") -> bool:
+    return base == name or base in {scope.basename(p) for p in paths or ()}
+
+
+def guarded_index(path: str, name: str, paths: "Sequence[str] | None") -> bool:
     """An index this guard keeps (engramory.guard's identity: by name, by link, or by
     ENGRAMORY_INDEX_PATH). Gemini's private index is named MEMORY.md: guarded by default."""
-    return scope.is_index(path, settings.index_name, settings.index_paths)
+    return scope.is_index(path, name, paths)
 
 
 # -- judging ------------------------------------------------------------------------------
@@ -306,9 +258,7 @@ def judge(path: str, tool: str, before: "bytes | None", outcome: "Outcome", env:
 
 
 def _index(path: str, env: "Mapping[str, str]") -> bool:
-    from engramory import config, guard
-
-    return guard.is_index(path, config.from_env(env))
+    return guarded_index(path, *names(env))
 
 
 def _read(path: str) -> "bytes | None":
@@ -337,14 +287,12 @@ def decide(payload: "dict[str, Any]", env: "Mapping[str, str]") -> "Decision | N
     raw = tool_input.get("file_path")
     if not isinstance(raw, str) or not raw:
         return None
-    from engramory import config
-
-    settings = config.from_env(env)
+    name, paths = names(env)
     worst: Decision | None = None
-    for path in landing_paths(tool, raw, cwd, settings, env):
-        if guarded_index(path, settings, cwd, env):
+    for path in landing_paths(tool, raw, cwd, name, paths):
+        if guarded_index(path, name, paths):
             decision = _index_decision(tool, tool_input, path, env)
-        elif scope.store_root_for(path, settings.index_paths) is not None:
+        elif scope.store_root_for(path, paths) is not None:
             decision = judge(path, tool, None, None, env)  # read-only rules only
         else:
             continue
@@ -404,20 +352,20 @@ def _shell_decision(tool_input: "dict[str, Any]", cwd: str, env: "Mapping[str, s
     command = tool_input.get("command")
     if not isinstance(command, str) or (">>" not in command and "tee" not in command):
         return None
-    from engramory import config, guard
+    from engramory import guard
     from engramory.size import count_lines
 
-    settings = config.from_env(env)
+    name, paths = names(env)
     base = _str(tool_input.get("dir_path"))
     base = scope.join(cwd, base) if base else cwd
     for word in _shell_targets(command):
         path = scope.resolve_path(word, base)
-        if not guarded_index(path, settings, cwd, env):
+        if not guarded_index(path, name, paths):
             continue
         before = _read(path)
         if before is None:
             continue
-        caps, notes = config.caps_for(path, env)
+        caps, notes = guard.caps_for(path, env, window())
         lines, nbytes = count_lines(before), len(before)
         if lines < caps.hard_lines and nbytes < caps.hard_bytes:
             continue
@@ -434,134 +382,16 @@ def _shell_decision(tool_input: "dict[str, Any]", cwd: str, env: "Mapping[str, s
     return None
 
 
-# -- the notices after a tool and at session start -----------------------------------------
-
-
-def known_indexes(payload: "Mapping[str, Any]", env: "Mapping[str, str]") -> "list[str]":
-    from engramory import config
-
-    out: list[str] = []
-    for p in config.from_env(env).index_paths or ():
-        if p not in out:
-            out.append(p)
-    cwd = _str(payload.get("cwd"))
-    if cwd and scope.isabs(cwd):
-        p = private_index(cwd, env)
-        if p not in out:
-            out.append(p)
-    return out
-
-
-def _written_path(payload: "Mapping[str, Any]") -> str:
-    response = payload.get("tool_response")
-    display = response.get("returnDisplay") if isinstance(response, dict) else None
-    path = display.get("filePath") if isinstance(display, dict) else None
-    return path if isinstance(path, str) and scope.isabs(path) else ""
-
-
-def _mentioned_indexes(tool_input: "Any", cwd: str, settings: "Settings") -> "list[str]":
-    """Index files a shell command names (`>> notes/MEMORY.md`, `sed -i ... MEMORY.md`)."""
-    import re
-
-    if not isinstance(tool_input, dict) or not isinstance(tool_input.get("command"), str):
-        return []
-    base = _str(tool_input.get("dir_path"))
-    base = scope.join(cwd, base) if base else cwd
-    names = {settings.index_name} | {scope.basename(p) for p in settings.index_paths or ()}
-    out = []
-    for word in re.findall(r"[^\s;&|<>()'\"`=]+", tool_input["command"]):
-        if scope.basename(word) in names:
-            path = scope.resolve_path(word, base)
-            if path not in out:
-                out.append(path)
-    return out
-
-
-def over_text(r: "Any") -> str:
-    c = r.caps
-    lines = "an unread number of lines" if r.lines is None else "%s lines" % _n(r.lines)
-    return "the memory index %s is over its hard cap: %s and %s bytes (hard cap %s lines / %s bytes). %s." % (
-        r.path, lines, _n(r.nbytes), _n(c.hard_lines), _n(c.hard_bytes), WINDOW_TEXT)
-
-
-def warn_text(r: "Any") -> str:
-    c = r.caps
-    return ("the memory index %s is past its warn cap: %s lines and %s bytes (warn %s / %s, hard %s / %s); "
-            "plan a compaction pass before adding much more." % (
-                r.path, _n(r.lines or 0), _n(r.nbytes), _n(c.warn_lines), _n(c.warn_bytes),
-                _n(c.hard_lines), _n(c.hard_bytes)))
-
-
-def after_tool(payload: "Mapping[str, Any]", env: "Mapping[str, str]") -> str:
-    """AfterTool: a notice when an index changed and is now past a cap; "" otherwise."""
-    from engramory import backstop, config
-    from engramory.guard import COMPACT_STEPS
-    from engramory.size import OK, OVER
-
-    settings = config.from_env(env)
-    cwd = _str(payload.get("cwd"))
-    indexes = known_indexes(payload, env)
-    written = [_written_path(payload)]
-    if payload.get("tool_name") == SHELL:
-        written += _mentioned_indexes(payload.get("tool_input"), cwd, settings)
-    for path in written:
-        if path and guarded_index(path, settings, cwd, env) and path not in indexes:
-            indexes.append(path)
-    spath = backstop.state_path(env, "gemini-" + _str(payload.get("session_id")))
-    state = backstop.load_state(spath)
-    now = {p: backstop.signature(p) for p in indexes}
-    changed = [p for p in indexes if state.get(p) != now[p] and now[p] != "-"]
-    if not changed:
-        return ""
-    merged = dict(state)
-    merged.update(now)
-    backstop.save_state(spath, merged)
-    tool = _str(payload.get("tool_name"))[:80] or "tool"
-    lines = []
-    for p in changed:
-        reading = backstop.read_index(p, env)
-        if reading is None or reading.status == OK:
-            continue
-        if reading.status == OVER:
-            lines.append("after this %s call, %s Compact it now with replace or write_file on the index "
-                         "(the guard checks those). %s" % (tool, over_text(reading), COMPACT_STEPS))
-        else:
-            lines.append("after this %s call, %s" % (tool, warn_text(reading)))
-    if not lines:
-        return ""
-    return _context(AFTER_TOOL, "engramory: " + " ".join(lines))
-
-
-def session_start(payload: "Mapping[str, Any]", env: "Mapping[str, str]") -> str:
-    from engramory import backstop
-    from engramory.size import OK, OVER
-
-    indexes = known_indexes(payload, env)
-    spath = backstop.state_path(env, "gemini-" + _str(payload.get("session_id")))
-    backstop.save_state(spath, {p: backstop.signature(p) for p in indexes})
-    lines = []
-    for p in indexes:
-        reading = backstop.read_index(p, env)
-        if reading is None or reading.status == OK:
-            continue
-        if reading.status == OVER:
-            lines.append(over_text(reading) + " Compact it first (pointer-ify long lines, merge duplicates, "
-                         "archive cold notes); edits that grow it are refused until it fits.")
-        else:
-            lines.append(warn_text(reading))
-    if not lines:
-        return ""
-    return _context(SESSION_START, "engramory: " + " ".join(lines))
-
-
-def _context(event: str, text: str) -> str:
-    return jsonlite.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}})
-
-
 # -- the dialect ----------------------------------------------------------------------------
 
 
 def parse(raw: bytes) -> "dict[str, Any] | None":
+    """The payload object, or None. AfterTool's `tool_response` (the tool's whole output, up
+    to megabytes) is cut off unread: nothing here needs it, and JSON.stringify puts it last
+    (`,"tool_response":` cannot occur inside a JSON string, whose quotes are escaped)."""
+    cut = raw.rfind(b',"tool_response":')
+    if cut > 0 and raw.rstrip().endswith(b"}"):
+        raw = raw[:cut] + b"}"
     try:
         payload = jsonlite.loads(jsonlite.decode_payload(raw))
     except ValueError:
@@ -580,10 +410,11 @@ def respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, s
     if payload is None:
         return "", "", 0  # not a payload we can read: no opinion (an allow)
     event = payload.get("hook_event_name")
-    if event == AFTER_TOOL:
-        return after_tool(payload, environ), "", 0
-    if event == SESSION_START:
-        return session_start(payload, environ), "", 0
+    if event in (AFTER_TOOL, SESSION_START):
+        from engramory.hosts import gemini_notices
+
+        handler = gemini_notices.after_tool if event == AFTER_TOOL else gemini_notices.session_start
+        return handler(payload, environ), "", 0
     if event not in (BEFORE_TOOL, None):
         return "", "", 0
     decision = decide(payload, environ)

@@ -24,22 +24,18 @@ matter here and are kept: `.` does not match `\\r`, `\\u2028` or `\\u2029`, `tri
 have JavaScript's whitespace set, `^` in a multiline regex also matches after a lone `\\r`.
 """
 
-import re
-
 from engramory import edits
 from engramory.size import count_lines
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import re
     from typing import Union
 
 # JavaScript's WhiteSpace and LineTerminator code points: what trim() strips and \s matches.
 JS_SPACE = edits._JS_SPACE  # noqa: SLF001 - one definition of JavaScript's whitespace set
-_JS_LINES = re.compile("[^\n\r\u2028\u2029]*(?:\n|\\Z)")
-_LEAD = re.compile("^[ \t]*")
+_LINE_BREAKS = ("\r", "\u2028", "\u2029")
 _DELIMS = ("(", ")", ":", "[", "]", "{", "}", ">", "<", "=")
-_JS_WS_RUN = re.compile("[%s]+" % re.escape(JS_SPACE))
-_UNESCAPE = re.compile(r"\\+(n|t|r|'|\"|`|\\|\n)")
 FUZZY_MIN = 10  # old_string shorter than this (UTF-16 units) never goes to the fuzzy match
 FUZZY_THRESHOLD = 0.1
 FUZZY_WORK_LIMIT = 4e8  # Gemini skips the fuzzy match when lines * len(old)^2 is past this
@@ -94,10 +90,30 @@ def to_crlf(text: str) -> str:
 
 
 def js_lines(text: str) -> "list[str]":
-    """`text.match(/.*(?:\\n|$)/g).slice(0, -1)`: lines with their LF. Text before a lone CR
+    """`text.match(/.*(?:\n|$)/g).slice(0, -1)`: lines with their LF. Text before a lone CR
     (or U+2028/U+2029) that is not followed by LF is not part of any line, as in Gemini."""
-    found = [m.group(0) for m in _JS_LINES.finditer(text)]
-    return found[:-1]
+    if not any(ch in text for ch in _LINE_BREAKS):  # the common case, without a scan
+        out = text.split("\n")
+        lines = [line + "\n" for line in out[:-1]]
+        if out[-1]:
+            lines.append(out[-1])
+        return lines
+    lines = []
+    p, n = 0, len(text)
+    while p < n:
+        q = min((i for i in (text.find(ch, p) for ch in ("\n",) + _LINE_BREAKS) if i >= 0), default=n)
+        if q == n:
+            lines.append(text[p:])
+            break
+        if text[q] == "\n":
+            lines.append(text[p : q + 1])
+        p = q + 1  # a lone CR ends no line: JavaScript's `.` stops there and the match fails
+    return lines
+
+
+def _lead(line: str) -> str:
+    """The line's leading run of spaces and tabs (`/^([ \t]*)/`)."""
+    return line[: len(line) - len(line.lstrip(" \t"))]
 
 
 def restore_trailing_newline(original: str, modified: str) -> str:
@@ -112,8 +128,7 @@ def restore_trailing_newline(original: str, modified: str) -> str:
 def apply_indentation(lines: "list[str]", target: str) -> "list[str]":
     if not lines:
         return []
-    ref = _LEAD.match(lines[0])
-    ref_indent = ref.group(0) if ref else ""
+    ref_indent = _lead(lines[0])
     out = []
     for line in lines:
         if js_trim(line) == "":
@@ -149,8 +164,7 @@ def flexible(text: str, old: str, new: str, raw_new: str) -> "tuple[str | None, 
         window = source[i : i + n]
         if all(js_trim(line) == search[k] for k, line in enumerate(window)):
             count += 1
-            lead = _LEAD.match(window[0])
-            block = "\n".join(apply_indentation(replace_lines, lead.group(0) if lead else ""))
+            block = "\n".join(apply_indentation(replace_lines, _lead(window[0])))
             if raw_new != "" and window[-1].endswith("\n") and not block.endswith("\n"):
                 block += "\n"
             source[i : i + n] = [block]
@@ -160,14 +174,22 @@ def flexible(text: str, old: str, new: str, raw_new: str) -> "tuple[str | None, 
     return restore_trailing_newline(text, "".join(source)), count
 
 
+def _js_space_class() -> str:
+    import re
+
+    return "[%s]" % re.escape(JS_SPACE)
+
+
 def _regex_for(old: str) -> "re.Pattern[str] | None":
+    import re
+
     processed = old
     for delim in _DELIMS:
         processed = processed.replace(delim, " %s " % delim)
-    tokens = [t for t in _JS_WS_RUN.split(processed) if t]
+    tokens = [t for t in re.split(_js_space_class() + "+", processed) if t]
     if not tokens:
         return None
-    space = "[%s]*" % re.escape(JS_SPACE)
+    space = _js_space_class() + "*"
     body = space.join(re.escape(t) for t in tokens)
     # JavaScript's multiline ^ matches after any line terminator, a lone CR included.
     return re.compile("(?:\\A|(?<=[\n\r\u2028\u2029]))([ \t]*)" + body)
@@ -182,7 +204,7 @@ def regex(text: str, old: str, new: str, allow_multiple: bool) -> "tuple[str | N
         return None, 0
     new_lines = new.split("\n")
 
-    def repl(m: "re.Match[str]") -> str:
+    def repl(m: "re.Match[str]") -> str:  # noqa: F821 - re is imported where it is used
         return "\n".join(apply_indentation(new_lines, m.group(1) or ""))
 
     result = pattern.sub(repl, text, count=0 if allow_multiple else 1)
@@ -205,9 +227,9 @@ def fuzzy_bound(text: str, old: str, new: str, allow_multiple: bool) -> "tuple[i
     s16 = js_len(search_block)
     # Each match replaces n source lines whose trimmed text is within 10% (whitespace weighted)
     # of old_string: it holds at least this many non-space UTF-16 units, so that many bytes.
-    nonspace = js_len(_JS_WS_RUN.sub("", search_block))
+    nonspace = js_len("".join(ch for ch in search_block if ch not in JS_SPACE))
     removed_min = max(0, nonspace - int(FUZZY_THRESHOLD * s16)) + (n - 1)
-    indent = max((len(_LEAD.match(line).group(0)) for line in source), default=0)  # type: ignore[union-attr]
+    indent = max((len(_lead(line)) for line in source), default=0)
     new_lines = new.split("\n")
     added_max = sum(len(encode(line)) + indent for line in new_lines if js_trim(line) != "") + (len(new_lines) - 1)
     k = 1 if not allow_multiple else max(1, -(-len(source) // n))
@@ -223,11 +245,14 @@ def fuzzy_bound(text: str, old: str, new: str, allow_multiple: bool) -> "tuple[i
 def unescape(content: str) -> str:
     """Gemini's `unescapeStringForGeminiBug`, applied to write_file content for models that
     are neither Gemini 2/3 nor custom."""
+    if "\\" not in content:
+        return content
+    import re
 
     def sub(m: "re.Match[str]") -> str:
         return {"n": "\n", "t": "\t", "r": "\r", "\n": "\n"}.get(m.group(1), m.group(1))
 
-    return _UNESCAPE.sub(sub, content)
+    return re.sub(r"\\+(n|t|r|'|\"|`|\\|\n)", sub, content)
 
 
 def write_file(before: "bytes | None", content: str) -> bytes:

@@ -14,8 +14,8 @@ from typing import Any, Dict
 
 import pytest
 
-from engramory import config, install_gemini
-from engramory.hosts import gemini
+from engramory import install_gemini
+from engramory.hosts import gemini, gemini_notices
 from engramory.hosts import gemini_edits as ge
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -79,13 +79,13 @@ def test_relative_replace_path_is_judged_where_gemini_corrects_it(tmp_path: Path
 
 
 def test_landing_paths_follow_geminis_spelling_rules(tmp_path: Path, env: Dict[str, str]) -> None:
-    settings = config.from_env(env)
+    name, paths = gemini.names(env)
     (tmp_path / "notes").mkdir()
-    land = gemini.landing_paths("write_file", "@notes/MEMORY.md", str(tmp_path), settings, env)
+    land = gemini.landing_paths("write_file", "@notes/MEMORY.md", str(tmp_path), name, paths)
     assert str(tmp_path / "notes" / "MEMORY.md") in land
-    land = gemini.landing_paths("write_file", "notes/MEMORY%2Emd", str(tmp_path), settings, env)
+    land = gemini.landing_paths("write_file", "notes/MEMORY%2Emd", str(tmp_path), name, paths)
     assert str(tmp_path / "notes" / "MEMORY.md") in land
-    assert gemini.landing_paths("write_file", "/a/%E0%A4%A", str(tmp_path), settings, env) == ["/a/%E0%A4%A"]
+    assert gemini.landing_paths("write_file", "/a/%E0%A4%A", str(tmp_path), name, paths) == ["/a/%E0%A4%A"]
 
 
 def test_shell_append_to_an_index_at_its_cap(tmp_path: Path, env: Dict[str, str]) -> None:
@@ -105,14 +105,14 @@ def test_private_index_and_slug(tmp_path: Path, env: Dict[str, str]) -> None:
     assert gemini.index_paths(str(work), env) == [str(base / "tmp" / "my-project" / "memory" / "MEMORY.md")]
     (base / "tmp" / "other").mkdir(parents=True)
     (base / "tmp" / "other" / ".project_root").write_text(str(work))
-    assert gemini.project_slug(str(work), env) == "other"
+    assert gemini_notices.project_slug(str(work), env) == "other"
     (base / "projects.json").write_text(json.dumps({"projects": {str(work): "listed-1"}}))
-    assert gemini.project_slug(str(work), env) == "listed-1"
-    assert gemini.slugify("--A__b--") == "a-b" and gemini.slugify("!!!") == "project"
+    assert gemini_notices.project_slug(str(work), env) == "listed-1"
+    assert gemini_notices.slugify("--A__b--") == "a-b" and gemini_notices.slugify("!!!") == "project"
 
 
 def test_session_start_and_after_tool_notices(tmp_path: Path, env: Dict[str, str]) -> None:
-    index = Path(gemini.private_index(str(tmp_path), env))
+    index = Path(gemini_notices.private_index(str(tmp_path), env))
     index.parent.mkdir(parents=True)
     index.write_bytes(entries(220))
     env = dict(env, TMPDIR=str(tmp_path / "state"))
