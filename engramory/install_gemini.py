@@ -437,7 +437,8 @@ def _remaining(folder: str) -> list[str]:
 
 def settings_layers(target: Target, env: Mapping[str, str] | None = None) -> list[str]:
     """Gemini's settings files, lowest precedence first: system defaults, user, workspace,
-    system (measured order of 0.61.0's loader)."""
+    system (the order of 0.61.0's mergeSettings; the workspace file counts only in a trusted
+    folder)."""
     env = os.environ if env is None else env
     system = env.get("GEMINI_CLI_SYSTEM_SETTINGS_PATH") or (
         "/Library/Application Support/GeminiCli/settings.json" if sys.platform == "darwin"
@@ -493,9 +494,9 @@ def gemini_switches(target: Target, env: Mapping[str, str] | None = None) -> tup
         notes.append("tools.disableLLMCorrection is false in %s: a failing replace is re-written by a model after "
                      "the guard ran, so what lands can differ from what was checked (AfterTool reports it); "
                      "Gemini's default, true, avoids that" % llm_fix[1])
-    if target.scope == "project" and trust is not None and trust[0]:
-        notes.append("security.folderTrust.enabled is true (%s): project hooks run only when this folder is "
-                     "trusted; an untrusted folder runs none of them" % trust[1])
+    if trust is not None and trust[0]:
+        notes.append("security.folderTrust.enabled is true (%s): Gemini runs hooks, and reads ./.gemini/settings.json, "
+                     "only in folders it trusts; in an untrusted folder the guard does not run" % trust[1])
     return problems, notes
 
 
