@@ -211,8 +211,11 @@ def _n(value: int) -> str:
 
 def _shape(lines: int, nbytes: int) -> bytes:
     """Bytes of exactly `lines` lines and `nbytes` bytes, for sizing a Bound by the one rule."""
-    lines = max(lines, 0)
-    nbytes = max(nbytes, lines)
+    # Clamped: a bound past the read limit is over every cap anyway, and must not cost memory.
+    from engramory.guard import READ_LIMIT
+
+    lines = min(max(lines, 0), READ_LIMIT)
+    nbytes = min(max(nbytes, lines), READ_LIMIT)
     if lines == 0:
         return b""
     return b"\n" * (lines - 1) + b"x" * (nbytes - lines + 1)
@@ -306,6 +309,8 @@ def _index_decision(tool: str, tool_input: "dict[str, Any]", path: str, env: "Ma
     from engramory.hosts import gemini_edits as ge
 
     before = _read(path)
+    if before is None and _exists(path):
+        return _unread_decision(tool, tool_input, path, env)
     outcome: Outcome
     if tool == WRITE_FILE:
         content = tool_input.get("content")
@@ -327,6 +332,34 @@ def _index_decision(tool: str, tool_input: "dict[str, Any]", path: str, env: "Ma
         outcome, strategy = ge.replace(before, old, new, tool_input.get("allow_multiple") is True)
     _trace(env, path, tool, outcome, strategy)
     return judge(path, tool, before, outcome, env)
+
+
+def _unread_decision(tool: str, tool_input: "dict[str, Any]", path: str, env: "Mapping[str, str]") -> "Decision | None":
+    """An index that exists but cannot be read in time (past guard.READ_LIMIT, not a regular
+    file, no permission): a write_file is judged by its content (CRLF counted in), a replace
+    by its worst case, new_string added in full."""
+    from engramory import guard
+
+    try:
+        size = scope.stat(path).st_size
+    except (OSError, ValueError):
+        size = 0
+    why = "the index could not be read (%s bytes, or not a regular file)" % _n(size)
+    if tool == WRITE_FILE:
+        content = tool_input.get("content")
+        if not isinstance(content, str):
+            return None
+        from engramory.hosts import gemini_edits as ge
+
+        data = ge.encode(content)
+        return judge(path, tool, None, ge.Bound(_lines(data), len(data) + data.count(b"\n"), why), env)
+    new = tool_input.get("new_string")
+    if not isinstance(new, str):
+        return None
+    decision = guard.judge_bound(path, None, new, env, window(), tool, why, (None, size))
+    if decision is not None and decision.action == guard.DENY:
+        decision.message += " " + WINDOW_TEXT + "."
+    return decision
 
 
 def _lines(data: bytes) -> int:

@@ -254,6 +254,8 @@ def test_install_then_uninstall_restores_gemini_config(gemini_cli: Path, home: P
     r = run_gemini([Turn([replace_call(str(index), "note 199", "note 199\n- [y](y.md) more")]), Turn([Text("ok")])],
                    home, work)
     assert "would grow from 200 to 201 lines" in blocked(r)  # the wiring ran in this scope
+    if scope == "project":  # Gemini recorded the project hooks it ran; uninstall takes that back too
+        assert "engramory-guard:" in (home / ".gemini" / "trusted_hooks.json").read_text(encoding="utf-8")
     done = engramory(home, work, "uninstall", "--host", "gemini", "--scope", scope)
     assert done.returncode == 0, done.stdout + done.stderr
     after = {p: p.read_bytes() if p.exists() else None for p in watched}

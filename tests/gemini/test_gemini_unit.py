@@ -216,3 +216,28 @@ def test_command_fails_open_when_interpreter_or_script_is_missing(tmp_path: Path
 def test_unknown_scope_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert install_gemini.install(_args(scope="local")) == 64
     assert "--scope local is not a Gemini CLI scope" in capsys.readouterr().err
+
+
+def test_an_index_too_large_to_read_is_judged_by_the_worst_case(tmp_path: Path, env: Dict[str, str],
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from engramory import guard
+
+    index = tmp_path / "MEMORY.md"
+    index.write_bytes(entries(150))
+    monkeypatch.setattr(guard, "READ_LIMIT", 1000)  # the index is now "too large to read"
+    raw = payload("replace", tmp_path, file_path=str(index), instruction="x", old_string="- [n1](n1.md) fact",
+                  new_string="- [n1](n1.md) fact\n- more")
+    reason = json.loads(gemini.respond(raw, env)[0])["reason"]
+    assert "could not be read" in reason
+    raw = payload("write_file", tmp_path, file_path=str(index), content=entries(100).decode())
+    assert gemini.respond(raw, env)[0] == ""  # judged by its own content: under the caps
+
+
+def test_a_huge_bound_costs_no_memory() -> None:
+    assert len(gemini._shape(10, 1 << 40)) <= gemini_edits_limit()
+
+
+def gemini_edits_limit() -> int:
+    from engramory import guard
+
+    return guard.READ_LIMIT
