@@ -105,10 +105,11 @@ def run_gemini(
     extra_env: Optional[Mapping[str, str]] = None,
     timeout: float = 120,
     approval: str = "yolo",
+    side: Optional[Dict[str, Dict[str, Any]]] = None,
 ) -> Result:
     """One headless session. The caller writes `<home>/.gemini/settings.json` (base_settings()
     plus hooks) before; this only runs the CLI."""
-    with ScriptedModel(list(script)) as model:
+    with ScriptedModel(list(script), side=dict(side or {})) as model:
         env = gemini_env(home, model.url, extra_env)
         argv = [str(CLI), "-p", prompt, "-o", "json", "--approval-mode", approval]
         start = time.monotonic()

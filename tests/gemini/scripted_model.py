@@ -128,6 +128,9 @@ def _side_answer(body: Dict[str, Any]) -> Dict[str, Any]:
 @dataclass
 class ScriptedModel:
     script: List[Turn]
+    # Answers for side calls (`:generateContent` with a JSON schema) whose schema has this
+    # key, e.g. {"search": {...}} for Gemini's edit fixer; other side calls get a neutral one.
+    side: Dict[str, Dict[str, Any]] = field(default_factory=dict)
     requests: List[Request] = field(default_factory=list)
     errors: List[str] = field(default_factory=list)
     overruns: int = 0
@@ -187,6 +190,16 @@ class ScriptedModel:
     def turns(self) -> List[Request]:
         return [r for r in self.requests if r.kind == "turn"]
 
+    def side_answer(self, body: Dict[str, Any]) -> Dict[str, Any]:
+        config = body.get("generationConfig") or {}
+        schema = config.get("responseJsonSchema") or config.get("responseSchema") or {}
+        props = schema.get("properties") if isinstance(schema, dict) else None
+        for key, answer in self.side.items():
+            if isinstance(props, dict) and key in props:
+                return {"candidates": [{"content": {"role": "model", "parts": [{"text": json.dumps(answer)}]},
+                                        "finishReason": "STOP"}], "usageMetadata": USAGE}
+        return _side_answer(body)
+
     def handle(self, http: Any, req: Request) -> None:
         with self._lock:
             self.requests.append(req)
@@ -194,7 +207,7 @@ class ScriptedModel:
             http._send(200, "application/json", b'{"totalTokens": 10}')
             return
         if req.kind == "side":
-            http._send(200, "application/json", json.dumps(_side_answer(req.body)).encode())
+            http._send(200, "application/json", json.dumps(self.side_answer(req.body)).encode())
             return
         if req.kind != "turn":
             http._send(404, "application/json", b"{}")

@@ -225,6 +225,28 @@ def test_session_start_notice_reaches_the_first_request(gemini_cli: Path, home: 
     assert "edits that grow it are refused until it fits" in first.text()
 
 
+def test_after_tool_catches_what_geminis_edit_fixer_wrote(gemini_cli: Path, home: Path, work: Path) -> None:
+    """With tools.disableLLMCorrection false, a replace that matches nothing is re-written by a
+    model AFTER the BeforeTool hook ran (shared reference B5). The guard judged the call as
+    it saw it; what the fixer really wrote is reported by AfterTool, with numbers."""
+    install(home, work)
+    data = _settings(home)
+    data["tools"] = {"disableLLMCorrection": False}
+    write_json(home / ".gemini" / "settings.json", data)
+    index = work / "MEMORY.md"
+    index.write_bytes(entries(190))
+    last = entries(1, 189).decode()
+    fixed = {"search": last, "replace": last + entries(20, 900).decode(), "explanation": "fixed",
+             "noChangesRequired": False}
+    r = run_gemini([Turn([replace_call(str(index), "- [note 189](note-189.md) one fact, kept shrt\n", "- one\n")]),
+                    Turn([Text("ok")])], home, work, side={"search": fixed})
+    output = not_blocked(r)
+    assert index.read_bytes().count(b"\n") == 210  # the fixer's 20 lines, which the hook never saw
+    assert "after this replace call, the memory index %s is over its hard cap: 210 lines" % index in output
+    check = engramory(home, work, "install", "--host", "gemini", "--check")
+    assert "tools.disableLLMCorrection is false" in check.stdout
+
+
 # -- install then uninstall gives Gemini's config back, byte for byte -------------------------
 
 
