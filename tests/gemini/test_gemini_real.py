@@ -156,6 +156,35 @@ def test_shell_append_to_an_index_at_its_cap_is_denied(gemini_cli: Path, home: P
     assert index.read_bytes() == entries(200)
 
 
+def test_loose_matches_on_a_full_index_are_denied(gemini_cli: Path, home: Path, work: Path) -> None:
+    """Gemini applies a replace whose old_string matches only after trimming each line, or
+    only fuzzily (one typo). Shown first without engramory; then both are denied on a full
+    index: the line-trimmed match by its exact prediction, the fuzzy one by its bound."""
+    index = work / "MEMORY.md"
+    special = "- [launch](launch.md) the product launch moves to March, say the leads\n"
+    full = entries(199) + special.encode()
+    script = [
+        Turn([replace_call(str(index), "   " + special.strip() + "  ", special.strip() + "\n- [a](a.md) added")]),
+        Turn([replace_call(str(index), special.replace("launch moves", "lanch moves"), special + "- [b](b.md) added\n")]),
+        Turn([Text("ok")]),
+    ]
+    index.write_bytes(full)
+    r = run_gemini(script, home, work)
+    assert "Applied fuzzy match" in not_blocked(r, 1)
+    not_blocked(r, 0)
+    # the unguarded host applied both (the fuzzy one adds a blank line: new_string ends in a
+    # line break and the matched line had one, so Gemini writes two)
+    assert index.read_bytes().count(b"\n") == 203
+
+    index.write_bytes(full)
+    install(home, work)
+    r = run_gemini(script, home, work)
+    assert "would grow from 200 to 201 lines (hard cap 200: 1 over)" in blocked(r, 0)
+    fuzzy = blocked(r, 1)
+    assert "would, at most, grow from 200 to 202 lines" in fuzzy and "fuzzy match" in fuzzy
+    assert index.read_bytes() == full
+
+
 # -- shrinking is always allowed ----------------------------------------------------------
 
 
