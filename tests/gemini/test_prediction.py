@@ -145,6 +145,19 @@ def generate() -> List[Case]:
     add("bom-first-line", BOM + base, "replace", old_string="- a", new_string="- A", instruction="edit")
     add("lone-cr", b"- a\r- b\n- c\n", "replace", old_string="  - c", new_string="- C", instruction="edit")
     add("dollar", base, "replace", old_string="- a", new_string="- $& $1 $$", instruction="edit")
+    # Loose matches that hit many lines at once
+    similar = "".join("- [note %d](note-%d.md) one fact, kept short\n" % (i, i) for i in range(12)).encode()
+    add("fuzzy-many", similar, "replace", old_string="- [note 5](note-5.md) one fact, kept shrt",
+        new_string="- merged\n- two", instruction="edit", allow_multiple=True)
+    add("fuzzy-many-refused", similar, "replace", old_string="- [note 5](note-5.md) one fact, kept shrt",
+        new_string="- merged", instruction="edit")
+    add("flexible-many", b"  - x\n- y\n    - x\n", "replace", old_string="- x\t", new_string="- x\n- x2",
+        instruction="edit", allow_multiple=True)
+    add("flexible-many-refused", b"  - x\n- y\n    - x  \n", "replace", old_string="- x\t", new_string="- z",
+        instruction="edit")
+    add("regex-many", b"f(a)=1\nf(a) = 2\n", "replace", old_string="f ( a )=", new_string="g =", instruction="edit",
+        allow_multiple=True)
+    add("write-backslashes", base, "write_file", content="- a\\n- b\\t\\\"q\\\"\n")
     return cases
 
 
