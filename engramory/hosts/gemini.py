@@ -72,10 +72,62 @@ def window() -> "Window":
     )
 
 
+# -- where Gemini keeps its index -------------------------------------------------------------
+
+
+def gemini_home(env: "Mapping[str, str]") -> str:
+    """The folder holding `.gemini/`: $GEMINI_CLI_HOME, else the home folder."""
+    base = env.get("GEMINI_CLI_HOME") or env.get("HOME") or scope.expanduser("~")
+    return scope.join(base, GEMINI_DIR)
+
+
+def slugify(text: str) -> str:
+    out = []
+    for ch in text.lower():
+        out.append(ch if ("a" <= ch <= "z" or "0" <= ch <= "9") else "-")
+    slug = "".join(out)
+    while "--" in slug:
+        slug = slug.replace("--", "-")
+    return slug.strip("-") or "project"
+
+
+def project_slug(project: str, env: "Mapping[str, str]") -> str:
+    """The short id Gemini files a project's temp folder under: its entry in projects.json,
+    else the folder that names it as owner, else the slug it would be given."""
+    base = gemini_home(env)
+    project = scope.normpath(project)
+    try:
+        with open(scope.join(base, "projects.json"), "rb") as f:
+            data = jsonlite.loads(f.read(1 << 20).decode("utf-8", "replace"))
+        slug = data.get("projects", {}).get(project) if isinstance(data, dict) else None
+        if isinstance(slug, str) and slug and "/" not in slug and slug not in (".", ".."):
+            return slug
+    except (OSError, ValueError, AttributeError):
+        pass
+    try:
+        import os
+
+        tmp = scope.join(base, "tmp")
+        for name in sorted(os.listdir(tmp)):
+            try:
+                with open(scope.join(tmp, name, ".project_root"), "rb") as f:
+                    if f.read(4096).decode("utf-8", "replace").strip() == project:
+                        return name
+            except OSError:
+                continue
+    except OSError:
+        pass
+    return slugify(scope.basename(project) or "project")
+
+
+def private_index(project: str, env: "Mapping[str, str]") -> str:
+    return scope.join(gemini_home(env), "tmp", project_slug(project, env), "memory", scope.INDEX_NAME)
+
+
+
+
 def index_paths(cwd: str, env: "Mapping[str, str]") -> "list[str]":
     """The project's private memory index (it need not exist yet)."""
-    from engramory.hosts.gemini_notices import private_index
-
     return [private_index(cwd, env)] if cwd else []
 
 
@@ -132,8 +184,12 @@ def _exists(path: str) -> bool:
 
 def _real(path: str) -> "list[str]":
     """Gemini's resolveToRealPath of an absolute path: URI-decoded, then symlinks resolved.
-    Both spellings are returned when decoding changes it (cheap, and never misses)."""
-    out = [scope.realpath(scope.normpath(path))]
+    The path as named comes first when it is a link (a `MEMORY.md` link is the index Gemini
+    loads, whatever its target is called), and both spellings when decoding changes it."""
+    literal = scope.normpath(path)
+    out = [scope.realpath(literal)]
+    if out[0] != literal:
+        out.insert(0, literal)
     decoded = _uri_decode(path[7:] if path.startswith("file://") else path)
     if decoded != path:
         extra = scope.realpath(scope.normpath(decoded if scope.isabs(decoded) else scope.join(scope.getcwd(), decoded)))
@@ -292,7 +348,11 @@ def decide(payload: "dict[str, Any]", env: "Mapping[str, str]") -> "Decision | N
         return None
     name, paths = names(env)
     worst: Decision | None = None
+    private = private_index(cwd, env)
+    linked = scope.realpath(private) if scope.islink(private) else ""
     for path in landing_paths(tool, raw, cwd, name, paths):
+        if linked and scope.realpath(path) == linked:
+            path = private  # the target of Gemini's private index, written by its own name
         if guarded_index(path, name, paths):
             decision = _index_decision(tool, tool_input, path, env)
         elif scope.store_root_for(path, paths) is not None:

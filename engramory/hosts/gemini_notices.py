@@ -2,7 +2,18 @@
 notices (imported by engramory.hosts.gemini only for those events and for index_paths)."""
 
 from engramory import jsonlite, scope
-from engramory.hosts.gemini import AFTER_TOOL, GEMINI_DIR, SESSION_START, SHELL, WINDOW_TEXT, _n, _str
+from engramory.hosts.gemini import (  # noqa: F401 - gemini_home, project_slug, slugify: part of this interface
+    AFTER_TOOL,
+    SESSION_START,
+    SHELL,
+    WINDOW_TEXT,
+    _n,
+    _str,
+    gemini_home,
+    private_index,
+    project_slug,
+    slugify,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -10,60 +21,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     from engramory.config import Settings
-
-
-# -- where Gemini keeps its index -------------------------------------------------------------
-
-
-def gemini_home(env: "Mapping[str, str]") -> str:
-    """The folder holding `.gemini/`: $GEMINI_CLI_HOME, else the home folder."""
-    base = env.get("GEMINI_CLI_HOME") or env.get("HOME") or scope.expanduser("~")
-    return scope.join(base, GEMINI_DIR)
-
-
-def slugify(text: str) -> str:
-    out = []
-    for ch in text.lower():
-        out.append(ch if ("a" <= ch <= "z" or "0" <= ch <= "9") else "-")
-    slug = "".join(out)
-    while "--" in slug:
-        slug = slug.replace("--", "-")
-    return slug.strip("-") or "project"
-
-
-def project_slug(project: str, env: "Mapping[str, str]") -> str:
-    """The short id Gemini files a project's temp folder under: its entry in projects.json,
-    else the folder that names it as owner, else the slug it would be given."""
-    base = gemini_home(env)
-    project = scope.normpath(project)
-    try:
-        with open(scope.join(base, "projects.json"), "rb") as f:
-            data = jsonlite.loads(f.read(1 << 20).decode("utf-8", "replace"))
-        slug = data.get("projects", {}).get(project) if isinstance(data, dict) else None
-        if isinstance(slug, str) and slug and "/" not in slug and slug not in (".", ".."):
-            return slug
-    except (OSError, ValueError, AttributeError):
-        pass
-    try:
-        import os
-
-        tmp = scope.join(base, "tmp")
-        for name in sorted(os.listdir(tmp)):
-            try:
-                with open(scope.join(tmp, name, ".project_root"), "rb") as f:
-                    if f.read(4096).decode("utf-8", "replace").strip() == project:
-                        return name
-            except OSError:
-                continue
-    except OSError:
-        pass
-    return slugify(scope.basename(project) or "project")
-
-
-def private_index(project: str, env: "Mapping[str, str]") -> str:
-    return scope.join(gemini_home(env), "tmp", project_slug(project, env), "memory", scope.INDEX_NAME)
-
-
 
 
 # -- the notices after a tool and at session start -----------------------------------------

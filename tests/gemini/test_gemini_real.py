@@ -144,6 +144,23 @@ def test_private_memory_index_is_guarded_by_default(gemini_cli: Path, home: Path
     assert "note 199" in json.dumps(r.turns()[0].body.get("systemInstruction"))
 
 
+def test_symlinked_private_index_guarded_through_its_target(gemini_cli: Path, home: Path, work: Path) -> None:
+    """The private index kept as a link to a file of another name (dotfiles, docs/): Gemini
+    loads the target through the link, so a write to the target by its own name is guarded."""
+    install(home, work)
+    target = work / "docs" / "agent-memory.md"
+    target.parent.mkdir()
+    target.write_bytes(entries(200))
+    link = private_index(home, work)
+    link.parent.mkdir(parents=True)
+    link.symlink_to(target)
+    r = run_gemini([Turn([Call("write_file", {"file_path": "docs/agent-memory.md", "content": entries(230).decode()})]),
+                    Turn([Text("ok")])], home, work)
+    assert "%s would grow from 200 to 230 lines (hard cap 200: 30 over)" % link in blocked(r)
+    assert target.read_bytes() == entries(200)
+    assert "note 199" in json.dumps(r.turns()[0].body.get("systemInstruction"))  # loaded through the link
+
+
 def test_shell_append_to_an_index_at_its_cap_is_denied(gemini_cli: Path, home: Path, work: Path) -> None:
     install(home, work)
     index = work / "MEMORY.md"

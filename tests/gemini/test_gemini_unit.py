@@ -241,3 +241,16 @@ def gemini_edits_limit() -> int:
     from engramory import guard
 
     return guard.READ_LIMIT
+
+
+def test_a_symlinked_private_index_is_guarded_by_either_name(tmp_path: Path, env: Dict[str, str]) -> None:
+    target = tmp_path / "docs" / "agent-memory.md"
+    target.parent.mkdir()
+    target.write_bytes(entries(200))
+    link = Path(gemini_notices.private_index(str(tmp_path), env))
+    link.parent.mkdir(parents=True)
+    link.symlink_to(target)
+    for path in (target, link, Path("docs/agent-memory.md")):
+        raw = payload("write_file", tmp_path, file_path=str(path), content=entries(201).decode())
+        reason = json.loads(gemini.respond(raw, env)[0])["reason"]
+        assert "%s would grow from 200 to 201 lines" % link in reason
