@@ -91,7 +91,7 @@ def slugify(text: str) -> str:
     return slug.strip("-") or "project"
 
 
-def project_slug(project: str, env: "Mapping[str, str]") -> str:
+def project_slug(project: str, env: "Mapping[str, str]", scan: bool = True) -> str:
     """The short id Gemini files a project's temp folder under: its entry in projects.json,
     else the folder that names it as owner, else the slug it would be given."""
     base = gemini_home(env)
@@ -104,6 +104,8 @@ def project_slug(project: str, env: "Mapping[str, str]") -> str:
             return slug
     except (OSError, ValueError, AttributeError):
         pass
+    if not scan:  # the hot path: Gemini registers the project in projects.json at startup
+        return slugify(scope.basename(project) or "project")
     try:
         import os
 
@@ -120,8 +122,8 @@ def project_slug(project: str, env: "Mapping[str, str]") -> str:
     return slugify(scope.basename(project) or "project")
 
 
-def private_index(project: str, env: "Mapping[str, str]") -> str:
-    return scope.join(gemini_home(env), "tmp", project_slug(project, env), "memory", scope.INDEX_NAME)
+def private_index(project: str, env: "Mapping[str, str]", scan: bool = True) -> str:
+    return scope.join(gemini_home(env), "tmp", project_slug(project, env, scan), "memory", scope.INDEX_NAME)
 
 
 
@@ -348,7 +350,7 @@ def decide(payload: "dict[str, Any]", env: "Mapping[str, str]") -> "Decision | N
         return None
     name, paths = names(env)
     worst: Decision | None = None
-    private = private_index(cwd, env)
+    private = private_index(cwd, env, scan=False)
     linked = scope.realpath(private) if scope.islink(private) else ""
     for path in landing_paths(tool, raw, cwd, name, paths):
         if linked and scope.realpath(path) == linked:
