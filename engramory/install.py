@@ -95,7 +95,7 @@ HOOKS: tuple[tuple[str, str | None, str], ...] = (
 SCRIPTS = tuple(script for _, _, script in HOOKS)
 
 SCOPES = ("user", "project", "local")
-HOSTS = ("claude", "cursor", "hermes", "codex")
+HOSTS = ("claude", "cursor", "hermes", "codex", "gemini")
 RESTART = (
     "Restart Claude Code (or open /hooks and review them) so the hook changes take effect."
 )
@@ -175,7 +175,9 @@ def _parser(prog: str, uninstall: bool) -> Parser:
         "hermes: the plugin into $HERMES_HOME/plugins/engramory (HERMES_HOME, else ~/.hermes), "
         "enabled in its config.yaml; user scope only, no --link. --host codex: the hooks into "
         "$CODEX_HOME/hooks.json (CODEX_HOME, else ~/.codex; project: ./.codex/hooks.json), trusted in "
-        "$CODEX_HOME/config.toml (Codex runs no untrusted hook). Exit status: 0 done (or healthy, for --check), 1 refused with "
+        "$CODEX_HOME/config.toml (Codex runs no untrusted hook). --host gemini: BeforeTool, AfterTool "
+        "and SessionStart hooks into $GEMINI_CLI_HOME/.gemini/settings.json (else ~/.gemini; project: "
+        "./.gemini/settings.json), the runtime beside it in engramory/. Exit status: 0 done (or healthy, for --check), 1 refused with "
         "nothing changed, a write that failed (the message says what was left) or, for --check, "
         "a problem found; 64 usage error.",
     )

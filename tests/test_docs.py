@@ -520,14 +520,16 @@ def test_porting_claims_match_what_ships_and_what_was_tested() -> None:
     assert rows["Cursor"][4].startswith("not verified")
     codex_pin = json.loads((ROOT / "tests" / "codex" / "package.json").read_text())["dependencies"]["@openai/codex"]
     assert rows["Codex CLI"][4].startswith("Codex CLI %s," % codex_pin)
+    gemini_pin = json.loads((ROOT / "tests" / "gemini" / "package.json").read_text())["dependencies"]["@google/gemini-cli"]
+    assert rows["Gemini CLI"][4].startswith("Gemini CLI %s," % gemini_pin)
     for host, row in rows.items():
         shipped = not row[2].startswith("no shim") and not host.startswith("Hosts without file access")
-        assert shipped == (host in ("Claude Code", "Cursor", "Hermes", "Codex CLI")), row
+        assert shipped == (host in ("Claude Code", "Cursor", "Hermes", "Codex CLI", "Gemini CLI")), row
         # A host with no shim cannot be more than "checked after".
         assert shipped or not row[3].startswith("enforced"), row
         assert shipped or row[4] in ("not verified", "not applicable"), row
     hosts_flags = {v for i in ALL_INVOCATIONS if i.doc == "PORTING.md" for f, vals in i.flags() if f == "--host" for v in vals}
-    assert hosts_flags == {"cursor", "hermes", "codex"}
+    assert hosts_flags == {"cursor", "hermes", "codex", "gemini"}
 
 
 def test_skill_store_config_example_validates_against_the_schema() -> None:

@@ -51,6 +51,7 @@ REGISTRY = {
     "cursor": "engramory.hosts.cursor",
     "hermes": "engramory.hosts.hermes",
     "codex": "engramory.hosts.codex",
+    "gemini": "engramory.hosts.gemini",
 }
 
 
