@@ -149,7 +149,7 @@ class Planner:
         self.in_links: dict[str, set[str]] = {}
         for n in store.live:
             targets: set[str] = set()
-            for name, _ in n.links:
+            for name, _ in n.link_list():
                 for hit in self.slugs.get(link_key(name), ()):
                     if hit is not n:
                         targets.add(hit.rel)

@@ -100,7 +100,7 @@ def _links_to(st: store.Store, slugs: set[str], skip: set[str]) -> list[str]:
     for note in st.live:
         if note.rel in skip:
             continue
-        for target, line in note.links:
+        for target, line in note.link_list():
             key = target.strip().lower()
             key = key[:-3] if key.endswith(".md") else key
             if key in slugs:
