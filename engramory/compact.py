@@ -106,6 +106,15 @@ def load_store(root: str, env: Mapping[str, str] | None = None) -> store_mod.Sto
         code, reason = st.index_error or ("index-missing", "not read")
         raise CompactError(EX_NOINPUT, "cannot compact %s: %s (%s); fix the index first (`engramory doctor %s`)"
                            % (st.index_path, reason, code, root))
+    if st.index_size > len(st.index_raw):
+        raise CompactError(EX_NOINPUT, "cannot compact %s: it is %s bytes, more than the %s this command reads; "
+                           "cut it down by hand first (`engramory doctor %s` shows where)"
+                           % (st.index_path, "{:,}".format(st.index_size), "{:,}".format(len(st.index_raw)), root))
+    if st.index_bad_bytes:
+        offset, line = st.index_bad_bytes[0]
+        raise CompactError(EX_NOINPUT, "cannot compact %s: it is not UTF-8 (first bad byte at offset %d, line %d), "
+                           "and rewriting it would change those bytes; fix the encoding first (`engramory doctor %s`)"
+                           % (st.index_path, offset, line, root))
     return st
 
 

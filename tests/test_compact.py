@@ -375,7 +375,7 @@ def test_a_symlinked_index_is_refused_without_a_traceback(tmp_path: Path, capsys
     (root / "MEMORY.md").symlink_to(real / "MEMORY.md")
     before = (real / "MEMORY.md").read_bytes()
     code, _, err = run([str(root), "--apply", "-"], capsys)
-    assert code == compact.EX_DATAERR and "symlink" in err and "Traceback" not in err
+    assert code == compact.EX_NOINPUT and "symlink" in err and "Traceback" not in err
     assert (real / "MEMORY.md").read_bytes() == before
 
 
@@ -403,3 +403,22 @@ def test_merge_identical_never_moves_a_pinned_note_for_an_unpinned_copy(tmp_path
     plan = plan_json(tmp_path, "1/1000")
     assert "merge-identical" not in ops(plan)
     assert all(o["paths"][0] != "user-old.md" for o in plan["operations"])
+
+
+def test_an_index_past_the_read_limit_or_not_utf8_is_refused_unchanged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The store reader keeps only the first MiB of an index and decodes a non-UTF-8 one
+    leniently; compacting either would write back less, or other bytes, than the file holds."""
+    from engramory import store as store_mod
+
+    for name, data in (
+        ("huge", b"- [a](a.md) - x\n" * (store_mod.INDEX_READ_MAX // 16 + 10)),
+        ("latin1", b"- [caf\xe9](cafe.md) - hook\n" * 300),
+    ):
+        root = tmp_path / name
+        root.mkdir()
+        (root / "MEMORY.md").write_bytes(data)
+        code, _, err = run([str(root), "--apply", "-"], capsys)
+        assert code == compact.EX_NOINPUT and "Traceback" not in err, err
+        assert (root / "MEMORY.md").read_bytes() == data
