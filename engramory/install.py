@@ -581,28 +581,24 @@ def plugin_also_enabled(settings_paths: Iterable[str]) -> list[str]:
 
 
 def run_check(target: Target) -> int:
+    """`install --check`: every scope Claude Code reads for this folder, the handlers, the
+    environment and a smoke run of each hook (engramory.install_check). 0 only when the
+    guard acts."""
+    from engramory import install_check
+
     out = sys.stdout.write
-    good, problems = check_wiring(target.settings)
-    out("engramory install --check (%s scope): %s\n" % (target.scope, target.settings))
-    if not problems and not os.path.isfile(os.path.join(target.skill_dir, "SKILL.md")):
-        out("  note: %s has no SKILL.md: the hooks work, but the skill is not listed to the model\n"
-            % target.skill_dir)
     if os.path.isfile(os.path.join(target.skill_dir, PLUGIN_MANIFEST)):
         out("  note: %s holds %s: Claude Code loads it as a plugin as well, so each hook would "
             "run twice; reinstall from a checkout kept elsewhere\n" % (target.skill_dir, PLUGIN_MANIFEST))
     for plugin in plugin_also_enabled([target.settings, Target("user").settings]):
         out("  note: the engramory plugin is enabled too (%s): each hook would run twice; keep one "
             "way in (`claude plugin disable %s`, or `engramory uninstall`)\n" % (plugin, plugin))
-    for line in good:
-        out("  ok: %s\n" % line)
-    for problem in problems:
-        out("  problem: %s\n" % problem)
-    if problems:
-        out("  next step: run `%s -m engramory install --scope %s` from the engramory checkout, "
-            "then restart Claude Code\n" % (sys.executable or "python3", target.scope))
-        return 1
-    out("  healthy: all %d hooks are wired and run\n" % len(HOOKS))
-    return 0
+    return install_check.run(scope=target.scope)
+
+
+def check(args: argparse.Namespace) -> int:
+    """The registry's INSTALLER contract: `install --check` for Claude Code."""
+    return run_check(Target(getattr(args, "scope", "user") or "user"))
 
 
 if __name__ == "__main__":

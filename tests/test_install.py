@@ -505,17 +505,17 @@ def test_checkout_cloned_into_the_skills_folder(e: Env) -> None:
 
 def test_check(e: Env, capsys: pytest.CaptureFixture[str]) -> None:
     assert install.main(["--check"]) == 1
-    assert "does not exist: engramory is not installed" in capsys.readouterr().out
+    assert "the guard (denies over-cap Edit/Write) is not wired" in capsys.readouterr().out
     assert install.main([]) == 0
     capsys.readouterr()
     assert install.main(["--check"]) == 0
     out = capsys.readouterr().out
-    assert out.count("  ok: ") == 3 and "healthy" in out
+    assert out.count("a smoke run was denied") == 1 and out.count("a smoke run was reported") == 2 and "healthy" in out
     (e.skill / "hooks" / "engramory_index_guard.py").unlink()
     assert install.main(["--check"]) == 1
     out = capsys.readouterr().out
-    assert "engramory_index_guard.py does not exist" in out and "the guard is off" in out and "next step" in out
-    assert "  ok: " in out  # the two others are fine
+    assert "engramory_index_guard.py does not exist" in out and "the guard is off" in out and "fix: " in out
+    assert "the shell backstop (user settings %s): a smoke run was reported" % e.settings in out  # the others are fine
 
 
 def test_install_refuses_an_interpreter_that_cannot_run_the_hooks(e: Env, tmp_path: Path) -> None:
