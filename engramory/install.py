@@ -22,6 +22,7 @@ lives in engramory.installer, which every host's installer uses.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 
 from engramory import __version__, installer
@@ -113,19 +114,27 @@ def is_our_handler(handler: Any) -> bool:
     return any("/skills/%s/hooks/%s" % (SKILL_NAME, script) in command for script in SCRIPTS)
 
 
-def wanted_hooks(skill_dir: str, interpreter: str) -> list[tuple[str, str | None, dict[str, Any]]]:
-    return [
-        (
-            event,
-            matcher,
-            {
-                "type": "command",
-                "command": hook_command(interpreter, os.path.join(skill_dir, "hooks", script)),
-                "timeout": HOOK_TIMEOUT,
-            },
-        )
-        for event, matcher, script in HOOKS
-    ]
+# Committed (project scope) settings must work in every clone: the script is found through
+# the variable Claude Code sets for every hook (measured on 2.1.332: $CLAUDE_PROJECT_DIR, the
+# folder the session started in), and the interpreter through PATH.
+PROJECT_DIR_VAR = "CLAUDE_PROJECT_DIR"
+PORTABLE_PYTHON = "python3"
+
+
+def wanted_hooks(
+    skill_dir: str, interpreter: str, project: str | None = None
+) -> list[tuple[str, str | None, dict[str, Any]]]:
+    """Our three handlers. With `project` (project scope) the commands name the bundle
+    relative to $CLAUDE_PROJECT_DIR and run `python3`, so a clone at another path works."""
+    out = []
+    for event, matcher, script in HOOKS:
+        path = os.path.join(skill_dir, "hooks", script)
+        if project is None:
+            command = hook_command(interpreter, path)
+        else:
+            command = hook_command(PORTABLE_PYTHON, os.path.relpath(path, project), base_var=PROJECT_DIR_VAR)
+        out.append((event, matcher, {"type": "command", "command": command, "timeout": HOOK_TIMEOUT}))
+    return out
 
 
 # -- where things go ---------------------------------------------------------------------
@@ -137,6 +146,7 @@ class Target:
     def __init__(self, scope: str, env: Mapping[str, str] | None = None, cwd: str | None = None) -> None:
         self.scope = scope
         project = os.path.abspath(cwd or os.getcwd())
+        self.project = project
         if scope == "user":
             base = claude_config_dir(env)
             self.settings = os.path.join(base, "settings.json")
@@ -251,7 +261,24 @@ def install(target: Target, dry_run: bool = False, link: bool = False, interpret
     plan = plan_skill(target, source, files, link)
     old_manifest_path = target.manifest_path()
     old_manifest = read_manifest(old_manifest_path)
-    new_data, created, report = add_hook_groups(doc.data, wanted_hooks(target.skill_dir, exe), is_our_handler)
+    portable = target.scope == "project"
+    if portable and link:
+        raise SettingsError(
+            "--scope project --link would commit links to %s, a folder of this machine only; use "
+            "--scope project without --link (a copy the team commits), or --scope local --link" % source
+        )
+    if portable:
+        found = shutil.which(PORTABLE_PYTHON)
+        if not found:
+            raise SettingsError(
+                "--scope project writes hooks that run `%s` from PATH (committed settings cannot name "
+                "this machine's interpreter), and there is no %s on PATH here; install Python 3 as "
+                "python3, or use --scope local (this machine only)" % (PORTABLE_PYTHON, PORTABLE_PYTHON)
+            )
+        exe = found
+    new_data, created, report = add_hook_groups(
+        doc.data, wanted_hooks(target.skill_dir, exe, target.project if portable else None), is_our_handler
+    )
     after = doc.raw if canonical(new_data) == canonical(doc.data) else doc.render(new_data)
     change = Change(target.settings, doc.raw, after)
 

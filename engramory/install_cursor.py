@@ -29,6 +29,7 @@ import subprocess
 import sys
 
 from engramory import __version__, fsutil
+from engramory.automemory import claude_config_dir
 from engramory.installer import (
     HOOK_TIMEOUT,
     LINK_MANIFEST,
@@ -45,6 +46,7 @@ from engramory.installer import (
     plan_skill,
     prune_empty,
     read_manifest,
+    read_regular,
     remove_listed,
     restore_bytes,
     source_root,
@@ -206,20 +208,19 @@ def _files(source: str) -> list[str]:
 def _claude_also_wired(target: Target) -> list[str]:
     """Claude settings files that already run the Claude guard: Cursor runs those too when its
     third-party hooks setting is on, so the edit would be judged twice."""
-    home = os.path.expanduser("~")
     candidates = [
-        os.path.join(home, ".claude", "settings.json"),
+        os.path.join(claude_config_dir(), "settings.json"),  # $CLAUDE_CONFIG_DIR, else ~/.claude
         os.path.join(target.project, ".claude", "settings.json"),
         os.path.join(target.project, ".claude", "settings.local.json"),
     ]
     found = []
     for path in candidates:
         try:
-            with open(path, "rb") as f:
-                if CLAUDE_SCRIPT.encode() in f.read(4 << 20):
-                    found.append(path)
+            data = read_regular(path, 4 << 20)
         except OSError:
-            pass
+            continue
+        if data is not None and CLAUDE_SCRIPT.encode() in data:
+            found.append(path)
     return found
 
 
@@ -518,3 +519,12 @@ def run_check(target: Target) -> int:
         return 1
     out("  healthy: the guard is wired first in %s and runs\n" % EVENT)
     return 0
+
+
+def check(args: argparse.Namespace) -> int:
+    """The registry's INSTALLER contract: `install --host cursor --check`."""
+    scope = getattr(args, "scope", "user") or "user"
+    if scope not in SCOPES:
+        sys.stderr.write("engramory install: --scope %s is not a Cursor scope; use user or project\n" % scope)
+        return 64
+    return run_check(Target(scope))

@@ -669,3 +669,8 @@ def run_check(target: Target) -> int:
         return 1
     out("  healthy: the plugin is installed and enabled\n")
     return 0
+
+
+def check(args: argparse.Namespace) -> int:
+    """The registry's INSTALLER contract: `install --host hermes --check`."""
+    return run_check(Target(hermes_home()))
