@@ -278,17 +278,23 @@ def parse(raw: bytes) -> dict[str, Any] | None:
 
 def post_tool(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) -> str:
     """PostToolUse: "" unless an index changed since last seen and is now over its hard cap."""
+    messages = post_tool_messages(payload, env)
+    return render(POST_TOOL_USE, "\n\n".join(messages)) if messages else ""
+
+
+def post_tool_messages(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) -> list[str]:
+    """One message per known index that changed since last seen and is now over its hard cap."""
     if env is None:
         env = os.environ
     indexes = known_indexes(payload, env)
     if not indexes:
-        return ""
+        return []
     spath = state_path(env, payload.get("session_id"))
     state = load_state(spath)
     now = {p: signature(p) for p in indexes}
     changed = [p for p in indexes if state.get(p) != now[p]]
     if not changed:
-        return ""
+        return []
     merged = dict(state)
     merged.update(now)
     save_state(spath, merged)
@@ -301,7 +307,7 @@ def post_tool(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) 
         reading = read_index(p, env)
         if reading is not None and reading.status == OVER:
             messages.append(over_message(reading, tool[:80]))
-    return render(POST_TOOL_USE, "\n\n".join(messages)) if messages else ""
+    return messages
 
 
 # The doctor's own size findings repeat what the notice already says; git is a subprocess.
@@ -379,8 +385,99 @@ def _run(event: str, handler: Any) -> int:
 
 
 def post_tool_main(argv: Sequence[str] | None = None) -> int:
-    return _run(POST_TOOL_USE, post_tool)
+    return _run(POST_TOOL_USE, after_tool_or_late)
 
 
 def session_start_main(argv: Sequence[str] | None = None) -> int:
-    return _run(SESSION_START, session_start)
+    return _run(SESSION_START, session_start_and_seed)
+
+
+# -- late writes and the store config (install branch, issue 10) ----------------------------
+#
+# Measured on Claude Code 2.1.332: a Bash call with run_in_background fires PostToolUse when
+# the command is launched, before it writes. When it finishes, the CLI hands the model a task
+# notification, and UserPromptSubmit fires for it; Stop fires at the end of every turn. The
+# same entry script is wired to both, and re-checks the known indexes by their size:mtime
+# stamps (one stat each), so a late write is reported on the next event the host fires.
+# The store config beside each index is watched the same way: a shell command that changes
+# it is reported, since it decides what the guard enforces.
+
+USER_PROMPT_SUBMIT = "UserPromptSubmit"
+STOP = "Stop"
+LATE_EVENTS = (USER_PROMPT_SUBMIT, STOP)
+
+
+def after_tool_or_late(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) -> str:
+    """The PostToolUse entry script's handler: PostToolUse, or a late re-check when wired to
+    UserPromptSubmit / Stop. Store config changes are reported on every one of them."""
+    event = payload.get("hook_event_name")
+    if event in LATE_EVENTS:
+        return late_check(payload, env)
+    messages = post_tool_messages(payload, env)
+    tool = payload.get("tool_name")
+    messages.extend(config_messages(payload, env, "after this %s call" % (tool if isinstance(tool, str) else "tool")[:80]))
+    return render(POST_TOOL_USE, "\n\n".join(messages)) if messages else ""
+
+
+def late_check(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) -> str:
+    """UserPromptSubmit / Stop: report an index that grew over its hard cap (or a store config
+    that changed) since the last hook looked, e.g. by a background command."""
+    event = payload.get("hook_event_name")
+    late = "since the last tool call (a background command or another program wrote to it)"
+    messages = [
+        m.replace("after this tool call", late, 1) for m in post_tool_messages(dict(payload, tool_name="tool"), env)
+    ]
+    messages.extend(config_messages(payload, env, late))
+    if not messages:
+        return ""
+    text = "\n\n".join(messages)
+    if event == STOP:
+        if payload.get("stop_hook_active") is True:
+            return ""  # already continuing because of a Stop hook: never hold the session twice
+        return jsonlite.dumps({"decision": "block", "reason": text})
+    return render(USER_PROMPT_SUBMIT, text)
+
+
+def config_paths(indexes: Sequence[str]) -> list[str]:
+    out = []
+    for index in indexes:
+        p = os.path.join(os.path.dirname(index), config.CONFIG_NAME)
+        if p not in out:
+            out.append(p)
+    return out
+
+
+def config_messages(payload: Mapping[str, Any], env: Mapping[str, str] | None, when: str) -> list[str]:
+    """One message per store config (beside a known index) that appeared, changed or went
+    since the last look. The first look of a session only records the stamps."""
+    if env is None:
+        env = os.environ
+    paths = config_paths(known_indexes(payload, env))
+    if not paths:
+        return []
+    spath = state_path(env, payload.get("session_id"))
+    spath = spath[: -len(".state")] + ".config.state" if spath else None
+    state = load_state(spath)
+    now = {p: signature(p) for p in paths}
+    changed = [p for p in paths if p in state and state[p] != now[p]]
+    if any(state.get(p) != now[p] for p in paths):
+        merged = dict(state)
+        merged.update(now)
+        save_state(spath, merged)
+    out = []
+    for p in changed:
+        what = "was removed" if now[p] == "-" else ("was created" if state[p] == "-" else "changed")
+        out.append(
+            "engramory: %s, the store config %s %s. It sets the caps and the readOnly rules the guard "
+            "enforces, and it is the user's to change, not the agent's: if a command of yours did this, "
+            "put the file back as it was and tell the user; if the user asked for it, tell them what "
+            "changed." % (when, p, what)
+        )
+    return out
+
+
+def session_start_and_seed(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) -> str:
+    """SessionStart, plus the first stamps of the store configs (nothing is reported at start:
+    there is no earlier state to compare with)."""
+    config_messages(payload, env, "")
+    return session_start(payload, env)

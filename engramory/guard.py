@@ -97,6 +97,11 @@ def _read_only_decision(req: "edits.Request", root: str, store: "config.StoreCon
 
 def evaluate(req: "edits.Request", env: "Mapping[str, str] | None" = None) -> "Decision | None":
     """Decide on one file change. None means: say nothing, let the host proceed."""
+    # The store config protects itself: decided in config.protect_config (install branch).
+    if config.is_config_path(req.path):
+        reason = config.protect_config(req.path)
+        if reason is not None:
+            return Decision(DENY, reason, req.path)
     settings = config.from_env(env)
     if not is_index(req.path, settings):
         root = scope.store_root_for(req.path, settings.index_paths)

@@ -92,8 +92,12 @@ HOOKS: tuple[tuple[str, str | None, str], ...] = (
     ("PreToolUse", EDIT_MATCHER, GUARD_SCRIPT),
     ("PostToolUse", SHELL_MATCHER, POST_TOOL_SCRIPT),
     ("SessionStart", None, SESSION_START_SCRIPT),
+    # A background shell command writes after its PostToolUse (measured, 2.1.332); the next
+    # UserPromptSubmit (its task notification) or Stop re-checks the indexes by their stamps.
+    ("UserPromptSubmit", None, POST_TOOL_SCRIPT),
+    ("Stop", None, POST_TOOL_SCRIPT),
 )
-SCRIPTS = tuple(script for _, _, script in HOOKS)
+SCRIPTS = tuple(dict.fromkeys(script for _, _, script in HOOKS))
 
 SCOPES = ("user", "project", "local")
 HOSTS = ("claude", "cursor", "hermes")

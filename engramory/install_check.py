@@ -49,12 +49,15 @@ GUARD_SCRIPT = "engramory_index_guard.py"
 POST_TOOL_SCRIPT = "engramory_post_tool.py"
 SESSION_START_SCRIPT = "engramory_session_start.py"
 
-# script -> (event, tool names its matcher must select, what it is for)
-NEEDS: dict[str, tuple[str, tuple[str, ...], str]] = {
-    GUARD_SCRIPT: ("PreToolUse", ("Edit", "Write"), "the guard (denies over-cap Edit/Write)"),
-    POST_TOOL_SCRIPT: ("PostToolUse", ("Bash", "Monitor"), "the shell backstop"),
-    SESSION_START_SCRIPT: ("SessionStart", (), "the session notice"),
-}
+# (event, script, tool names its matcher must select, what it is for)
+NEEDS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
+    ("PreToolUse", GUARD_SCRIPT, ("Edit", "Write"), "the guard (denies over-cap Edit/Write)"),
+    ("PostToolUse", POST_TOOL_SCRIPT, ("Bash", "Monitor"), "the shell backstop"),
+    ("SessionStart", SESSION_START_SCRIPT, (), "the session notice"),
+    ("UserPromptSubmit", POST_TOOL_SCRIPT, (), "the late-write backstop (UserPromptSubmit)"),
+    ("Stop", POST_TOOL_SCRIPT, (), "the late-write backstop (Stop)"),
+)
+SCRIPTS = tuple(dict.fromkeys(script for _, script, _, _ in NEEDS))
 SCOPE_ORDER = ("managed", "local", "project", "user")  # highest precedence first
 
 # The host's window (Claude Code 2.1.332): caps above it no longer protect anything.
@@ -107,13 +110,14 @@ class Found:
         self.group = group
         self.handler = handler
         self.script = script
+        self.what = script
 
 
 def _script_of(handler: Any) -> str | None:
     if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
         return None
     command = handler["command"].replace("\\\\", "/").replace("\\", "/")
-    for script in NEEDS:
+    for script in SCRIPTS:
         if "/skills/engramory/hooks/" + script in command:
             return script
     return None
@@ -141,25 +145,36 @@ def _lines(n: int, width: int = 60) -> str:
     return "".join("- [note %d](note-%d.md) %s\n" % (i, i, "x" * width) for i in range(n))
 
 
-def smoke_payloads(project: str, index: str) -> dict[str, dict[str, Any]]:
-    base = {"session_id": "engramory-install-check", "transcript_path": "", "cwd": project}
-    return {
-        GUARD_SCRIPT: dict(base, hook_event_name="PreToolUse", tool_name="Write", permission_mode="acceptEdits",
-                           tool_input={"file_path": index, "content": _lines(400)}, tool_use_id="check"),
-        POST_TOOL_SCRIPT: dict(base, hook_event_name="PostToolUse", tool_name="Bash",
-                               tool_input={"command": "cat more >> MEMORY.md"}, tool_response={"stdout": ""}),
-        SESSION_START_SCRIPT: dict(base, hook_event_name="SessionStart", source="startup"),
-    }
+def smoke_payload(event: str, project: str, index: str, n: int) -> dict[str, Any]:
+    """A payload of `event` the hook must answer: a 400-line Write of the index (deny), or,
+    for the backstops, a session whose index is at 400 lines (report). A session id of its
+    own per run, so no run sees another's stamps."""
+    base: dict[str, Any] = {"session_id": "engramory-install-check-%d" % n, "transcript_path": "", "cwd": project,
+                            "hook_event_name": event}
+    if event == "PreToolUse":
+        base.update(tool_name="Write", permission_mode="acceptEdits", tool_use_id="check",
+                    tool_input={"file_path": index, "content": _lines(400)})
+    elif event == "PostToolUse":
+        base.update(tool_name="Bash", tool_input={"command": "cat more >> MEMORY.md"}, tool_response={"stdout": ""})
+    elif event == "SessionStart":
+        base.update(source="startup")
+    elif event == "UserPromptSubmit":
+        base.update(prompt="go on")
+    elif event == "Stop":
+        base.update(stop_hook_active=False)
+    return base
 
 
 def _context(answer: Any) -> str:
     if not isinstance(answer, dict):
         return ""
+    if isinstance(answer.get("reason"), str) and answer.get("decision") == "block":
+        return str(answer["reason"])  # Stop
     out = answer.get("hookSpecificOutput")
     return str(out.get("additionalContext", "")) if isinstance(out, dict) else ""
 
 
-def judge_smoke(script: str, ran: installer.Smoke) -> str | None:
+def judge_smoke(event: str, ran: installer.Smoke) -> str | None:
     """Why this hook's answer to its smoke payload shows it would not act, or None."""
     if ran.error:
         return ran.error
@@ -169,17 +184,15 @@ def judge_smoke(script: str, ran: installer.Smoke) -> str | None:
         err = ran.last_error_line()
         return "it exited %d%s: the host reports a hook error and lets the call through" % (ran.rc, ": " + err if err else "")
     answer = ran.json()
-    if script == GUARD_SCRIPT:
+    shown = ran.stdout.decode("utf-8", "replace").strip()[:120]
+    why = ran.last_error_line()
+    if event == "PreToolUse":
         out = answer.get("hookSpecificOutput") if isinstance(answer, dict) else None
         if not (isinstance(out, dict) and out.get("permissionDecision") == "deny"):
-            why = ran.last_error_line()
-            return "it allowed a 400-line Write of the index (answer %r%s)" % (
-                ran.stdout.decode("utf-8", "replace").strip()[:120], "; stderr: " + why if why else "")
+            return "it allowed a 400-line Write of the index (answer %r%s)" % (shown, "; stderr: " + why if why else "")
         return None
-    if "engramory" not in _context(answer) and "over" not in _context(answer):
-        why = ran.last_error_line()
-        return "it said nothing about an index of 400 lines (answer %r%s)" % (
-            ran.stdout.decode("utf-8", "replace").strip()[:120], "; stderr: " + why if why else "")
+    if "engramory" not in _context(answer):
+        return "it said nothing about an index of 400 lines (answer %r%s)" % (shown, "; stderr: " + why if why else "")
     return None
 
 
@@ -288,8 +301,13 @@ def run(env: Mapping[str, str] | None = None, cwd: str | None = None, scope: str
     if plugin:
         report.note("the engramory plugin is enabled (%s): its hooks run too" % ", ".join(sorted(set(plugin))))
     effective.setdefault("CLAUDE_PROJECT_DIR", here)
-    for script, (event, tools, what) in NEEDS.items():
-        mine = [f for f in found if f.script == script]
+    expected = {(event, script) for event, script, _, _ in NEEDS}
+    for f in found:
+        if (f.event, f.script) not in expected:
+            report.note("hooks/%s also runs on %s (%s settings %s); engramory does not wire it there"
+                        % (f.script, f.event, f.scope, f.path))
+    for event, script, tools, what in NEEDS:
+        mine = [f for f in found if f.script == script and f.event == event]
         if not mine:
             if plugin:
                 continue
@@ -321,9 +339,7 @@ def run(env: Mapping[str, str] | None = None, cwd: str | None = None, scope: str
 def _check_handler(f: Found, event: str, tools: Sequence[str], what: str, effective: Mapping[str, str],
                    report: installer.Report) -> None:
     label = "%s (%s settings %s)" % (what, f.scope, f.path)
-    if f.event != event:
-        report.problem("%s runs on %s, not %s" % (label, f.event, event), "run `engramory install` again to rewire it")
-        return
+    f.what = what
     matcher = f.group.get("matcher")
     missed = [t for t in tools if not matcher_selects(matcher, t)]
     if missed:
@@ -375,17 +391,17 @@ def _smoke_all(found: Sequence[Found], effective: Mapping[str, str], report: ins
         index = auto_memory_index(os.path.realpath(project), env) or os.path.join(
             config_dir, "projects", sanitize_project_path(os.path.realpath(project)), "memory", "MEMORY.md")
         os.makedirs(os.path.dirname(index), exist_ok=True)
-        payloads = smoke_payloads(os.path.realpath(project), index)
-        for f in found:
+        for n, f in enumerate(found):
             argv = f.handler.pop("_argv", None)
             if not argv:
                 continue
-            label = "%s (%s settings %s)" % (NEEDS[f.script][2], f.scope, f.path)
+            label = "%s (%s settings %s)" % (f.what, f.scope, f.path)
             # The backstops report an index grown over its cap; the guard judges a Write of it.
             with open(index, "w", encoding="utf-8") as fh:
                 fh.write(_lines(10 if f.script == GUARD_SCRIPT else 400))
-            ran = installer.smoke(argv, payloads[f.script], env=env, cwd=project)
-            why = judge_smoke(f.script, ran)
+            payload = smoke_payload(f.event, os.path.realpath(project), index, n)
+            ran = installer.smoke(argv, payload, env=env, cwd=project)
+            why = judge_smoke(f.event, ran)
             if why:
                 culprits = sorted(k for k in effective if k.startswith("ENGRAMORY_"))
                 report.problem(

@@ -144,7 +144,7 @@ def test_fixture_store_findings(name, tmp_path):
 def test_every_code_is_exercised_by_a_fixture_or_a_test():
     fired = {code for expected in EXPECTED.values() for code, _, _ in expected}
     # the rest need a live condition built at test time (git, permissions, bytes, symlinks)
-    built = {"secret", "store-in-git", "dir-unlistable", "file-unreadable", "file-not-utf8", "not-a-file",
+    built = {"config-above-window", "secret", "store-in-git", "dir-unlistable", "file-unreadable", "file-not-utf8", "not-a-file",
              "symlink-escape"}
     assert fired | built == set(CODES)
 

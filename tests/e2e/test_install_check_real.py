@@ -146,3 +146,32 @@ def test_check_with_a_dollar_in_the_config_dir(claude: RunClaude, e2e_home: Path
     check = engramory(e2e_home, "install", "--check", cwd=e2e_project, extra=extra)
     assert check.returncode == 0, check.stdout + check.stderr
     assert "does not exist" not in check.stdout
+
+
+# -- late writes: a background Bash append, on the real CLI ---------------------------------
+
+
+def sanitized(project: Path) -> str:
+    return "".join(c if c.isascii() and c.isalnum() else "-" for c in str(project.resolve()))
+
+
+def test_background_bash_append_is_reported(claude: RunClaude, e2e_home: Path, e2e_project: Path) -> None:
+    done = engramory(e2e_home, "install", cwd=e2e_project)
+    assert done.returncode == 0, done.stdout + done.stderr
+    index = e2e_home / ".claude" / "projects" / sanitized(e2e_project) / "memory" / "MEMORY.md"
+    index.parent.mkdir(parents=True)
+    index.write_text(index_lines(199), encoding="utf-8")
+    append = f'sleep 2; for i in $(seq 1 30); do echo "- [late $i](late-$i.md) \u2014 x" >> "{index}"; done'
+    result = claude(
+        [
+            ToolUse("Bash", {"command": append, "description": "append later", "run_in_background": True}),
+            Text("started it"),
+            Text("done"),
+        ],
+        allowed_tools=["Bash"],
+    )
+    assert index.read_text(encoding="utf-8").count("\n") == 229
+    shown = result.all_text_shown()
+    report = f"since the last tool call (a background command or another program wrote to it), the memory index {index} is over its hard cap: 229 lines"
+    assert report in shown, result.describe()
+    assert shown.count(report) == 1  # reported once, not again at Stop
