@@ -175,3 +175,84 @@ def test_background_bash_append_is_reported(claude: RunClaude, e2e_home: Path, e
     report = f"since the last tool call (a background command or another program wrote to it), the memory index {index} is over its hard cap: 229 lines"
     assert report in shown, result.describe()
     assert shown.count(report) == 1  # reported once, not again at Stop
+
+
+def test_monitor_append_is_reported(claude: RunClaude, e2e_home: Path, e2e_project: Path) -> None:
+    """Monitor (a deferred tool in 2.1.332: ToolSearch loads it) runs a shell command of its own."""
+    done = engramory(e2e_home, "install", cwd=e2e_project)
+    assert done.returncode == 0, done.stdout + done.stderr
+    index = e2e_home / ".claude" / "projects" / sanitized(e2e_project) / "memory" / "MEMORY.md"
+    index.parent.mkdir(parents=True)
+    index.write_text(index_lines(199), encoding="utf-8")
+    command = f'for i in $(seq 1 30); do echo "- [m $i](m-$i.md) \u2014 x" >> "{index}"; done'
+    result = claude(
+        [
+            ToolUse("ToolSearch", {"query": "select:Monitor"}),
+            ToolUse("Monitor", {"command": command, "description": "append by monitor"}),
+            Text("watching"),
+            Text("done"),
+        ],
+        allowed_tools=["Bash", "Monitor"],
+    )
+    assert index.read_text(encoding="utf-8").count("\n") == 229
+    shown = result.all_text_shown()
+    assert f"the memory index {index} is over its hard cap: 229 lines" in shown, result.describe()
+
+
+def test_store_config_is_read_only_to_the_agent(claude: RunClaude, e2e_home: Path, e2e_project: Path) -> None:
+    done = engramory(e2e_home, "install", cwd=e2e_project)
+    assert done.returncode == 0, done.stdout + done.stderr
+    store = e2e_project / "notes"
+    store.mkdir()
+    (store / "MEMORY.md").write_text(index_lines(50), encoding="utf-8")
+    cfg = store / ".engramory.json"
+    cfg.write_text('{"version": 1, "readOnly": ["user-*.md"]}\n', encoding="utf-8")
+    before = cfg.read_bytes()
+    result = claude(
+        [
+            ToolUse("Write", {"file_path": str(cfg), "content": '{"version": 1, "hardLines": 100000}\n'}),
+            ToolUse("Edit", {"file_path": str(cfg), "old_string": ', "readOnly": ["user-*.md"]', "new_string": ""}),
+            ToolUse("Bash", {"command": f"printf '{{\"version\": 1, \"hardLines\": 100000}}' > '{cfg}'", "description": "shell"}),
+            Text("done"),
+        ],
+        allowed_tools=["Bash"],
+        env={"ENGRAMORY_INDEX_PATH": str(store / "MEMORY.md")},
+    )
+    write, edit, shell = result.tool_results()
+    for denied in (write, edit):
+        assert denied.is_error and "read-only to the agent" in denied.text, denied.text
+    assert not shell.is_error
+    assert cfg.read_bytes() != before  # a shell command cannot be stopped; it is reported
+    assert f"after this Bash call, the store config {cfg} changed" in result.all_text_shown(), result.describe()
+
+
+# -- the user's settings, kept as written, still read by the real CLI -------------------------
+
+EDGE_SETTINGS = (
+    '{\r\n\t"limit": 1e400,\r\n\t"tiny": 5e-324,\r\n\t"name": "caf\\u00e9 \\ud83d\\ude00",\r\n'
+    '\t"permissions": {"deny": ["Bash(echo:*)"]}\r\n}\r\n'
+)
+
+
+@pytest.mark.parametrize("bom", [False, True], ids=["utf8", "bom"])
+def test_edge_settings_survive_install_and_the_cli_still_reads_them(
+    claude: RunClaude, e2e_home: Path, e2e_project: Path, bom: bool
+) -> None:
+    settings = e2e_home / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    raw = (b"\xef\xbb\xbf" if bom else b"") + EDGE_SETTINGS.encode()
+    settings.write_bytes(raw)
+    os.chmod(settings, 0o600)
+    done = engramory(e2e_home, "install", cwd=e2e_project)
+    assert done.returncode == 0, done.stdout + done.stderr
+    after = settings.read_bytes()
+    assert after.startswith(raw[: raw.index(b'"permissions"')])  # untouched bytes, 1e400 and escapes included
+    assert (settings.stat().st_mode & 0o777) == 0o600
+    # The CLI reads the file: our guard runs from it, and the user's own deny rule still holds.
+    assert over_cap_write(claude, e2e_project)
+    result = claude([ToolUse("Bash", {"command": "echo hi", "description": "denied by the user"}), Text("done")],
+                    allowed_tools=["Bash"])
+    (echo,) = result.tool_results()
+    assert echo.is_error, echo.text
+    done = engramory(e2e_home, "uninstall", cwd=e2e_project)
+    assert done.returncode == 0 and settings.read_bytes() == raw
