@@ -218,8 +218,7 @@ def load_state(path: str | None) -> dict[str, str]:
     if path is None:
         return {}
     try:
-        with open(path, "rb") as f:
-            raw = f.read(STATE_MAX_BYTES)
+        raw = config.read_bounded(path, STATE_MAX_BYTES)  # stat first: never blocks on a FIFO
     except OSError:
         return {}
     out: dict[str, str] = {}

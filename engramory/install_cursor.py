@@ -430,10 +430,8 @@ def _uninstall(target: Target, dry_run: bool) -> int:
 
 
 def _delete_if_unchanged(path: str, expected: bytes) -> None:
-    try:
-        with open(path, "rb") as f:
-            current = f.read()
-    except FileNotFoundError:
+    current = read_regular(path)
+    if current is None:
         return
     if current != expected:
         raise SettingsError(

@@ -707,8 +707,10 @@ def same_path(a: str, b: str) -> bool:
 
 def read_manifest(path: str) -> dict[str, Any] | None:
     try:
-        with open(path, "rb") as f:
-            data = json.loads(f.read().decode("utf-8"))
+        raw = read_regular(path, 4 << 20)
+        if raw is None:
+            return None
+        data = json.loads(raw.decode("utf-8"))
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or data.get("installer") != SKILL_NAME:

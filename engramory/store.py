@@ -284,6 +284,10 @@ def heading_type(title: str) -> str | None:
 
 def _read_index(store: Store) -> None:
     try:
+        # Stat first: opening a FIFO named MEMORY.md would hang the doctor (install branch, issue 10).
+        if not stat.S_ISREG(os.stat(store.index_path).st_mode):
+            store.index_error = ("file-unreadable", "not a regular file (a FIFO or device is never opened)")
+            return
         with open(store.index_path, "rb") as f:
             size = os.fstat(f.fileno()).st_size
             if size > READ_LIMIT:

@@ -199,3 +199,20 @@ def test_guard_evaluate_calls_protect_config_first(tmp_path: Path) -> None:
     assert req is not None
     decision = guard.evaluate(req, {})
     assert decision is not None and decision.action == guard.DENY
+
+
+def test_a_fifo_index_or_state_blocks_nothing(s: Session) -> None:
+    os.mkfifo(s.index)
+    state = s.state / ("engramory-backstop-%d" % os.getuid())
+    state.mkdir(parents=True, mode=0o700)
+    os.mkfifo(state / (s.session_id + ".state"))
+    env = dict(s.env(), PYTHONPATH=str(ROOT))
+    for argv, data in [
+        ([sys.executable, "-I", "-S", str(HOOKS / "engramory_post_tool.py")], s.post_payload()),
+        ([sys.executable, "-I", "-S", str(HOOKS / "engramory_session_start.py")], s.start_payload()),
+        ([sys.executable, "-m", "engramory", "check", str(s.index)], None),
+        ([sys.executable, "-m", "engramory", "doctor", str(s.memory)], None),
+    ]:
+        proc = subprocess.run(argv, input=json.dumps(data).encode() if data else b"", capture_output=True,
+                              env=env, timeout=30, cwd=str(ROOT))
+        assert proc.returncode in (0, 1, 2, 66), (argv, proc.stderr)
