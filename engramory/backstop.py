@@ -281,11 +281,14 @@ def post_tool(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) 
     return render(POST_TOOL_USE, "\n\n".join(messages)) if messages else ""
 
 
-def post_tool_messages(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) -> list[str]:
+def post_tool_messages(
+    payload: Mapping[str, Any], env: Mapping[str, str] | None = None, indexes: list[str] | None = None
+) -> list[str]:
     """One message per known index that changed since last seen and is now over its hard cap."""
     if env is None:
         env = os.environ
-    indexes = known_indexes(payload, env)
+    if indexes is None:
+        indexes = known_indexes(payload, env)
     if not indexes:
         return []
     spath = state_path(env, payload.get("session_id"))
@@ -412,9 +415,13 @@ def after_tool_or_late(payload: Mapping[str, Any], env: Mapping[str, str] | None
     event = payload.get("hook_event_name")
     if event in LATE_EVENTS:
         return late_check(payload, env)
-    messages = post_tool_messages(payload, env)
+    if env is None:
+        env = os.environ
+    indexes = known_indexes(payload, env)
+    messages = post_tool_messages(payload, env, indexes)
     tool = payload.get("tool_name")
-    messages.extend(config_messages(payload, env, "after this %s call" % (tool if isinstance(tool, str) else "tool")[:80]))
+    when = "after this %s call" % (tool if isinstance(tool, str) else "tool")[:80]
+    messages.extend(config_messages(payload, env, when, indexes))
     return render(POST_TOOL_USE, "\n\n".join(messages)) if messages else ""
 
 
@@ -422,11 +429,15 @@ def late_check(payload: Mapping[str, Any], env: Mapping[str, str] | None = None)
     """UserPromptSubmit / Stop: report an index that grew over its hard cap (or a store config
     that changed) since the last hook looked, e.g. by a background command."""
     event = payload.get("hook_event_name")
+    if env is None:
+        env = os.environ
+    indexes = known_indexes(payload, env)
     late = "since the last tool call (a background command or another program wrote to it)"
     messages = [
-        m.replace("after this tool call", late, 1) for m in post_tool_messages(dict(payload, tool_name="tool"), env)
+        m.replace("after this tool call", late, 1)
+        for m in post_tool_messages(dict(payload, tool_name="tool"), env, indexes)
     ]
-    messages.extend(config_messages(payload, env, late))
+    messages.extend(config_messages(payload, env, late, indexes))
     if not messages:
         return ""
     text = "\n\n".join(messages)
@@ -446,12 +457,14 @@ def config_paths(indexes: Sequence[str]) -> list[str]:
     return out
 
 
-def config_messages(payload: Mapping[str, Any], env: Mapping[str, str] | None, when: str) -> list[str]:
+def config_messages(
+    payload: Mapping[str, Any], env: Mapping[str, str] | None, when: str, indexes: list[str] | None = None
+) -> list[str]:
     """One message per store config (beside a known index) that appeared, changed or went
     since the last look. The first look of a session only records the stamps."""
     if env is None:
         env = os.environ
-    paths = config_paths(known_indexes(payload, env))
+    paths = config_paths(known_indexes(payload, env) if indexes is None else indexes)
     if not paths:
         return []
     spath = state_path(env, payload.get("session_id"))

@@ -234,7 +234,7 @@ class JsonDoc:
 
     def render(self, data: Mapping[str, Any]) -> bytes:
         """The bytes this file holds once it says `data`: only what differs is rewritten."""
-        if self.raw is not None and canonical(data) == canonical(self.data):
+        if self.raw is not None and jsonedit.same(dict(data), self.data):
             return self.raw
         text = jsonedit.edit(self.text, dict(data), comments=self.comments, tree=self.tree)
         try:
