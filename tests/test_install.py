@@ -622,7 +622,9 @@ def test_plugin_hooks_match_the_installer() -> None:
         assert group.get("matcher") == matcher
         (h,) = group["hooks"]
         assert h["type"] == "command" and h["timeout"] == install.HOOK_TIMEOUT
-        assert h["command"] == 'python3 -I -S "${CLAUDE_PLUGIN_ROOT}/hooks/%s"' % script
+        # through the launcher, like the installer's commands: a missing plugin folder is a
+        # hook error (exit 1), never exit 2, which Claude Code reads as a deny of every edit
+        assert h["command"] == install.hook_command("python3", "hooks/" + script, base_var="CLAUDE_PLUGIN_ROOT")
         assert (ROOT / "hooks" / script).is_file()
     assert sorted(hooks) == sorted(event for event, _, _ in install.HOOKS)
 
