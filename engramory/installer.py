@@ -67,9 +67,12 @@ install --check
     bundle_problems(bundle_dir, python)              every listed file there, every module imports
 
 A host module's usual shape: `install(args)`, `uninstall(args)`, `check(args)` (the registry's
-INSTALLER contract), each building its settings change with JsonDoc + add_hook_groups (or its
-own merge for a flat list), copying with plan_skill/apply_skill, verifying with Report + smoke.
-See install.py (Claude Code) and install_cursor.py (Cursor) for two complete examples.
+INSTALLER contract). For a host whose hooks live in one JSON file, engramory.installer_json
+is the whole flow: declare a `Wiring` (settings path, bundle folder, hooks(), smoke_cases())
+and call installer_json.install / uninstall / check. Otherwise build the settings change with
+JsonDoc + add_hook_groups (or an own merge for a flat list), copy with plan_skill/apply_skill
+and verify with Report + smoke: install.py (Claude Code) and install_cursor.py (Cursor) are two
+complete examples.
 """
 
 from __future__ import annotations
