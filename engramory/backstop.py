@@ -432,7 +432,7 @@ def late_check(payload: Mapping[str, Any], env: Mapping[str, str] | None = None)
     if env is None:
         env = os.environ
     indexes = known_indexes(payload, env)
-    late = "since the last tool call (a background command or another program wrote to it)"
+    late = "since the last check (a background command, another program or an edit changed it)"
     messages = [
         m.replace("after this tool call", late, 1)
         for m in post_tool_messages(dict(payload, tool_name="tool"), env, indexes)

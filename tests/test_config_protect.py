@@ -164,7 +164,7 @@ def test_late_write_is_reported_on_the_next_prompt_then_not_at_stop(s: Session) 
         f.write(index_text(30))  # the background command writes after PostToolUse
     prompt = dict(s.start_payload(), hook_event_name="UserPromptSubmit", prompt="<task-notification>")
     ctx = context_of(backstop.after_tool_or_late(prompt, env), "UserPromptSubmit")
-    assert ctx is not None and "since the last tool call" in ctx and "over its hard cap: 229 lines" in ctx
+    assert ctx is not None and "since the last check (a background command" in ctx and "over its hard cap: 229 lines" in ctx
     stop = dict(s.start_payload(), hook_event_name="Stop", stop_hook_active=False)
     assert backstop.after_tool_or_late(stop, env) == ""
 

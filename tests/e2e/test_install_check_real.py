@@ -172,7 +172,7 @@ def test_background_bash_append_is_reported(claude: RunClaude, e2e_home: Path, e
     )
     assert index.read_text(encoding="utf-8").count("\n") == 229
     shown = result.all_text_shown()
-    report = f"since the last tool call (a background command or another program wrote to it), the memory index {index} is over its hard cap: 229 lines"
+    report = f"since the last check (a background command, another program or an edit changed it), the memory index {index} is over its hard cap: 229 lines"
     assert report in shown, result.describe()
     assert shown.count(report) == 1  # reported once, not again at Stop
 
