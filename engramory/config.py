@@ -212,15 +212,25 @@ def load_store_config(root: str) -> "StoreConfig":
 
 
 
-def in_force(settings: "Settings", store: "StoreConfig") -> "tuple[Caps, list[str]]":
+def in_force(
+    settings: "Settings", store: "StoreConfig", window: "Any" = None
+) -> "tuple[Caps, list[str]]":
     """The caps in force for a store's index and the notes to pass on: the store's file over
     the environment over the defaults; an unusable store file is ignored, and said so; a
-    hard cap above the host's window is kept but said, since it no longer protects."""
+    hard cap above the host's window (`window`: a size.Window; default Claude Code's) is kept
+    but said, since it no longer protects."""
     notes = list(settings.notes)
     if store.exists and not store.usable:
         notes.append(store.problem())
     caps = store.caps(settings.caps)
-    notes.extend(window_problems(caps, store))
+    if window is None:
+        notes.extend(window_problems(caps, store))
+    else:
+        big = 1 << 62  # a host without a limit of that kind
+        notes.extend(window_problems(
+            caps, store, window.lines if window.lines is not None else big,
+            window.size if window.size is not None else big, "the host",
+        ))
     return caps, notes
 
 
