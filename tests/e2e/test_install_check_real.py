@@ -67,7 +67,8 @@ def disable_all_hooks(where: str) -> Callable[[Path, Path], str]:
 
 def project_env(var: str, value: str, expect: str) -> Callable[[Path, Path], str]:
     def apply(home: Path, project: Path) -> str:
-        edit_json(project / ".claude" / "settings.json", lambda d: d.setdefault("env", {}).update({var: value}))
+        edit_json(project / ".claude" / "settings.json",
+                  lambda d: d.setdefault("env", {}).update({var: value.format(home=home)}))
         return expect
     return apply
 
@@ -92,7 +93,7 @@ BLIND_SPOTS = [
     pytest.param(disable_all_hooks("project"), id="disableAllHooks-project"),
     pytest.param(disable_all_hooks("local"), id="disableAllHooks-local"),
     pytest.param(project_env("ENGRAMORY_HARD", "100000", "ENGRAMORY_HARD=100000"), id="env-hard"),
-    pytest.param(project_env("ENGRAMORY_INDEX_PATH", "/nonexistent/MEMORY.md", "ENGRAMORY_INDEX_PATH"), id="env-index-path"),
+    pytest.param(project_env("ENGRAMORY_INDEX_PATH", "{home}/nonexistent/MEMORY.md", "whose folder does not exist"), id="env-index-path"),
     pytest.param(project_env("ENGRAMORY_INDEX_NAME", "INDEX.md", "ENGRAMORY_INDEX_NAME=INDEX.md"), id="env-index-name"),
     pytest.param(delete_module, id="module-deleted"),
     pytest.param(lower_matcher, id="matcher-edit|write"),
