@@ -372,7 +372,7 @@ TAG = "engramory backstop hook"
 def post_tool_respond(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str, str, int]:
     """PostToolUse: stdin bytes -> (stdout, stderr, exit), for engramory.hookrun."""
     payload = parse(raw)
-    # after_tool_or_late: PostToolUse, or the late re-check on UserPromptSubmit / Stop (below)
+    # after_tool_or_late: PostToolUse, or the late re-check on UserPromptSubmit (below)
     return (after_tool_or_late(payload, env) if payload is not None else ""), "", 0
 
 
@@ -397,22 +397,22 @@ def session_start_main(argv: Sequence[str] | None = None) -> int:
 
 # -- late writes and the store config (install branch, issue 10) ----------------------------
 #
-# Measured on Claude Code 2.1.332: a Bash call with run_in_background fires PostToolUse when
-# the command is launched, before it writes. When it finishes, the CLI hands the model a task
-# notification, and UserPromptSubmit fires for it; Stop fires at the end of every turn. The
-# same entry script is wired to both, and re-checks the known indexes by their size:mtime
+# Measured on Claude Code 2.1.332: a Bash call with run_in_background (and a Monitor command)
+# fires PostToolUse when it is launched, before it writes. When it finishes, the CLI hands the
+# model a task notification, and UserPromptSubmit fires for it (Stop also fires, at the end of
+# every turn, but its output reaches the model only by blocking the stop). The same entry
+# script is wired to UserPromptSubmit and re-checks the known indexes by their size:mtime
 # stamps (one stat each), so a late write is reported on the next event the host fires.
 # The store config beside each index is watched the same way: a shell command that changes
 # it is reported, since it decides what the guard enforces.
 
 USER_PROMPT_SUBMIT = "UserPromptSubmit"
-STOP = "Stop"
-LATE_EVENTS = (USER_PROMPT_SUBMIT, STOP)
+LATE_EVENTS = (USER_PROMPT_SUBMIT,)
 
 
 def after_tool_or_late(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) -> str:
     """The PostToolUse entry script's handler: PostToolUse, or a late re-check when wired to
-    UserPromptSubmit / Stop. Store config changes are reported on every one of them."""
+    UserPromptSubmit. Store config changes are reported on both."""
     event = payload.get("hook_event_name")
     if event in LATE_EVENTS:
         return late_check(payload, env)
@@ -427,9 +427,8 @@ def after_tool_or_late(payload: Mapping[str, Any], env: Mapping[str, str] | None
 
 
 def late_check(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) -> str:
-    """UserPromptSubmit / Stop: report an index that grew over its hard cap (or a store config
-    that changed) since the last hook looked, e.g. by a background command."""
-    event = payload.get("hook_event_name")
+    """UserPromptSubmit: report an index that grew over its hard cap (or a store config that
+    changed) since the last hook looked, e.g. by a background command."""
     if env is None:
         env = os.environ
     indexes = known_indexes(payload, env)
@@ -441,12 +440,7 @@ def late_check(payload: Mapping[str, Any], env: Mapping[str, str] | None = None)
     messages.extend(config_messages(payload, env, late, indexes))
     if not messages:
         return ""
-    text = "\n\n".join(messages)
-    if event == STOP:
-        if payload.get("stop_hook_active") is True:
-            return ""  # already continuing because of a Stop hook: never hold the session twice
-        return jsonlite.dumps({"decision": "block", "reason": text})
-    return render(USER_PROMPT_SUBMIT, text)
+    return render(USER_PROMPT_SUBMIT, "\n\n".join(messages))
 
 
 def config_paths(indexes: Sequence[str]) -> list[str]:

@@ -92,10 +92,11 @@ HOOKS: tuple[tuple[str, str | None, str], ...] = (
     ("PreToolUse", EDIT_MATCHER, GUARD_SCRIPT),
     ("PostToolUse", SHELL_MATCHER, POST_TOOL_SCRIPT),
     ("SessionStart", None, SESSION_START_SCRIPT),
-    # A background shell command writes after its PostToolUse (measured, 2.1.332); the next
-    # UserPromptSubmit (its task notification) or Stop re-checks the indexes by their stamps.
+    # A background shell command (run_in_background, Monitor) writes after its PostToolUse
+    # (measured, 2.1.332); when it ends, the CLI hands the model a task notification, which
+    # fires UserPromptSubmit: the hook re-checks the indexes by their stamps there. (Stop
+    # fires too, but reaches the model only by blocking the stop, so it is not wired.)
     ("UserPromptSubmit", None, POST_TOOL_SCRIPT),
-    ("Stop", None, POST_TOOL_SCRIPT),
 )
 SCRIPTS = tuple(dict.fromkeys(script for _, _, script in HOOKS))
 

@@ -55,7 +55,6 @@ NEEDS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("PostToolUse", POST_TOOL_SCRIPT, ("Bash", "Monitor"), "the shell backstop"),
     ("SessionStart", SESSION_START_SCRIPT, (), "the session notice"),
     ("UserPromptSubmit", POST_TOOL_SCRIPT, (), "the late-write backstop (UserPromptSubmit)"),
-    ("Stop", POST_TOOL_SCRIPT, (), "the late-write backstop (Stop)"),
 )
 SCRIPTS = tuple(dict.fromkeys(script for _, script, _, _ in NEEDS))
 SCOPE_ORDER = ("managed", "local", "project", "user")  # highest precedence first
@@ -160,16 +159,12 @@ def smoke_payload(event: str, project: str, index: str, n: int) -> dict[str, Any
         base.update(source="startup")
     elif event == "UserPromptSubmit":
         base.update(prompt="go on")
-    elif event == "Stop":
-        base.update(stop_hook_active=False)
     return base
 
 
 def _context(answer: Any) -> str:
     if not isinstance(answer, dict):
         return ""
-    if isinstance(answer.get("reason"), str) and answer.get("decision") == "block":
-        return str(answer["reason"])  # Stop
     out = answer.get("hookSpecificOutput")
     return str(out.get("additionalContext", "")) if isinstance(out, dict) else ""
 

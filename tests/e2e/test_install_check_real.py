@@ -175,7 +175,7 @@ def test_background_bash_append_is_reported(claude: RunClaude, e2e_home: Path, e
     shown = result.all_text_shown()
     report = f"since the last check (a background command, another program or an edit changed it), the memory index {index} is over its hard cap: 229 lines"
     assert report in shown, result.describe()
-    assert shown.count(report) == 1  # reported once, not again at Stop
+    assert shown.count(report) == 1  # reported once
 
 
 def test_monitor_append_is_reported(claude: RunClaude, e2e_home: Path, e2e_project: Path) -> None:
