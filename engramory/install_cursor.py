@@ -458,6 +458,30 @@ def _remaining(folder: str) -> list[str]:
 # -- install --check -----------------------------------------------------------------------
 
 
+def _acts(words: list[str], exe: str, script: str) -> list[str]:
+    """Problems that show the guard would not act although it starts: a bundle module that
+    does not import (the guard then allows everything, exit 0), or a smoke Write of a
+    400-line MEMORY.md that is not denied."""
+    import tempfile
+
+    from engramory import installer
+
+    problems = installer.bundle_problems(os.path.dirname(os.path.dirname(script)), exe)
+    if problems:
+        return ["%s: the guard would allow every edit" % p for p in problems]
+    with tempfile.TemporaryDirectory(prefix="engramory-check-") as tmp:
+        index = os.path.join(tmp, "MEMORY.md")
+        body = "".join("- [n%d](n%d.md) x\n" % (i, i) for i in range(400))
+        payload = {"hook_event_name": EVENT, "tool_name": "Write", "tool_input": {"path": index, "contents": body}}
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAMORY_")}
+        ran = installer.smoke(words, payload, env=env, cwd=tmp)
+        answer = ran.json()
+        if ran.error or not (isinstance(answer, dict) and answer.get("permission") == "deny"):
+            return ["a smoke Write of a 400-line MEMORY.md was not denied (exit %d, %r)%s"
+                    % (ran.rc, ran.stdout[:80], ": " + ran.error if ran.error else "")]
+    return []
+
+
 def run_check(target: Target) -> int:
     """Verify the wiring: our entry is first, its interpreter and script exist, and a smoke
     payload gets `{}` and exit 0. Changes nothing."""
@@ -509,6 +533,7 @@ def run_check(target: Target) -> int:
                     out("  ok: %s runs (%s)\n" % (SCRIPT, exe))
             except (OSError, subprocess.SubprocessError) as exc:
                 problems.append("could not run it: %s" % exc)
+            problems.extend(_acts(words, exe, script))
     for problem in problems:
         out("  problem: %s\n" % problem)
     if problems:

@@ -323,3 +323,13 @@ def test_the_command_runs_from_a_path_with_spaces_and_quotes(tmp_path: Path, mon
     proc = subprocess.run(command, shell=True, input=json.dumps(grow).encode(), capture_output=True, env=env, timeout=60)
     assert proc.returncode == 2, proc.stderr
     assert run("install", "--host", "cursor", "--check") == 0
+
+
+def test_check_catches_a_guard_that_starts_but_would_not_act(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run("install", "--host", "cursor") == 0
+    capsys.readouterr()
+    assert run("install", "--host", "cursor", "--check") == 0
+    (home / ".cursor" / "engramory" / "engramory" / "edits.py").unlink()  # the guard fails open, exit 0
+    assert run("install", "--host", "cursor", "--check") == 1
+    out = capsys.readouterr().out
+    assert "engramory/edits.py is missing" in out and "the guard would allow every edit" in out
