@@ -184,8 +184,9 @@ def _parser(prog: str, uninstall: bool) -> Parser:
         prog=prog,
         description=what + ". The memory store itself is never touched.",
         epilog="Scopes: user = $CLAUDE_CONFIG_DIR or ~/.claude (skills/engramory, settings.json); "
-        "project = ./.claude (skills/engramory, settings.json); local = ./.claude/skills/engramory "
-        "with the hooks in ./.claude/settings.local.json. --host cursor: the preToolUse guard into "
+        "project = ./.claude (skills/engramory, settings.json; committed: the hooks run python3 "
+        "from PATH and find the bundle through $CLAUDE_PROJECT_DIR, so every clone works); local = "
+        "./.claude/skills/engramory with the hooks in ./.claude/settings.local.json. --host cursor: the preToolUse guard into "
         "~/.cursor/hooks.json (user) or ./.cursor/hooks.json (project), first in its list. --host "
         "hermes: the plugin into $HERMES_HOME/plugins/engramory (HERMES_HOME, else ~/.hermes), "
         "enabled in its config.yaml; user scope only, no --link. Exit status: 0 done (or healthy, for --check), 1 refused with "
@@ -203,8 +204,12 @@ def _parser(prog: str, uninstall: bool) -> Parser:
         )
         parser.add_argument(
             "--check", action="store_true",
-            help="verify the installed wiring (interpreter and scripts exist and run) and change nothing",
+            help="tell whether the guard would act here, and change nothing: every settings file "
+            "Claude Code reads for this folder (managed, user, project, local), disableAllHooks, env "
+            "blocks setting ENGRAMORY_*, matchers, async handlers, every bundle module, and a smoke "
+            "run of each hook that must deny or report; exit 1 with the reason and the fix if not",
         )
+        parser.add_argument("--json", action="store_true", help="with --check: the report as one JSON object")
     return parser
 
 
@@ -233,7 +238,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _other_host(args, uninstall=False)
     target = Target(args.scope)
     if args.check:
-        return run_check(target)
+        return run_check(target, as_json=args.json)
     try:
         return install(target, dry_run=args.dry_run, link=args.link)
     except SettingsError as exc:
@@ -612,12 +617,14 @@ def plugin_also_enabled(settings_paths: Iterable[str]) -> list[str]:
     return found
 
 
-def run_check(target: Target) -> int:
+def run_check(target: Target, as_json: bool = False) -> int:
     """`install --check`: every scope Claude Code reads for this folder, the handlers, the
     environment and a smoke run of each hook (engramory.install_check). 0 only when the
     guard acts."""
     from engramory import install_check
 
+    if as_json:
+        return install_check.run(scope=target.scope, as_json=True)
     out = sys.stdout.write
     if os.path.isfile(os.path.join(target.skill_dir, PLUGIN_MANIFEST)):
         out("  note: %s holds %s: Claude Code loads it as a plugin as well, so each hook would "

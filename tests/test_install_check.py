@@ -129,3 +129,9 @@ def test_json_output(h: Home, capsys: pytest.CaptureFixture[str]) -> None:
 )
 def test_matcher_semantics(matcher: Any, tool: str, runs: bool) -> None:
     assert install_check.matcher_selects(matcher, tool) is runs
+
+
+def test_json_by_the_cli(h: Home, capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    assert install.main(["--check", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["healthy"] is True
