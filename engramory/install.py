@@ -271,6 +271,7 @@ def install(target: Target, dry_run: bool = False, link: bool = False, interpret
     plan = plan_skill(target, source, files, link)
     old_manifest_path = target.manifest_path()
     old_manifest = read_manifest(old_manifest_path)
+    made_dirs = [d for d in (os.path.dirname(target.settings), target.skills) if not os.path.isdir(d)]
     portable = target.scope == "project"
     if portable and link:
         raise SettingsError(
@@ -341,7 +342,7 @@ def install(target: Target, dry_run: bool = False, link: bool = False, interpret
             claim["files"] = sorted(set(plan.files) | set(claim.get("files") or []))
             write_manifest(os.path.join(target.skill_dir, MANIFEST), claim)
         apply_skill(plan, target, source)
-        _record_install(target, plan, doc, created, old_manifest)
+        _record_install(target, plan, doc, created, old_manifest, made_dirs)
         broken = installer.bundle_problems(target.skill_dir, exe)
         if broken:
             raise WriteError(
@@ -370,7 +371,8 @@ def install(target: Target, dry_run: bool = False, link: bool = False, interpret
 
 
 def _record_install(
-    target: Target, plan: SkillPlan, doc: JsonDoc, created: list[str], old: dict[str, Any] | None
+    target: Target, plan: SkillPlan, doc: JsonDoc, created: list[str], old: dict[str, Any] | None,
+    made_dirs: Sequence[str] = (),
 ) -> None:
     """Write the manifest: the files we own and, per settings file, what install created, so
     uninstall gives back exactly what was there before. `old` is the manifest found before
@@ -389,6 +391,8 @@ def _record_install(
     record = manifest["settings"].get(target.settings)
     if not isinstance(record, dict):
         record = {"created_file": not doc.exists, "created": created}
+        if made_dirs:
+            record["created_dirs"] = list(made_dirs)  # folders install made: uninstall removes them when empty
     else:
         prior = [c for c in record.get("created", []) if isinstance(c, str)]
         record = dict(record, created=prior + [c for c in created if c not in prior])
@@ -471,6 +475,12 @@ def uninstall(target: Target, dry_run: bool = False) -> int:
 
     try:
         saved, leftovers = _apply_uninstall(target, change, skill_action, manifest, mpath)
+        made = record.get("created_dirs") if isinstance(record, dict) else None
+        for folder in sorted((d for d in made or [] if isinstance(d, str)), key=len, reverse=True):
+            try:
+                os.rmdir(folder)  # only when empty: install made it and nothing else is in it now
+            except OSError:
+                pass
     except OSError as exc:
         raise WriteError(
             "could not remove or write %s: %s; check the permissions, then run this again"
@@ -492,7 +502,16 @@ def _apply_uninstall(
     target: Target, change: Change, skill_action: str, manifest: dict[str, Any] | None, mpath: str
 ) -> tuple[str | None, list[str]]:
     dest = target.skill_dir
-    saved = apply_change(change)
+    if change.after is None and change.before is not None:
+        # A settings file install created that holds only our entries: nothing of the user's to
+        # back up, so no backup is left behind either.
+        if installer.read_regular(change.path) != change.before:
+            raise SettingsError("%s: changed on disk while this ran (another program wrote it); nothing "
+                                "was written to it: run this again" % change.path)
+        os.unlink(change.path)
+        saved = None
+    else:
+        saved = apply_change(change)
     leftovers: list[str] = []
     if skill_action == "unlink":
         os.unlink(dest)

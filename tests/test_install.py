@@ -654,3 +654,19 @@ def test_the_launcher_runs_the_real_script_with_its_file_name(tmp_path: Path) ->
                           input=json.dumps(payload).encode(), capture_output=True, timeout=30)
     assert proc.returncode == 0
     assert json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_uninstall_leaves_nothing_behind_in_an_empty_home(e: Env) -> None:
+    """No backup of a settings file install created, no folders install made."""
+    assert not e.config.exists()
+    assert install.main([]) == 0
+    assert install.uninstall_main([]) == 0
+    assert not e.config.exists()
+    assert install.main(["--scope", "project"]) == 0
+    assert install.uninstall_main(["--scope", "project"]) == 0
+    assert list(e.project.iterdir()) == []
+    # folders that were there before stay
+    (e.config / "skills").mkdir(parents=True)
+    assert install.main([]) == 0
+    assert install.uninstall_main([]) == 0
+    assert sorted(p.name for p in e.config.rglob("*")) == ["skills"]
