@@ -4,7 +4,7 @@
     python3 bench/bench_install.py [--runs N]
 
 1. The shell backstop as a whole process, the way Claude Code runs it after every Bash call
-   and now also on UserPromptSubmit / Stop (late writes, store config stamps), against the
+   and now also on UserPromptSubmit (late writes, store config stamps), against the
    bare interpreter start (`python3 -I -S -c pass`). Target: ratio <= 1.6 (the hook runtime
    alone, before these additions, measured 1.50 in the same conditions).
 2. Installing into a large settings file: the splicing editor (engramory.jsonedit: parse
