@@ -219,8 +219,7 @@ def load_state(path: str | None) -> dict[str, str]:
     if path is None:
         return {}
     try:
-        with open(path, "rb") as f:
-            raw = f.read(STATE_MAX_BYTES)
+        raw = config.read_bounded(path, STATE_MAX_BYTES)  # stat first: never blocks on a FIFO
     except OSError:
         return {}
     out: dict[str, str] = {}
@@ -279,11 +278,20 @@ def parse(raw: bytes) -> dict[str, Any] | None:
 
 def post_tool(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) -> str:
     """PostToolUse: "" unless an index changed since last seen and is now over its hard cap."""
+    messages = post_tool_messages(payload, env)
+    return render(POST_TOOL_USE, "\n\n".join(messages)) if messages else ""
+
+
+def post_tool_messages(
+    payload: Mapping[str, Any], env: Mapping[str, str] | None = None, indexes: list[str] | None = None
+) -> list[str]:
+    """One message per known index that changed since last seen and is now over its hard cap."""
     if env is None:
         env = os.environ
-    indexes = known_indexes(payload, env)
+    if indexes is None:
+        indexes = known_indexes(payload, env)
     if not indexes:
-        return ""
+        return []
     tool = payload.get("tool_name")
     reviewed = reconcile_stores(indexes, "after " + (tool[:80] if isinstance(tool, str) else "a tool"), False)
     spath = state_path(env, payload.get("session_id"))
@@ -291,7 +299,7 @@ def post_tool(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) 
     now = {p: signature(p) for p in indexes}
     changed = [p for p in indexes if state.get(p) != now[p]]
     if not changed:
-        return render(POST_TOOL_USE, " ".join(reviewed)) if reviewed else ""
+        return reviewed
     merged = dict(state)
     merged.update(now)
     save_state(spath, merged)
@@ -305,7 +313,7 @@ def post_tool(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) 
         if reading is not None and reading.status == OVER:
             messages.append(over_message(reading, tool[:80]))
     messages.extend(reviewed)
-    return render(POST_TOOL_USE, "\n\n".join(messages)) if messages else ""
+    return messages
 
 
 # The doctor's own size findings repeat what the notice already says; git is a subprocess.
@@ -436,13 +444,15 @@ TAG = "engramory backstop hook"
 def post_tool_respond(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str, str, int]:
     """PostToolUse: stdin bytes -> (stdout, stderr, exit), for engramory.hookrun."""
     payload = parse(raw)
-    return (post_tool(payload, env) if payload is not None else ""), "", 0
+    # after_tool_or_late: PostToolUse, or the late re-check on UserPromptSubmit (below)
+    return (after_tool_or_late(payload, env) if payload is not None else ""), "", 0
 
 
 def session_start_respond(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str, str, int]:
     """SessionStart: stdin bytes -> (stdout, stderr, exit), for engramory.hookrun."""
     payload = parse(raw)
-    return (session_start(payload, env) if payload is not None else ""), "", 0
+    # session_start_and_seed: also the first stamps of the store configs (below)
+    return (session_start_and_seed(payload, env) if payload is not None else ""), "", 0
 
 
 def post_tool_main(argv: Sequence[str] | None = None) -> int:
@@ -455,3 +465,98 @@ def session_start_main(argv: Sequence[str] | None = None) -> int:
     from engramory.hookrun import run
 
     return run("engramory.backstop", "session_start_respond", "engramory SessionStart hook")
+
+
+# -- late writes and the store config (install branch, issue 10) ----------------------------
+#
+# Measured on Claude Code 2.1.332: a Bash call with run_in_background (and a Monitor command)
+# fires PostToolUse when it is launched, before it writes. When it finishes, the CLI hands the
+# model a task notification, and UserPromptSubmit fires for it (Stop also fires, at the end of
+# every turn, but its output reaches the model only by blocking the stop). The same entry
+# script is wired to UserPromptSubmit and re-checks the known indexes by their size:mtime
+# stamps (one stat each), so a late write is reported on the next event the host fires.
+# The store config beside each index is watched the same way: a shell command that changes
+# it is reported, since it decides what the guard enforces.
+
+USER_PROMPT_SUBMIT = "UserPromptSubmit"
+LATE_EVENTS = (USER_PROMPT_SUBMIT,)
+
+
+def after_tool_or_late(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) -> str:
+    """The PostToolUse entry script's handler: PostToolUse, or a late re-check when wired to
+    UserPromptSubmit. Store config changes are reported on both."""
+    event = payload.get("hook_event_name")
+    if event in LATE_EVENTS:
+        return late_check(payload, env)
+    if env is None:
+        env = os.environ
+    indexes = known_indexes(payload, env)
+    messages = post_tool_messages(payload, env, indexes)
+    tool = payload.get("tool_name")
+    when = "after this %s call" % (tool if isinstance(tool, str) else "tool")[:80]
+    messages.extend(config_messages(payload, env, when, indexes))
+    return render(POST_TOOL_USE, "\n\n".join(messages)) if messages else ""
+
+
+def late_check(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) -> str:
+    """UserPromptSubmit: report an index that grew over its hard cap (or a store config that
+    changed) since the last hook looked, e.g. by a background command."""
+    if env is None:
+        env = os.environ
+    indexes = known_indexes(payload, env)
+    late = "since the last check (a background command, another program or an edit changed it)"
+    messages = [
+        m.replace("after this tool call", late, 1)
+        for m in post_tool_messages(dict(payload, tool_name="tool"), env, indexes)
+    ]
+    messages.extend(config_messages(payload, env, late, indexes))
+    if not messages:
+        return ""
+    return render(USER_PROMPT_SUBMIT, "\n\n".join(messages))
+
+
+def config_paths(indexes: Sequence[str]) -> list[str]:
+    out = []
+    for index in indexes:
+        p = os.path.join(os.path.dirname(index), config.CONFIG_NAME)
+        if p not in out:
+            out.append(p)
+    return out
+
+
+def config_messages(
+    payload: Mapping[str, Any], env: Mapping[str, str] | None, when: str, indexes: list[str] | None = None
+) -> list[str]:
+    """One message per store config (beside a known index) that appeared, changed or went
+    since the last look. The first look of a session only records the stamps."""
+    if env is None:
+        env = os.environ
+    paths = config_paths(known_indexes(payload, env) if indexes is None else indexes)
+    if not paths:
+        return []
+    spath = state_path(env, payload.get("session_id"))
+    spath = spath[: -len(".state")] + ".config.state" if spath else None
+    state = load_state(spath)
+    now = {p: signature(p) for p in paths}
+    changed = [p for p in paths if p in state and state[p] != now[p]]
+    if any(state.get(p) != now[p] for p in paths):
+        merged = dict(state)
+        merged.update(now)
+        save_state(spath, merged)
+    out = []
+    for p in changed:
+        what = "was removed" if now[p] == "-" else ("was created" if state[p] == "-" else "changed")
+        out.append(
+            "engramory: %s, the store config %s %s. It sets the caps and the readOnly rules the guard "
+            "enforces, and it is the user's to change, not the agent's: if a command of yours did this, "
+            "put the file back as it was and tell the user; if the user asked for it, tell them what "
+            "changed." % (when, p, what)
+        )
+    return out
+
+
+def session_start_and_seed(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) -> str:
+    """SessionStart, plus the first stamps of the store configs (nothing is reported at start:
+    there is no earlier state to compare with)."""
+    config_messages(payload, env, "")
+    return session_start(payload, env)

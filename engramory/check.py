@@ -13,7 +13,7 @@ import os
 import sys
 
 from engramory.cliutil import EX_NOINPUT, Parser
-from engramory.config import caps_for
+from engramory.config import caps_for, window_problems
 from engramory.excerpt import quote
 from engramory.guard import READ_LIMIT
 from engramory.size import OK, OVER, WARN, count_lines, lines_outside_window, verdict
@@ -57,9 +57,12 @@ def check_file(path: str, env: Mapping[str, str] | None = None) -> dict[str, Any
             if len(outside) == 5:
                 break
             outside.append({"line": number, "text": quote(text)})
+    status = verdict(lines, nbytes, caps)
+    if status == OK and window_problems(caps):  # a cap above the window no longer protects (config.py)
+        status = WARN
     return {
         "path": path,
-        "status": verdict(lines, nbytes, caps),
+        "status": status,
         "lines": lines,
         "bytes": nbytes,
         "caps": caps.as_dict(),

@@ -57,6 +57,7 @@ MAX_PER_NOTE = 10  # findings of one code in one note; past this the note is one
 CODES: dict[str, tuple[str, bool, str]] = {
     # the store as a whole
     "config-invalid": (ERROR, False, "the store config .engramory.json has unknown keys or invalid values"),
+    "config-above-window": (ERROR, False, "a hard cap (.engramory.json or ENGRAMORY_HARD*) is above what the host loads"),
     "store-in-git": (ERROR, False, "the store is inside a git work tree that does not ignore it"),
     "store-split": (WARNING, False, "one project's memory lies in two folders (two spellings of its path); --all only"),
     "dir-unlistable": (ERROR, True, "a folder under ROOT cannot be listed"),
@@ -1130,10 +1131,18 @@ def check_recall(st: Store, ctx: Context) -> Iterator[Finding]:
                       "indexed only past the %s lines the host loads, and not among the %d newest notes its "
                       "selector is offered: no session can recall it; compact the index"
                       % (_n(window), store_mod.HOST_CANDIDATES))
+# -- the config protects itself (install branch, issue 10; the rule is config.window_problems) --
+
+def check_config_window(st: Store, ctx: Context) -> Iterator[Finding]:
+    if st.caps is None:
+        return
+    for message in config.window_problems(st.caps, st.config):
+        key = "hardLines" if " lines is above" in message else "hardBytes"
+        yield Finding("config-above-window", config.CONFIG_NAME, st.config.line_of.get(key, 0), message)
 
 
 CHECKS: tuple[Callable[[Store, Context], Iterable[Finding]], ...] = (
-    check_config, check_git, check_walk, check_index, check_pointers, check_graph, check_slugs,
+    check_config, check_config_window, check_git, check_walk, check_index, check_pointers, check_graph, check_slugs,
     check_files, check_frontmatter, check_labels_and_dates, check_content, check_duplicates,
     check_descriptions, check_recall,
 )

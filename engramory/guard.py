@@ -140,7 +140,7 @@ def _caps_in_force(
             if value is not None:
                 setattr(base, attr, value)
     settings.caps = base
-    caps, notes = config.in_force(settings, store)
+    caps, notes = config.in_force(settings, store, window)
     return caps, notes, store
 
 
@@ -158,8 +158,13 @@ def _prelude(
     """(a read-only deny, caps, notes, window) for a change to `path`; caps None: not an
     index, nothing more to decide."""
     environ = scope.environ() if env is None else env
-    settings = config.from_env(environ)
     win = window or STANDARD
+    # The store config protects itself: decided in config.protect_config (install branch).
+    if config.is_config_path(path):
+        reason = config.protect_config(path)
+        if reason is not None:
+            return Decision(DENY, reason, path), None, [], win
+    settings = config.from_env(environ)
     if not is_index(path, settings):
         root = scope.store_root_for(path, settings.index_paths)
         if root is None:

@@ -147,9 +147,9 @@ def test_fixture_store_findings(name, tmp_path):
 def test_every_code_is_exercised_by_a_fixture_or_a_test():
     fired = {code for expected in EXPECTED.values() for code, _, _ in expected}
     # the rest need a live condition built at test time (git, permissions, bytes, symlinks)
-    built = {"secret", "store-in-git", "dir-unlistable", "file-unreadable", "file-not-utf8", "not-a-file",
-             "symlink-escape", "index-parse-limit", "description-weak", "recall-fm-unread", "recall-unreachable",
-             "store-split"}  # tests/test_doctor_gaps.py builds the recall and --all ones
+    built = {"config-above-window", "secret", "store-in-git", "dir-unlistable", "file-unreadable", "file-not-utf8",
+             "not-a-file", "symlink-escape", "index-parse-limit", "description-weak", "recall-fm-unread",
+             "recall-unreachable", "store-split"}  # tests/test_doctor_gaps.py builds the recall and --all ones
     assert fired | built == set(CODES)
 
 
