@@ -488,7 +488,8 @@ def _lenient(store: Store, raw: bytes) -> str:
 
 def _parse_pointers(store: Store, text: str) -> None:
     assert store.caps is not None
-    max_lines = PARSE_FACTOR * store.caps.hard_lines
+    # a cap can be absurdly high (a config may say 10**30): the text itself bounds the lines
+    max_lines = min(PARSE_FACTOR * store.caps.hard_lines, text.count("\n") + 1)
     max_chars = PARSE_FACTOR * store.caps.hard_bytes
     heading: str | None = None
     in_fence = False
