@@ -280,9 +280,12 @@ def _comment_blocks(text: str) -> "list[tuple[int, int, str]]":
                 pos = stop
                 prev_html = False
                 continue
-        prev_html = line.startswith("<") and bool(line.strip())
+        # An HTML block (a line opening with "<") runs to the next blank line, and a
+        # comment inside it stays: the block's text does not start with "<!--".
         if not line.strip(JS_SPACE):
             prev_html = False
+        elif line.startswith("<"):
+            prev_html = True
         pos = end + 1
     return out
 
