@@ -27,7 +27,7 @@ from engramory.automemory import (  # noqa: F401 - part of this module's interfa
     project_candidates,
     sanitize_project_path,
 )
-from engramory.size import OK, OVER, Caps, count_lines, verdict
+from engramory.size import OK, OVER
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -37,8 +37,6 @@ if TYPE_CHECKING:
 POST_TOOL_USE = "PostToolUse"
 SESSION_START = "SessionStart"
 STDIN_LIMIT = 64 << 20
-READ_LIMIT = 64 << 20  # same as the guard's: past this an index is judged by its size alone
-SHOW_OUTSIDE = 3
 STATE_MAX_BYTES = 1 << 16
 STATE_MAX_AGE = 7 * 24 * 3600  # state files of sessions idle this long are pruned at start
 
@@ -60,79 +58,31 @@ def known_indexes(payload: Mapping[str, Any], env: Mapping[str, str] | None = No
     return out
 
 
-# -- measuring ---------------------------------------------------------------------------
+# -- measuring (engramory.describe: the one reader and describer) ------------------------
 
-
-class Reading:
-    """One index as found on disk now."""
-
-    __slots__ = ("path", "status", "lines", "nbytes", "caps", "outside", "more", "notes")
-
-    def __init__(self, path: str, lines: int | None, nbytes: int, caps: Caps, notes: list[str]) -> None:
-        self.path = path
-        self.lines = lines
-        self.nbytes = nbytes
-        self.caps = caps
-        self.status = verdict(lines, nbytes, caps)
-        self.outside: list[str] = []
-        self.more = 0
-        self.notes = notes
+from engramory.describe import Reading, caps_text, outside_text, size_text  # noqa: E402
 
 
 def read_index(path: str, env: Mapping[str, str]) -> Reading | None:
-    """Measure one index; None when it does not exist or is not a readable regular file."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    if not os.path.isfile(path):
-        return None
-    caps, notes = config.caps_for(path, env)
-    if st.st_size > READ_LIMIT:
-        return Reading(path, None, st.st_size, caps, notes)
-    try:
-        with open(path, "rb") as f:
-            data = f.read(READ_LIMIT + 1)
-    except OSError:
-        return None
-    reading = Reading(path, count_lines(data), len(data), caps, notes)
-    if reading.status == OVER:
-        from engramory.excerpt import quote
-        from engramory.size import lines_outside_window
+    """Measure one index as Claude Code counts it; None when it does not exist or is not a
+    readable regular file."""
+    from engramory.describe import read_index as _read
 
-        for number, line in lines_outside_window(data, caps):
-            if len(reading.outside) < SHOW_OUTSIDE:
-                reading.outside.append("line %d %s" % (number, quote(line)))
-            else:
-                reading.more += 1
-    return reading
-
-
-def _n(value: int) -> str:
-    return "{:,}".format(value)
-
-
-def _size_text(r: Reading) -> str:
-    lines = "an unread number of lines" if r.lines is None else "%s lines" % _n(r.lines)
-    return "%s and %s bytes" % (lines, _n(r.nbytes))
+    return _read(path, env)
 
 
 def over_message(r: Reading, tool: str) -> str:
     """What PostToolUse tells the model about an index over its hard cap."""
     from engramory.guard import COMPACT_STEPS
 
-    c = r.caps
     text = (
         "engramory: after this %s call, the memory index %s is over its hard cap: %s "
-        "(hard cap %s lines / %s bytes). The host loads only the first %s lines and %s bytes "
-        "of it, so what lies past that is never recalled"
-        % (tool or "tool", r.path, _size_text(r), _n(c.hard_lines), _n(c.hard_bytes),
-           _n(c.hard_lines), _n(c.hard_bytes))
+        "(%s). The host loads only %s of it, so what lies past that is never recalled"
+        % (tool or "tool", r.path, size_text(r), caps_text(r.caps, r.unit), r.window.describe())
     )
-    if r.outside:
-        text += "; now outside the window: %s%s" % (
-            "; ".join(r.outside), " and %s more" % _n(r.more) if r.more else "",
-        )
+    outside = outside_text(r, 80)
+    if outside:
+        text += "; now outside the window: %s" % outside
     text += ". Compact it now, using Edit/Write on the index rather than shell commands (the guard checks those). " + COMPACT_STEPS
     if r.notes:
         text += " " + " ".join(r.notes)
@@ -141,17 +91,19 @@ def over_message(r: Reading, tool: str) -> str:
 
 def start_line(r: Reading) -> str:
     """One line of the SessionStart notice for an index past its warn or hard cap."""
-    c = r.caps
     if r.status == OVER:
+        lost = outside_text(r, 80)
         return (
-            "the memory index %s is over its hard cap: %s (hard cap %s lines / %s bytes), so "
-            "its last entries were not loaded; compact it first (pointer-ify long lines, merge "
-            "duplicates, archive cold notes)." % (r.path, _size_text(r), _n(c.hard_lines), _n(c.hard_bytes))
+            "the memory index %s is over its hard cap: %s (%s), so %s; compact it first "
+            "(pointer-ify long lines, merge duplicates, archive cold notes)."
+            % (
+                r.path, size_text(r), caps_text(r.caps, r.unit),
+                ("these entries were not loaded: %s" % lost) if lost else "it is past what the guard allows",
+            )
         )
     return (
-        "the memory index %s is past its warn cap: %s (warn %s lines / %s bytes, hard %s / %s); "
-        "plan a compaction pass before adding much more."
-        % (r.path, _size_text(r), _n(c.warn_lines), _n(c.warn_bytes), _n(c.hard_lines), _n(c.hard_bytes))
+        "the memory index %s is past its warn cap: %s (%s); plan a compaction pass before adding much more."
+        % (r.path, size_text(r), caps_text(r.caps, r.unit, warn=True))
     )
 
 

@@ -464,12 +464,16 @@ def _deny_message(
         )
     else:
         parts.append("be %s %s (now %s, hard cap %s)" % (_n(a[1]), unit, _n(b[1]), _n(caps.hard_bytes)))
-    outside, more = outside_text(after, window)
+    enforced = window.within(caps)
+    outside, more = outside_text(after, enforced)
     lost = ""
     if outside:
         lost = (
-            " The host loads only %s of the index, so these entries would never be recalled: %s%s."
-            % (window.describe(), "; ".join(outside), " and %s more" % _n(more) if more else "")
+            " The host loads only %s of the index%s, so these entries would never be recalled: %s%s."
+            % (
+                window.describe(), "" if enforced is window else " and the caps in force allow less",
+                "; ".join(outside), " and %s more" % _n(more) if more else "",
+            )
         )
     return "engramory blocked this %s: %s would %s.%s %s" % (
         tool or "edit", path, " and ".join(parts), lost, COMPACT_STEPS,

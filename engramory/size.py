@@ -382,6 +382,16 @@ class Window:
             w.tail = (self.tail or 0) * size // self.size
         return w
 
+    def within(self, caps: "Caps") -> "Window":
+        """The window as the guard enforces it: each of the host's limits, or the caps' hard
+        limit where that is stricter. A limit the host does not have stays absent (a host
+        that loads the whole file loses nothing, whatever the caps)."""
+        lines = None if self.lines is None else min(self.lines, caps.hard_lines)
+        size = None if self.size is None else min(self.size, caps.hard_bytes)
+        if lines == self.lines and size == self.size:
+            return self
+        return self.limited(lines, size)
+
     def caps(self) -> "Caps":
         """The default caps for an index this host loads: hard = the window's limits (the
         standard 200 lines / 25,000 where the host has none), warn = 3/4 of the lines and

@@ -194,7 +194,7 @@ def test_post_tool_reports_over_cap_once_per_change(s: Session) -> None:
     context = context_of(run(POST, s.post_payload(), env).stdout, "PostToolUse")
     assert context is not None
     assert str(s.index) in context
-    assert "250 lines" in context and "hard cap 200 lines / 25,000 bytes" in context
+    assert "250 lines" in context and "hard cap 200 lines / 25,000 UTF-16 units" in context
     assert 'line 201 "- [note 200](note-200.md) - hook 200"' in context and "and 47 more" in context
     assert "Compact it now" in context
     # Nothing changed: silent, however many shell calls follow.
@@ -219,7 +219,7 @@ def test_post_tool_bytes_over_cap(s: Session) -> None:
     context = backstop.post_tool(s.post_payload(tool="mcp__fs__write_file"), s.env())
     got = context_of(context, "PostToolUse")
     assert got is not None
-    assert "100 lines and 30,100 bytes" in got and "mcp__fs__write_file" in got
+    assert "100 lines and 30,099 UTF-16 units" in got and "mcp__fs__write_file" in got
     assert "line 84 " in got  # the byte window ends inside line 84's neighbourhood
 
 
@@ -230,7 +230,8 @@ def test_post_tool_reports_env_index_and_store_caps(s: Session, tmp_path: Path) 
     index = store / "MEMORY.md"
     index.write_text(index_text(12))
     got = context_of(backstop.post_tool(s.post_payload(), s.env(ENGRAMORY_INDEX_PATH=str(index))), "PostToolUse")
-    assert got is not None and "12 lines" in got and "hard cap 10 lines" in got and "line 11 " in got
+    assert got is not None and "12 lines" in got and "hard cap 10 lines" in got
+    assert "line 11 " in got  # past the store's stricter cap
 
 
 def test_post_tool_quotes_hostile_lines(s: Session) -> None:
@@ -289,7 +290,7 @@ def test_session_start_over_and_then_post_tool_is_quiet(s: Session) -> None:
     context = context_of(run(START, s.start_payload(), env).stdout, "SessionStart")
     assert context is not None
     assert context.startswith("engramory: ") and str(s.index) in context
-    assert "over its hard cap: 230 lines" in context and "hard cap 200 lines / 25,000 bytes" in context
+    assert "over its hard cap: 230 lines" in context and "hard cap 200 lines / 25,000 UTF-16 units" in context
     assert len(context) < 600  # one short notice
     # Already said at the start: the first shell call of the session adds nothing.
     assert run(POST, s.post_payload("ls"), env).stdout == b""
@@ -298,7 +299,7 @@ def test_session_start_over_and_then_post_tool_is_quiet(s: Session) -> None:
 def test_session_start_warn_zone(s: Session) -> None:
     s.index.write_text(healthy_store(s.memory, 160))
     context = context_of(run(START, s.start_payload("resume"), s.env()).stdout, "SessionStart")
-    assert context is not None and "past its warn cap: 160 lines" in context and "warn 150 lines / 20,000 bytes" in context
+    assert context is not None and "past its warn cap: 160 lines" in context and "warn 150 lines / 20,000 UTF-16 units" in context
 
 
 def test_session_start_silent_when_fine(s: Session) -> None:
