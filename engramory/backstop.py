@@ -326,12 +326,12 @@ def session_start_respond(raw: bytes, env: Mapping[str, str] | None = None) -> t
 
 
 def post_tool_main(argv: Sequence[str] | None = None) -> int:
-    from engramory.hookrun import run
+    from engramory.hosts import run
 
     return run("engramory.backstop", "post_tool_respond", "engramory PostToolUse hook")
 
 
 def session_start_main(argv: Sequence[str] | None = None) -> int:
-    from engramory.hookrun import run
+    from engramory.hosts import run
 
     return run("engramory.backstop", "session_start_respond", "engramory SessionStart hook")

@@ -126,13 +126,20 @@ def units_of(data: bytes, unit: str) -> int:
     return text_units(data.decode("utf-8", "replace"), unit)
 
 
+def _astral(utf8: bytes) -> int:
+    """Characters past U+FFFF in UTF-8 bytes: their lead bytes are 0xF0-0xF4."""
+    return len(utf8) - len(utf8.translate(None, b"\xf0\xf1\xf2\xf3\xf4"))
+
+
 def text_units(text: str, unit: str) -> int:
-    """The size of `text` in `unit` (BYTES: its UTF-8 encoding, lone surrogates as U+FFFD)."""
+    """The size of `text` in `unit` (BYTES: its UTF-8 encoding, lone surrogates as U+FFFD).
+    No codec beyond UTF-8 is used: the utf-16 codec module costs the hook an import."""
     if unit == CHARS or text.isascii():
         return len(text)
+    utf8 = text.encode("utf-8", "replace")
     if unit == UTF16:
-        return len(text.encode("utf-16-le", "surrogatepass")) >> 1
-    return len(text.encode("utf-8", "replace"))
+        return len(text) + _astral(utf8)
+    return len(utf8)
 
 
 def _cut_units(text: str, n: int, unit: str) -> int:
@@ -192,27 +199,41 @@ class Layout:
     def whole(self) -> bool:
         return self.head_end >= len(self.text)
 
-    def entries(self) -> "Iterator[tuple[int, str, bool]]":
-        """(file line number, stripped text, loaded) for each non-blank counted line; a line
-        the cut runs through counts as not loaded (the host shows only part of it)."""
-        pos = 0
+    def entries(self, start: int = 0) -> "Iterator[tuple[int, str, bool]]":
+        """(file line number, stripped text, loaded) for each non-blank counted line from
+        the line holding position `start` on; a line the cut runs through counts as not
+        loaded (the host shows only part of it)."""
         text = self.text
         n = len(text)
+        pos = text.rfind("\n", 0, start) + 1 if start else 0
+        number = self.origin(pos)
+        src_at = self._src_index(pos)
         while pos <= n:
             end = text.find("\n", pos)
             if end < 0:
                 end = n
             line = text[pos:end].strip(JS_SPACE)
             if line:
+                here = self._src_index(pos)
+                number += self._source.count("\n", src_at, here)
+                src_at = here
                 loaded = end <= self.head_end or pos >= self.tail_start
-                yield self.origin(pos), line, loaded
+                yield number, line, loaded
             pos = end + 1
+
+    def _src_index(self, i: int) -> int:
+        seg_text, seg_src = 0, 0
+        for t, s in self._segments:
+            if t > i:
+                break
+            seg_text, seg_src = t, s
+        return seg_src + (i - seg_text)
 
     def outside(self) -> "Iterator[tuple[int, str]]":
         """(file line number, stripped text) of each entry the host does not load in full."""
         if self.whole:
             return
-        for number, line, loaded in self.entries():
+        for number, line, loaded in self.entries(self.head_end):
             if not loaded:
                 yield number, line
 

@@ -137,6 +137,6 @@ def _handle_payload(payload: "dict[str, Any] | None", env: "Mapping[str, str] | 
 
 def main(argv: "list[str] | None" = None) -> int:
     """The PreToolUse hook process (engramory.hookrun: bounded stdin, fail open)."""
-    from engramory.hookrun import run
+    from engramory.hosts import run
 
     return run(NAME)

@@ -248,6 +248,6 @@ def respond(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str, str,
 def main(argv: list[str] | None = None) -> int:
     """The preToolUse hook process (engramory.hookrun: bounded stdin, `{}` and exit 0 on
     any failure of ours)."""
-    from engramory.hookrun import run
+    from engramory.hosts import run
 
     return run(NAME)

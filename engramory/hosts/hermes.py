@@ -803,7 +803,7 @@ def handle_shell(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str,
 def main(argv: list[str] | None = None) -> int:
     """The shell hook (engramory.hookrun): always exit 0; a block is printed, an allow
     prints nothing."""
-    from engramory.hookrun import run
+    from engramory.hosts import run
 
     return run(NAME)
 
