@@ -18,9 +18,9 @@ Imports only what the interpreter has already loaded, plus our own modules: hot 
 
 from __future__ import annotations
 
-import os
+import sys
 
-from engramory import config, jsonlite
+from engramory import config, jsonlite, scope
 from engramory.automemory import (  # noqa: F401 - part of this module's interface
     auto_memory_index,
     claude_config_dir,
@@ -45,7 +45,7 @@ def known_indexes(payload: Mapping[str, Any], env: Mapping[str, str] | None = No
     """Every index this session is known to use: ENGRAMORY_INDEX_PATH entries, then the
     auto-memory index of each project candidate. Paths may not exist."""
     if env is None:
-        env = os.environ
+        env = scope.environ()
     out: list[str] = []
     settings = config.from_env(env)
     for p in settings.index_paths or ():
@@ -60,7 +60,8 @@ def known_indexes(payload: Mapping[str, Any], env: Mapping[str, str] | None = No
 
 # -- measuring (engramory.describe: the one reader and describer) ------------------------
 
-from engramory.describe import Reading, caps_text, outside_text, size_text  # noqa: E402
+if TYPE_CHECKING:
+    from engramory.describe import Reading
 
 
 def read_index(path: str, env: Mapping[str, str]) -> Reading | None:
@@ -73,6 +74,7 @@ def read_index(path: str, env: Mapping[str, str]) -> Reading | None:
 
 def over_message(r: Reading, tool: str) -> str:
     """What PostToolUse tells the model about an index over its hard cap."""
+    from engramory.describe import caps_text, outside_text, size_text
     from engramory.guard import COMPACT_STEPS
 
     text = (
@@ -91,6 +93,8 @@ def over_message(r: Reading, tool: str) -> str:
 
 def start_line(r: Reading) -> str:
     """One line of the SessionStart notice for an index past its warn or hard cap."""
+    from engramory.describe import caps_text, outside_text, size_text
+
     if r.status == OVER:
         lost = outside_text(r, 80)
         return (
@@ -114,21 +118,23 @@ def state_dir(env: Mapping[str, str]) -> str | None:
     """Where per-session state lives: the plugin's data folder when run as a plugin, else a
     private folder of this user under the system temp dir. None when neither is usable."""
     plugin_data = env.get("CLAUDE_PLUGIN_DATA", "").strip()
-    if plugin_data and os.path.isabs(plugin_data):
-        return os.path.join(plugin_data, "backstop")
+    if plugin_data and scope.isabs(plugin_data):
+        return scope.join(plugin_data, "backstop")
     # tempfile.gettempdir() imports random and friends: read the usual variables instead.
     tmp = env.get("TMPDIR") or env.get("TEMP") or env.get("TMP")
     if not tmp:
-        tmp = "/tmp" if os.name != "nt" else None
+        tmp = "/tmp" if sys.platform != "win32" else None
     if not tmp:
         return None
-    uid = getattr(os, "getuid", lambda: None)()
-    return os.path.join(tmp, "engramory-backstop-%s" % (uid if uid is not None else "user"))
+    uid = scope.getuid()
+    return scope.join(tmp, "engramory-backstop-%s" % (uid if uid is not None else "user"))
 
 
 def _private_dir(path: str) -> bool:
     """Create `path` for this user only; refuse one that another user owns or that is a
     link, since a shared temp dir is writable by everyone."""
+    import os
+
     try:
         os.makedirs(path, mode=0o700, exist_ok=True)
         st = os.lstat(path)
@@ -152,14 +158,14 @@ def state_path(env: Mapping[str, str], session_id: object) -> str | None:
     folder = state_dir(env)
     if folder is None:
         return None
-    return os.path.join(folder, "%s.state" % _session_key(session_id))
+    return scope.join(folder, "%s.state" % _session_key(session_id))
 
 
 def signature(path: str) -> str:
     """size:mtime_ns of `path`, or "-" when it is missing: a change means "look again"."""
     try:
-        st = os.stat(path)
-    except OSError:
+        st = scope.stat(path)
+    except (OSError, ValueError):
         return "-"
     return "%d:%d" % (st.st_size, st.st_mtime_ns)
 
@@ -182,7 +188,7 @@ def load_state(path: str | None) -> dict[str, str]:
 
 
 def save_state(path: str | None, state: Mapping[str, str]) -> None:
-    if path is None or not _private_dir(os.path.dirname(path)):
+    if path is None or not _private_dir(scope.dirname(path)):
         return
     from engramory.fsutil import write_atomic
 
@@ -197,6 +203,8 @@ def prune_state(folder: str | None, now: float) -> None:
     """Drop state files of sessions idle for a week, so the folder does not grow forever."""
     if folder is None:
         return
+    import os
+
     try:
         names = os.listdir(folder)
     except OSError:
@@ -230,7 +238,7 @@ def parse(raw: bytes) -> dict[str, Any] | None:
 def post_tool(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) -> str:
     """PostToolUse: "" unless an index changed since last seen and is now over its hard cap."""
     if env is None:
-        env = os.environ
+        env = scope.environ()
     indexes = known_indexes(payload, env)
     if not indexes:
         return ""
@@ -284,13 +292,13 @@ def session_start(payload: Mapping[str, Any], env: Mapping[str, str] | None = No
     store has doctor errors); "" otherwise. Also seeds the PostToolUse state, so a state that
     was already reported here is not reported again after the first shell command."""
     if env is None:
-        env = os.environ
+        env = scope.environ()
     indexes = known_indexes(payload, env)
     spath = state_path(env, payload.get("session_id"))
     if spath is not None:
         import time
 
-        prune_state(os.path.dirname(spath), time.time())
+        prune_state(scope.dirname(spath), time.time())
     save_state(spath, {p: signature(p) for p in indexes})
     lines = []
     for p in indexes:
@@ -299,7 +307,7 @@ def session_start(payload: Mapping[str, Any], env: Mapping[str, str] | None = No
             continue
         if reading.status != OK:
             lines.append(start_line(reading))
-        doctor = doctor_line(os.path.dirname(p), env)
+        doctor = doctor_line(scope.dirname(p), env)
         if doctor:
             lines.append(doctor)
     if not lines:
@@ -313,9 +321,110 @@ def session_start(payload: Mapping[str, Any], env: Mapping[str, str] | None = No
 TAG = "engramory backstop hook"
 
 
+# -- reading only the fields the backstop needs (registry, issue 9) --------------------------
+#
+# A PostToolUse payload carries the tool's whole output (`tool_response`), megabytes after a
+# verbose command, yet the backstop needs four short fields that Claude Code sends before it.
+# `top_fields` reads the top-level object key by key, jumps over values it does not need with
+# bytes.find (strings) and bracket counting (containers), and stops once the fields it needs
+# are found: the cost is flat in the size of the output. Anything it cannot read this way
+# falls back to the full parser.
+
+NEEDED = ("session_id", "cwd", "tool_name", "hook_event_name")
+WANTED = frozenset(NEEDED + ("stop_hook_active", "source", "transcript_path"))
+_WS = b" \t\r\n"
+
+
+def _skip_ws(raw: bytes, i: int) -> int:
+    n = len(raw)
+    while i < n and raw[i] in _WS:
+        i += 1
+    return i
+
+
+def _string_end(raw: bytes, i: int) -> int:
+    """Index just past the JSON string that opens at `i`."""
+    j = i + 1
+    while True:
+        k = raw.find(b'"', j)
+        if k < 0:
+            raise ValueError("unterminated string")
+        b = k - 1
+        while raw[b] == 0x5C:  # backslash: count the run before the quote
+            b -= 1
+        if (k - 1 - b) % 2 == 0:
+            return k + 1
+        j = k + 1
+
+
+def _value_end(raw: bytes, i: int) -> int:
+    c = raw[i]
+    if c == 0x22:
+        return _string_end(raw, i)
+    if c in b"{[":
+        depth = 0
+        n = len(raw)
+        while i < n:
+            c = raw[i]
+            if c == 0x22:
+                i = _string_end(raw, i)
+                continue
+            if c in b"{[":
+                depth += 1
+            elif c in b"}]":
+                depth -= 1
+                if depth == 0:
+                    return i + 1
+            i += 1
+        raise ValueError("unterminated container")
+    j = i
+    n = len(raw)
+    while j < n and raw[j] not in b",}] \t\r\n":
+        j += 1
+    return j
+
+
+def top_fields(raw: bytes, wanted: frozenset[str] = WANTED, needed: Sequence[str] = NEEDED) -> dict[str, Any] | None:
+    """The `wanted` top-level fields of a JSON object payload, read without parsing the
+    rest; None when `raw` is not a JSON object. Stops once every `needed` field is found."""
+    try:
+        body = raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw
+        i = _skip_ws(body, 0)
+        if i >= len(body) or body[i] != 0x7B:
+            return parse(raw)
+        out: dict[str, Any] = {}
+        i = _skip_ws(body, i + 1)
+        if body[i] == 0x7D:
+            return out
+        while True:
+            if body[i] != 0x22:
+                raise ValueError("key expected")
+            end = _string_end(body, i)
+            key = jsonlite.loads(body[i:end].decode("utf-8", "replace"))
+            i = _skip_ws(body, end)
+            if body[i] != 0x3A:
+                raise ValueError("colon expected")
+            v = _skip_ws(body, i + 1)
+            e = _value_end(body, v)
+            if key in wanted:
+                out[key] = jsonlite.loads(body[v:e].decode("utf-8", "replace"))
+                if all(k in out for k in needed) and out.get("hook_event_name") != "Stop":
+                    return out
+            i = _skip_ws(body, e)
+            if body[i] == 0x2C:
+                i = _skip_ws(body, i + 1)
+                continue
+            if body[i] == 0x7D:
+                return out
+            raise ValueError("comma expected")
+    except (ValueError, IndexError):
+        return parse(raw)
+
+
 def post_tool_respond(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str, str, int]:
-    """PostToolUse: stdin bytes -> (stdout, stderr, exit), for engramory.hookrun."""
-    payload = parse(raw)
+    """PostToolUse: stdin bytes -> (stdout, stderr, exit), for engramory.hookrun. Reads only
+    the payload's top-level fields the backstop needs (top_fields)."""
+    payload = top_fields(raw)
     return (post_tool(payload, env) if payload is not None else ""), "", 0
 
 

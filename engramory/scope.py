@@ -37,6 +37,10 @@ if _posix is not None:
 
     stat = _posix.stat
     lstat = _posix.lstat
+
+    def getuid() -> "int | None":
+        return _posix.getuid()
+
     readlink = _posix.readlink
     getcwd = _posix.getcwd
 
@@ -207,6 +211,9 @@ else:  # pragma: no cover - exercised on Windows only
 
     def environ() -> "Mapping[str, str]":
         return os.environ
+
+    def getuid() -> "int | None":
+        return getattr(os, "getuid", lambda: None)()
 
     def is_regular(mode: int) -> bool:
         return mode & _S_IFMT == _S_IFREG

@@ -374,3 +374,40 @@ def test_entry_points_in_process(s: Session, monkeypatch: pytest.MonkeyPatch, ca
     assert backstop.post_tool_main() == 0
     captured = capsys.readouterr()
     assert captured.out == "" and "internal error, allowed: ZeroDivisionError" in captured.err
+
+
+# --- the payload is read flat in the size of the tool's output (registry, issue 9) ---------
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        {"session_id": "s", "cwd": "/p", "tool_name": "Bash", "hook_event_name": "PostToolUse",
+         "tool_response": {"stdout": 'a "quoted" \\\\ "x"\\\\' * 50, "stderr": "", "n": [1, 2, {"a": "}"}]}},
+        {"tool_response": {"stdout": "]]}}{{[[\"\\\"", "x": None}, "tool_name": "Bash", "cwd": "/p",
+         "session_id": "\u00e9\u2014", "hook_event_name": "PostToolUse"},
+        {"hook_event_name": "Stop", "session_id": "s", "cwd": "/p", "tool_name": "x", "stop_hook_active": True},
+        {"cwd": "/p", "n": -1.5e3, "t": True, "f": False, "z": None, "s": ""},
+        {},
+    ],
+)
+def test_top_fields_equal_the_full_parse(obj: dict[str, Any]) -> None:
+    for raw in (json.dumps(obj).encode(), json.dumps(obj, indent=2, ensure_ascii=False).encode(), b"\xef\xbb\xbf" + json.dumps(obj).encode()):
+        got = backstop.top_fields(raw)
+        want = {k: v for k, v in obj.items() if k in backstop.WANTED}
+        assert got is not None
+        if all(k in got for k in backstop.NEEDED) and got.get("hook_event_name") != "Stop":
+            assert got == {k: v for k, v in want.items() if k in got}
+        else:
+            assert got == want
+
+
+@pytest.mark.parametrize("raw", [b"", b"[]", b"null", b"{", b'{"a":', b'{"a" 1}', b'{"cwd": "x"', b"\xff\xfe{}"])
+def test_top_fields_of_bad_payloads_fall_back_to_the_parser(raw: bytes) -> None:
+    assert backstop.top_fields(raw) == backstop.parse(raw)
+
+
+def test_top_fields_stop_before_a_huge_tool_response() -> None:
+    head = b'{"session_id":"s","cwd":"/p","hook_event_name":"PostToolUse","tool_name":"Bash","tool_response":{"stdout":"'
+    raw = head + b"x" * 10_000_000  # never terminated: proves the output is never scanned
+    assert backstop.top_fields(raw) == {"session_id": "s", "cwd": "/p", "hook_event_name": "PostToolUse", "tool_name": "Bash"}
