@@ -22,7 +22,7 @@ and `os` is not imported (the guard's hot path): plain stats through engramory.s
 small read of a `.git` file and of each settings file.
 """
 
-from engramory import config, scope
+from engramory import scope
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -172,7 +172,7 @@ def auto_memory_index(project: str, env: "Mapping[str, str]") -> "str | None":
     """The index the host loads for `project`: `<autoMemoryDirectory>/<index name>` when that
     setting is in force, else `<config>/projects/<sanitized project>/memory/<index name>`;
     None when an explicit folder name (CLAUDE_CODE_PROJECT_DIR_NAME) is not a plain name."""
-    index_name = config.from_env(env).index_name
+    index_name = scope.index_name(env)[0]
     override, _ = configured_dir(project, env)
     if override:
         return scope.join(override, index_name)
