@@ -68,8 +68,9 @@ def read_index(path: str, env: Mapping[str, str]) -> Reading | None:
     """Measure one index as Claude Code counts it; None when it does not exist or is not a
     readable regular file."""
     from engramory.describe import read_index as _read
+    from engramory.guard import READ_LIMIT  # a hook: bounded like the guard
 
-    return _read(path, env)
+    return _read(path, env, limit=READ_LIMIT)
 
 
 def over_message(r: Reading, tool: str) -> str:

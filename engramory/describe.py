@@ -55,10 +55,11 @@ class Reading:
 
 def read_index(
     path: str, env: "Mapping[str, str] | None" = None, window: "Window | None" = None, show: int = SHOW_OUTSIDE,
-    strict: bool = False,
+    strict: bool = False, limit: int = READ_LIMIT,
 ) -> "Reading | None":
     """Measure one index; None when it does not exist or is not a readable regular file
-    (with `strict`, OSError instead, IsADirectoryError for a non-regular file)."""
+    (with `strict`, OSError instead, IsADirectoryError for a non-regular file). Past `limit`
+    bytes it is judged by its size on disk alone (hooks pass the guard's smaller limit)."""
     from engramory import guard
 
     win = window or default_window()
@@ -73,12 +74,12 @@ def read_index(
             raise
         return None
     caps, notes = guard.caps_for(path, env, win)
-    if st.st_size > READ_LIMIT:
+    if st.st_size > limit:
         units = st.st_size if win.unit == BYTES else st.st_size // 3
         return Reading(path, None, units, st.st_size, caps, notes, win)
     try:
         with open(path, "rb") as f:
-            data = f.read(READ_LIMIT + 1)
+            data = f.read(limit + 1)
     except OSError:
         if strict:
             raise

@@ -37,7 +37,11 @@ if TYPE_CHECKING:
 
 DENY = "deny"
 NUDGE = "nudge"
-READ_LIMIT = 64 << 20  # past this the index is not read: 2,500 times the byte cap
+# Past this the index is not read: an Edit is then judged from its payload (every Edit that
+# reaches PreToolUse is applied by Claude Code 2.1.332), a Write from its content. 1 MiB is
+# 40 times the size cap and reads, predicts and measures in about 30 ms; a 60 MB index used
+# to take 12.6 s, past the host's 10 s hook timeout (after which the host applies the edit).
+READ_LIMIT = 1 << 20
 SHOW_OUTSIDE = 3
 # Test-only: when set, every prediction for a guarded index is appended to this file as one
 # JSON line, so the end-to-end suite can compare it with the bytes the real host wrote.
@@ -301,9 +305,7 @@ def evaluate(
     if why or size_only is not None:
         return _judge_unread(req, environ, window, why, size_only)
     after = edits.predict(req, before)
-    trace = environ.get(TRACE_ENV)
-    if trace:
-        _trace(trace, req, after)
+    trace_prediction(req, after, environ)
     if after is None:
         return _judge_unpredicted(req, before, environ, window, "")
     return judge(req.path, before, after, environ, window, req.tool)
@@ -363,6 +365,14 @@ def _judge_unread(
     if req.kind == edits.DELETE:
         return None
     return _judge_unpredicted(req, None, env, window, why, before_size)
+def trace_prediction(req: "edits.Request", after: "bytes | None", env: "Mapping[str, str]") -> None:
+    """Test-only: append the prediction for a guarded index to $ENGRAMORY_TRACE_FILE (adapters
+    that predict their own bytes call this too, so the e2e suites can compare)."""
+    target = env.get(TRACE_ENV)
+    if target:
+        _trace(target, req, after)
+
+
 def _trace(target: str, req: "edits.Request", after: "bytes | None") -> None:
     from engramory import jsonlite
 
