@@ -422,26 +422,39 @@ def top_fields(raw: bytes, wanted: frozenset[str] = WANTED, needed: Sequence[str
         return parse(raw)
 
 
+def _respond_with(event: str, handler: Any) -> Any:
+    """stdin bytes -> (stdout, stderr, exit) for `handler(payload, env)`. A PostToolUse payload
+    is read flat (top_fields): only the fields the backstop needs, whatever the output size."""
+    reader = top_fields if event == POST_TOOL_USE else parse
+
+    def respond(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str, str, int]:
+        payload = reader(raw)
+        return (handler(payload, env) if payload is not None else ""), "", 0
+
+    return respond
+
+
 def post_tool_respond(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str, str, int]:
-    """PostToolUse: stdin bytes -> (stdout, stderr, exit), for engramory.hookrun. Reads only
-    the payload's top-level fields the backstop needs (top_fields)."""
-    payload = top_fields(raw)
-    return (post_tool(payload, env) if payload is not None else ""), "", 0
+    """PostToolUse: stdin bytes -> (stdout, stderr, exit)."""
+    return _respond_with(POST_TOOL_USE, post_tool)(raw, env)  # type: ignore[no-any-return]
 
 
 def session_start_respond(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str, str, int]:
-    """SessionStart: stdin bytes -> (stdout, stderr, exit), for engramory.hookrun."""
-    payload = parse(raw)
-    return (session_start(payload, env) if payload is not None else ""), "", 0
+    """SessionStart: stdin bytes -> (stdout, stderr, exit)."""
+    return _respond_with(SESSION_START, session_start)(raw, env)  # type: ignore[no-any-return]
+
+
+def _run(event: str, handler: Any) -> int:
+    """The hook process for `handler(payload, env) -> stdout text`, on the shared hook
+    runtime (engramory.hosts.run_respond): bounded stdin, one fail-open policy."""
+    from engramory.hosts import run_respond
+
+    return run_respond(_respond_with(event, handler), "engramory %s hook" % event, STDIN_LIMIT)
 
 
 def post_tool_main(argv: Sequence[str] | None = None) -> int:
-    from engramory.hosts import run
-
-    return run("engramory.backstop", "post_tool_respond", "engramory PostToolUse hook")
+    return _run(POST_TOOL_USE, post_tool)
 
 
 def session_start_main(argv: Sequence[str] | None = None) -> int:
-    from engramory.hosts import run
-
-    return run("engramory.backstop", "session_start_respond", "engramory SessionStart hook")
+    return _run(SESSION_START, session_start)

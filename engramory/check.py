@@ -52,8 +52,8 @@ def _n(value: int) -> str:
 def describe(r: dict[str, Any]) -> str:
     c = r["caps"]
     unit = r["unit"]
-    lines = "lines not counted (too large to read)" if r["lines"] is None else "%s lines" % _n(r["lines"])
-    size = "%s %s" % (_n(r["units"]), unit)
+    lines = "lines not counted (too large to read whole)" if r["lines"] is None else "%s lines" % _n(r["lines"])
+    size = "%s%s %s" % ("at least " if r["lines"] is None and unit != "bytes" else "", _n(r["units"]), unit)
     if unit != "bytes":
         size += " (%s bytes)" % _n(r["bytes"])
     text = "%s: %s: %s, %s (warn %s lines / %s %s, hard %s / %s)" % (

@@ -22,7 +22,9 @@ if TYPE_CHECKING:
 
     from engramory.size import Caps, Window
 
-READ_LIMIT = 64 << 20  # same as the guard's: past this an index is judged by its size alone
+# Past this an index is judged by its size, and its first entries outside the window are
+# found in its first READ_LIMIT bytes: 1 MiB is 40 times the size cap (the guard's limit too).
+READ_LIMIT = 1 << 20
 SHOW_OUTSIDE = 3
 
 
@@ -74,9 +76,6 @@ def read_index(
             raise
         return None
     caps, notes = guard.caps_for(path, env, win)
-    if st.st_size > limit:
-        units = st.st_size if win.unit == BYTES else st.st_size // 3
-        return Reading(path, None, units, st.st_size, caps, notes, win)
     try:
         with open(path, "rb") as f:
             data = f.read(limit + 1)
@@ -84,9 +83,16 @@ def read_index(
         if strict:
             raise
         return None
-    lines, units = win.measure(data)
-    reading = Reading(path, lines, units, len(data), caps, notes, win)
-    if reading.status == OVER or lines > caps.hard_lines or units > caps.hard_bytes:
+    if len(data) > limit:
+        # Far past any cap: its size and its first entries prove enough, read in bounded time.
+        data = data[:limit]
+        units = st.st_size if win.unit == BYTES else max(win.measure(data)[1], st.st_size // 3)
+        reading = Reading(path, None, units, st.st_size, caps, notes, win)
+    else:
+        lines, units = win.measure(data)
+        reading = Reading(path, lines, units, len(data), caps, notes, win)
+    lines = reading.lines if reading.lines is not None else caps.hard_lines + 1
+    if reading.status == OVER or lines > caps.hard_lines or reading.units > caps.hard_bytes:
         for number, line in win.within(caps).outside(data):
             if len(reading.outside) < show:
                 reading.outside.append((number, line))

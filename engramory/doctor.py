@@ -35,7 +35,7 @@ from engramory import store as store_mod
 from engramory.automemory import sanitize_project_path  # noqa: F401 - part of this module's interface
 from engramory.cliutil import Parser
 from engramory.excerpt import quote
-from engramory.size import OVER, WARN, verdict
+from engramory.size import OVER, WARN, count_lines, lines_outside_window, verdict
 from engramory.store import ARCHIVE, PROTOCOL, TYPES, Note, Store
 
 TYPE_CHECKING = False
@@ -231,23 +231,16 @@ def check_index(st: Store, ctx: Context) -> Iterator[Finding]:
     raw = st.index_raw
     assert raw is not None and st.caps is not None
     caps = st.caps
-    # --- registry (issue 9): sized as the host counts it, through the shared window ---
-    from engramory.describe import default_window
-
-    window = default_window()
-    unit = window.unit
-    lines, nbytes = window.measure(raw)
+    lines, nbytes = count_lines(raw), len(raw)
     status = verdict(lines, nbytes, caps)
-    sizes = "%s lines, %s %s (warn %s lines / %s %s, hard %s / %s)" % (
-        _n(lines), _n(nbytes), unit, _n(caps.warn_lines), _n(caps.warn_bytes), unit,
-        _n(caps.hard_lines), _n(caps.hard_bytes))
+    sizes = "%s lines, %s bytes (warn %s lines / %s bytes, hard %s / %s)" % (
+        _n(lines), _n(nbytes), _n(caps.warn_lines), _n(caps.warn_bytes), _n(caps.hard_lines), _n(caps.hard_bytes))
     if status == OVER:
         outside = []
-        for number, text in window.within(caps).outside(raw):
+        for number, text in lines_outside_window(raw, caps):
             outside.append("line %d %s" % (number, quote(text, 50)))
             if len(outside) == 3:
                 break
-    # --- end registry ---
         first = int(outside[0].split(" ", 2)[1]) if outside else 0
         yield Finding("index-over-cap", name, first,
                       "%s; the host does not load past the window, so these entries are never recalled: "

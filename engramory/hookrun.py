@@ -7,7 +7,8 @@ An entry script (hooks/engramory_<host>_*.py) puts the bundle root on sys.path a
     raise SystemExit(run("claude"))            # the host module's respond(raw, env)
     raise SystemExit(run("claude", "post"))    # or another of its entry points
 
-`run(host, entry="respond")` imports `engramory.hosts.<host>` (or, for a dotted name, that
+`run_respond(respond, tag, limit, fail_open)` is the same process around any callable (the
+backstop hooks use it). `run(host, entry="respond")` imports `engramory.hosts.<host>` (or, for a dotted name, that
 module), reads stdin up to the module's STDIN_LIMIT (default 256 MiB; one byte more means
 "not a payload we can judge": the fail-open answer, with one line on stderr), calls
 `<entry>(raw, env)` -> (stdout, stderr, exit code), and writes them: stdout with a trailing
@@ -24,6 +25,6 @@ a module import costs a hook about 0.15 ms): `from engramory.hosts import run` i
 function without this module's import; the bundled entry scripts use that form.
 """
 
-from engramory.hosts import HOSTS_PACKAGE, STDIN_LIMIT, answer, run
+from engramory.hosts import HOSTS_PACKAGE, STDIN_LIMIT, answer, run, run_respond
 
-__all__ = ["HOSTS_PACKAGE", "STDIN_LIMIT", "answer", "run"]
+__all__ = ["HOSTS_PACKAGE", "STDIN_LIMIT", "answer", "run", "run_respond"]

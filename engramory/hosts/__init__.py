@@ -108,7 +108,7 @@ def answer(
 
 
 def run(host: str, entry: str = "respond", tag: str = "") -> int:
-    """The whole hook process: see the module docstring. Returns the exit code."""
+    """The whole hook process for a host module's `entry` (see engramory.hookrun)."""
     fail_open: tuple[str, int] = ("", 0)
     explicit = tag
     tag = tag or "engramory %s hook" % host.rsplit(".", 1)[-1]
@@ -118,10 +118,28 @@ def run(host: str, entry: str = "respond", tag: str = "") -> int:
         tag = explicit or str(getattr(mod, "TAG", tag))
         limit = int(getattr(mod, "STDIN_LIMIT", STDIN_LIMIT))
         respond = getattr(mod, entry)
+    except BaseException as exc:  # noqa: BLE001 - a guard must never lock the user out
+        return _emit(fail_open[0], "%s: internal error, allowed: %r\n" % (tag, exc), fail_open[1])
+    return run_respond(respond, tag, limit, fail_open)
+
+
+def run_respond(
+    respond: "Callable[[bytes, Mapping[str, str] | None], tuple[str, str, int]]",
+    tag: str,
+    limit: int = STDIN_LIMIT,
+    fail_open: "tuple[str, int]" = ("", 0),
+) -> int:
+    """The hook process around one `respond(raw, env)`: read stdin (at most `limit` + 1
+    bytes), answer under the fail-open policy, write the answer; returns the exit code."""
+    try:
         raw = sys.stdin.buffer.read(limit + 1)
         out, err, code = answer(respond, raw, tag, limit, fail_open)
     except BaseException as exc:  # noqa: BLE001 - a guard must never lock the user out
         out, err, code = fail_open[0], "%s: internal error, allowed: %r\n" % (tag, exc), fail_open[1]
+    return _emit(out, err, code)
+
+
+def _emit(out: str, err: str, code: int) -> int:
     if err:
         _write(sys.stderr, err)
     if out:
