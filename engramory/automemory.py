@@ -52,13 +52,14 @@ def sanitize_project_path(path: str) -> str:
     (`/home/u/my.proj` -> `-home-u-my-proj`); a name past 200 characters is cut there and
     `-<base-36 hash of the path>` appended. Read from the 2.1.332 CLI and measured on it for
     '/', '.', '_', spaces, non-BMP characters and paths past 200 units."""
-    units = path.encode("utf-16-le", "surrogatepass")
     out = []
     h = 0
-    for i in range(0, len(units), 2):
-        code = units[i] | (units[i + 1] << 8)
-        h = (h * 31 + code) & 0xFFFFFFFF  # JavaScript's 32-bit string hash
-        out.append(chr(code) if code < 128 and chr(code).isalnum() else "-")
+    for ch in path:  # UTF-16 units without the utf-16 codec (an import the hook would pay)
+        o = ord(ch)
+        codes = (o,) if o < 0x10000 else (0xD800 + ((o - 0x10000) >> 10), 0xDC00 + ((o - 0x10000) & 0x3FF))
+        for code in codes:
+            h = (h * 31 + code) & 0xFFFFFFFF  # JavaScript's 32-bit string hash
+            out.append(ch if code < 128 and ch.isalnum() else "-")
     name = "".join(out)
     if len(name) <= PROJECT_NAME_MAX:
         return name
