@@ -125,7 +125,12 @@ def test_bad_window_declarations_are_refused() -> None:
 
 @pytest.mark.parametrize("window", [CLAUDE, QWEN, GEMINI, OPENCLAW, size.STANDARD])
 def test_fast_path_equals_the_full_layout(window: size.Window) -> None:
-    for data in (b"", b"\n\n", entries(250).encode(), (" \n" + entries(3) + "\r\n").encode(), b"no newline"):
+    samples = (
+        b"", b"\n\n", entries(250).encode(), (" \n" + entries(3) + "\r\n").encode(), b"no newline",
+        "- a \u2014 b\n- \u8a18\U0001f600 c\r\n".encode(), "\u00a0- a\u3000\n".encode(), "- x\n\u00e9".encode(),
+        b"- bad \xff byte\n", "\ufeff- bom\n".encode(),
+    )
+    for data in samples:
         lay = window.layout(data, cut=False)
         assert window.measure(data) == (lay.lines, lay.units), data[:20]
 
