@@ -121,7 +121,7 @@ def caps_text(caps: "Caps", unit: str, warn: bool = False) -> str:
 
 def outside_text(r: "Reading", width: int = 200) -> str:
     """'line 201 "- ..."; line 202 "- ..." and 3 more', or "" when nothing falls outside."""
-    from engramory.excerpt import quote
+    from engramory.layout import quote
 
     if not r.outside:
         return ""

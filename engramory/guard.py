@@ -443,7 +443,7 @@ def decide(
 def outside_text(data: bytes, window: "Window", show: int = SHOW_OUTSIDE) -> "tuple[list[str], int]":
     """The entries of `data` the host will not load through `window` (up to `show` of them,
     quoted, with their line numbers) and how many more there are."""
-    from engramory.excerpt import quote
+    from engramory.layout import quote
 
     shown: list[str] = []
     more = 0
