@@ -411,3 +411,27 @@ def test_top_fields_stop_before_a_huge_tool_response() -> None:
     head = b'{"session_id":"s","cwd":"/p","hook_event_name":"PostToolUse","tool_name":"Bash","tool_response":{"stdout":"'
     raw = head + b"x" * 10_000_000  # never terminated: proves the output is never scanned
     assert backstop.top_fields(raw) == {"session_id": "s", "cwd": "/p", "hook_event_name": "PostToolUse", "tool_name": "Bash"}
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=12,
+)
+_payload = st.dictionaries(st.sampled_from(sorted(backstop.WANTED)) | st.text(max_size=8), _json, max_size=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_payload, st.booleans(), st.booleans())
+def test_top_fields_agree_with_json_on_any_object(obj: dict[str, Any], indent: bool, ascii_only: bool) -> None:
+    raw = json.dumps(obj, indent=2 if indent else None, ensure_ascii=ascii_only).encode()
+    got = backstop.top_fields(raw)
+    assert got is not None
+    full = json.loads(raw)
+    for key, value in got.items():
+        assert key in backstop.WANTED and full[key] == value
+    if not (all(k in got for k in backstop.NEEDED) and got.get("hook_event_name") != "Stop"):
+        assert got == {k: v for k, v in full.items() if k in backstop.WANTED}
