@@ -101,8 +101,7 @@ def start_line(r: Reading) -> str:
         lost = outside_text(r, 80)
         return (
             "the memory index %s is over its hard cap: %s (%s), so %s; compact it first: `engramory compact` "
-            "on its folder (or the skill's tools/engramory.py compact) plans it without losing a fact; show the "
-            "plan, then apply it with --apply -."
+            "on its folder plans it without losing a fact; show the plan, then apply it with --apply -."
             % (
                 r.path, size_text(r), caps_text(r.caps, r.unit),
                 ("these entries were not loaded: %s" % lost) if lost else "it is past what the guard allows",

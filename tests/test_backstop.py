@@ -291,7 +291,7 @@ def test_session_start_over_and_then_post_tool_is_quiet(s: Session) -> None:
     assert context is not None
     assert context.startswith("engramory: ") and str(s.index) in context
     assert "over its hard cap: 230 lines" in context and "hard cap 200 lines / 25,000 UTF-16 units" in context
-    assert len(context) < 600  # one short notice
+    assert len(context) - len(str(s.index)) < 500  # one short notice (the path is long in a test folder)
     # Already said at the start: the first shell call of the session adds nothing.
     assert run(POST, s.post_payload("ls"), env).stdout == b""
 
