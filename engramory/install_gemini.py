@@ -17,12 +17,13 @@ interpreter, 2 from Python given a missing script), so without the tests and the
 `exit 0` a deleted bundle or a moved Python would block every write_file, replace and shell
 call. The deny itself travels as JSON on stdout, which Gemini honours whatever the exit code.
 
-Settings are handled with the installer core, engramory.installer (JsonDoc, Change,
-apply_change, add_hook_groups, remove_hooks, restore_bytes; Report for --check): a file that cannot be parsed is
-refused and left alone, foreign keys and hooks are kept, a no-op install writes nothing, a
-change is backed up and replaced atomically, `--dry-run` shows the diff, and uninstall gives
-back the user's own bytes. A project install also takes our entries back out of
-`trusted_hooks.json`, where Gemini records project hooks it has seen.
+Install and uninstall are the shared flow, engramory.installer_json (a `Wiring`: JSONC
+settings, the bundle copy and its manifest, the byte-keeping edit): a file that cannot be
+parsed is refused and left alone, foreign keys and hooks are kept, a no-op install writes
+nothing, a change is backed up and replaced atomically, `--dry-run` shows the diff, and
+uninstall gives back the user's own bytes. What is Gemini's own stays here: the paths, the
+fail-open command, the entries, a project uninstall taking our entries back out of
+`trusted_hooks.json` (where Gemini records project hooks it has seen), and `--check`.
 """
 
 from __future__ import annotations
@@ -35,39 +36,24 @@ import sys
 import tempfile
 import time
 
-from engramory import __version__, fsutil
+from engramory import installer_json as flow
 from engramory.installer import (
     LAUNCHER,
-    LINK_MANIFEST,
-    MANIFEST,
     Change,
     JsonDoc,
     Report,
     SettingsError,
-    add_hook_groups,
-    apply_change,
-    apply_skill,
-    bundle_files,
     bundle_problems,
-    canonical,
     check_hooks_shape,
-    folder_action_line,
     interpreter_problem,
-    plan_skill,
-    prune_empty,
-    read_manifest,
-    remove_hooks,
-    remove_listed,
     restore_bytes,
     sh_quote,
-    source_root,
-    unified_diff,
 )
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
     from typing import Any
 
 HOST = "gemini"
@@ -95,29 +81,53 @@ def gemini_base(env: Mapping[str, str] | None = None) -> str:
     return os.path.join(os.path.abspath(home), ".gemini")
 
 
-class Target:
-    """Where one scope's bundle copy and settings.json are. Quacks like
-    engramory.install.Target where plan_skill / apply_skill look."""
+class Target(flow.Wiring):
+    """Where one scope's bundle copy and settings.json are, and what Gemini's wiring holds."""
+
+    host, title = HOST, TITLE
+    comments = True  # Gemini's settings.json is JSONC
+    restart = RESTART
+    scopes = (("user", "$GEMINI_CLI_HOME/.gemini or ~/.gemini"), ("project", "./.gemini"))
+    bundle_dirs, bundle_top = RUNTIME_DIRS, ()
 
     def __init__(self, scope: str, cwd: str | None = None, env: Mapping[str, str] | None = None) -> None:
-        self.scope = scope
         self.project = os.path.abspath(cwd or os.getcwd())
         self.user_base = gemini_base(env)
         self.base = self.user_base if scope == "user" else os.path.join(self.project, ".gemini")
-        self.settings = os.path.join(self.base, "settings.json")
+        super().__init__(settings=os.path.join(self.base, "settings.json"),
+                         bundle_dir=os.path.join(self.base, FOLDER), scope=scope)
         self.skills = self.base
-        self.skill_dir = os.path.join(self.base, FOLDER)
         self.script = os.path.join(self.skill_dir, "hooks", SCRIPT)
         self.trusted_hooks = os.path.join(self.user_base, TRUSTED_HOOKS)
 
-    @property
-    def link_manifest(self) -> str:
-        return os.path.join(self.base, LINK_MANIFEST)
+    @classmethod
+    def for_scope(cls, scope: str) -> Target:
+        return cls(scope)
 
-    def manifest_path(self) -> str:
-        if os.path.islink(self.skill_dir):
-            return self.link_manifest
-        return os.path.join(self.skill_dir, MANIFEST)
+    def hooks(self, interpreter: str) -> list[tuple[str, str | None, dict[str, Any]]]:
+        return wanted(interpreter, self.script)
+
+    def script_of(self, handler: Any) -> str | None:
+        return SCRIPT if is_ours(handler) else None
+
+    def record_fields(self) -> dict[str, Any]:
+        return {"trusted_hooks_existed": os.path.exists(self.trusted_hooks)}
+
+    def uninstall_shape(self, doc: JsonDoc) -> None:
+        check_hooks_shape(doc, ())
+
+    def uninstall_extras(self, manifest: dict[str, Any] | None, record: Any, dry_run: bool) -> list[flow.Extra]:
+        if self.scope != "project":
+            return []
+        existed = bool(record.get("trusted_hooks_existed", True)) if isinstance(record, dict) else True
+        trusted = _trusted_change(self, [name for _, _, name in HOOKS], existed)
+        if trusted is None:
+            return []
+        verb = "would remove" if dry_run else "removed"
+        return [flow.Extra(trusted, ["%s: our entries for %s %s" % (self.trusted_hooks, self.project, verb)])]
+
+    def run_check(self, interpreter: str | None = None, out: Callable[[str], Any] | None = None) -> int:
+        return run_check(self)
 
 
 # -- the entries -------------------------------------------------------------------------
@@ -164,148 +174,17 @@ def command_paths(cmd: str) -> tuple[str, str]:
     return exe, script
 
 
-# -- install -------------------------------------------------------------------------------
-
-
-def _files(source: str) -> list[str]:
-    files, _ = bundle_files(source, required=["hooks/" + SCRIPT])
-    return [f for f in files if f.startswith(RUNTIME_DIRS) or f == "hooks/" + SCRIPT]
-
-
-def _options(args: argparse.Namespace) -> tuple[str, bool, bool]:
-    return (getattr(args, "scope", "user") or "user", bool(getattr(args, "dry_run", False)),
-            bool(getattr(args, "link", False)))
-
-
-def _bad_scope(verb: str, scope: str) -> int:
-    sys.stderr.write(
-        "engramory %s: --scope %s is not a Gemini CLI scope; use --scope user ($GEMINI_CLI_HOME/.gemini or "
-        "~/.gemini) or --scope project (./.gemini)\n" % (verb, scope)
-    )
-    return 64
+# -- install / uninstall: the shared flow -------------------------------------------------
 
 
 def install(args: argparse.Namespace) -> int:
     """`engramory install --host gemini`: 0 done, 1 refused (nothing changed), 64 usage."""
-    scope, dry_run, link = _options(args)
-    if scope not in SCOPES:
-        return _bad_scope("install", scope)
-    target = Target(scope)
-    if getattr(args, "check", False):
-        return run_check(target)
-    try:
-        return _install(target, dry_run, link)
-    except SettingsError as exc:
-        sys.stderr.write("engramory install: %s\n" % exc)
-        sys.stderr.write("engramory install: nothing was changed.\n")
-        return 1
-    except OSError as exc:
-        return _write_failed("install", target, exc)
-
-
-def _write_failed(what: str, target: Target, exc: OSError) -> int:
-    sys.stderr.write(
-        "engramory %s: could not write %s: %s; check the permissions and free space, then run this again\n"
-        % (what, exc.filename or target.base, exc.strerror or exc)
-    )
-    return 1
-
-
-def _install(target: Target, dry_run: bool, link: bool, interpreter: str | None = None) -> int:
-    out = sys.stdout.write
-    exe = interpreter or sys.executable
-    if not exe or not os.path.isabs(exe):
-        raise SettingsError(
-            "cannot tell which Python runs this (sys.executable is %r); run the installer with an "
-            "absolute interpreter path, e.g. /usr/bin/python3 -m engramory install --host gemini" % (exe,)
-        )
-    source = source_root()
-    files = _files(source)
-    if "hooks/" + SCRIPT not in files:
-        raise SettingsError("hooks/%s is missing from %s: this bundle cannot guard Gemini CLI" % (SCRIPT, source))
-    doc = JsonDoc.load(target.settings, comments=True, host=TITLE)
-    check_hooks_shape(doc, EVENTS)
-    plan = plan_skill(target, source, files, link)
-    old_manifest = read_manifest(target.manifest_path())
-    new_data, created, report = add_hook_groups(doc.data, wanted(exe, target.script), is_ours)
-    after = doc.raw if canonical(new_data) == canonical(doc.data) else doc.render(new_data)
-    change = Change(target.settings, doc.raw, after)
-
-    out("engramory install --host gemini (%s scope%s)\n" % (target.scope, ", dry run: nothing is written" if dry_run else ""))
-    if plan.mode == "in-place":
-        out("  bundle: %s is this bundle itself; nothing to copy\n" % target.skill_dir)
-    elif plan.mode == "link":
-        out("  bundle: %s %s -> %s\n" % (
-            target.skill_dir, "already links" if plan.link_ok else ("would link" if dry_run else "linked"), source))
-    else:
-        out("  bundle: %s %d files to %s (%d new, %d updated, %d unchanged)\n" % (
-            "would copy" if dry_run else "copied", len(plan.add) + len(plan.update), target.skill_dir,
-            len(plan.add), len(plan.update), len(plan.same)))
-    out("  settings: %s\n" % target.settings)
-    for line in report:
-        out("    %s\n" % line)
-    if dry_run:
-        diff = unified_diff(target.settings, change.before, change.after)
-        out(diff if diff else "  settings: no change\n")
-        return 0
-    base_missing = not os.path.isdir(target.base)
-    trusted_existed = os.path.exists(target.trusted_hooks)
-    # The bundle and its manifest first, settings.json last: Gemini never sees an entry whose
-    # script is not there yet.
-    apply_skill(plan, target, source)
-    _record(target, plan.mode, plan.files, doc.exists, created, old_manifest, base_missing, trusted_existed)
-    saved = apply_change(change)
-    if saved:
-        out("  backup of the previous settings: %s\n" % saved)
-    if change.changed:
-        out("  " + RESTART + "\n")
-    elif not plan.changed:
-        out("  already installed: nothing changed.\n")
-    return 0
-
-
-def _record(
-    target: Target, mode: str, files: list[str], existed: bool, created: list[str], old: dict[str, Any] | None,
-    created_base: bool, trusted_existed: bool,
-) -> None:
-    manifest: dict[str, Any] = {"installer": "engramory", "host": HOST, "files": [], "settings": {}}
-    if old is not None:
-        manifest["settings"] = dict(old["settings"])
-    manifest["version"] = __version__
-    manifest["mode"] = mode
-    manifest["files"] = sorted(files) if mode in ("copy", "link") else []
-    record = manifest["settings"].get(target.settings)
-    if not isinstance(record, dict):
-        record = {"created_file": not existed, "created": created, "created_base": created_base,
-                  "trusted_hooks_existed": trusted_existed}
-    else:
-        prior = [c for c in record.get("created", []) if isinstance(c, str)]
-        record = dict(record, created=prior + [c for c in created if c not in prior])
-    manifest["settings"][target.settings] = record
-    path = target.manifest_path()
-    current = read_manifest(path)
-    if current is not None and canonical(current) == canonical(manifest):
-        return
-    fsutil.write_atomic(path, (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode("utf-8"))
-
-
-# -- uninstall -----------------------------------------------------------------------------
+    return flow.main(Target, "install", args)
 
 
 def uninstall(args: argparse.Namespace) -> int:
     """`engramory uninstall --host gemini`: 0 done, 1 refused (nothing changed), 64 usage."""
-    scope, dry_run, _ = _options(args)
-    if scope not in SCOPES:
-        return _bad_scope("uninstall", scope)
-    target = Target(scope)
-    try:
-        return _uninstall(target, dry_run)
-    except SettingsError as exc:
-        sys.stderr.write("engramory uninstall: %s\n" % exc)
-        sys.stderr.write("engramory uninstall: nothing was changed.\n")
-        return 1
-    except OSError as exc:
-        return _write_failed("uninstall", target, exc)
+    return flow.main(Target, "uninstall", args)
 
 
 def _trusted_change(target: Target, names: Sequence[str], existed: bool) -> Change | None:
@@ -329,107 +208,6 @@ def _trusted_change(target: Target, names: Sequence[str], existed: bool) -> Chan
     if not data and not existed:
         after = None
     return Change(target.trusted_hooks, doc.raw, after)
-
-
-def _uninstall(target: Target, dry_run: bool) -> int:
-    out = sys.stdout.write
-    doc = JsonDoc.load(target.settings, comments=True, host=TITLE)
-    check_hooks_shape(doc, ())
-    mpath = target.manifest_path()
-    manifest = read_manifest(mpath)
-    record = (manifest or {}).get("settings", {}).get(target.settings)
-    created = record.get("created") if isinstance(record, dict) else None
-    if not isinstance(created, list):
-        created = None
-    new_data, removed = remove_hooks(doc.data, is_ours, created)
-    change = Change(target.settings, doc.raw, doc.raw)
-    if removed:
-        change.after = restore_bytes(doc, new_data)
-        if not new_data and isinstance(record, dict) and record.get("created_file"):
-            change.after = None
-    trusted = None
-    if target.scope == "project":
-        existed = bool(record.get("trusted_hooks_existed", True)) if isinstance(record, dict) else True
-        trusted = _trusted_change(target, [name for _, _, name in HOOKS], existed)
-
-    dest = target.skill_dir
-    if os.path.islink(dest):
-        action = "unlink"
-    elif os.path.isdir(dest):
-        action = "foreign" if manifest is None else ("manifest-only" if manifest.get("mode") == "in-place" else "remove")
-    else:
-        action = ""
-    verb = "would remove" if dry_run else "removed"
-    out("engramory uninstall --host gemini (%s scope%s)\n" % (target.scope, ", dry run: nothing is written" if dry_run else ""))
-    out("  settings: %s: %s\n" % (target.settings, "%d engramory hook entr%s %s" % (
-        removed, "y" if removed == 1 else "ies", verb) if removed else "no engramory hook entries"))
-    if trusted is not None:
-        out("  %s: our entries for %s %s\n" % (target.trusted_hooks, target.project, verb))
-    out(folder_action_line("bundle", action, dest, manifest, dry_run))
-    if dry_run:
-        for c in (change, trusted):
-            if c is not None:
-                diff = unified_diff(c.path, c.before, c.after)
-                if diff:
-                    out(diff)
-        return 0
-    saved = _apply(change)
-    if trusted is not None:
-        _apply(trusted)
-    leftovers: list[str] = []
-    if action == "unlink":
-        os.unlink(dest)
-        _unlink_quietly(target.link_manifest)
-    elif action == "remove" and manifest is not None:
-        remove_listed(dest, [f for f in manifest["files"] if isinstance(f, str)] + [MANIFEST])
-        prune_empty(dest)
-        leftovers = _remaining(dest)
-        if not leftovers:
-            os.rmdir(dest)
-    elif action == "manifest-only":
-        _unlink_quietly(mpath)
-    if leftovers:
-        out("  note: %s still holds files engramory did not install (%s); left in place\n" % (dest, ", ".join(leftovers[:5])))
-    if saved:
-        out("  backup of the previous settings: %s\n" % saved)
-    if change.after is None and change.before is not None:
-        out("  %s held only engramory's entries and was created by install: removed\n" % target.settings)
-    if isinstance(record, dict) and record.get("created_base"):
-        try:
-            os.rmdir(target.base)
-        except OSError:
-            pass
-    return 0
-
-
-def _apply(change: Change) -> str | None:
-    """apply_change, except that a file install created and that now holds only our entries
-    is deleted without a backup (there is nothing of the user's in it)."""
-    if change.after is None and change.before is not None:
-        try:
-            with open(change.path, "rb") as f:
-                current = f.read()
-        except FileNotFoundError:
-            return None
-        if current != change.before:
-            raise SettingsError("%s: changed on disk while this ran; nothing was written to it: run this again" % change.path)
-        os.unlink(change.path)
-        return None
-    return apply_change(change)
-
-
-def _unlink_quietly(path: str) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
-
-
-def _remaining(folder: str) -> list[str]:
-    found: list[str] = []
-    for current, _, names in os.walk(folder):
-        found.extend(os.path.relpath(os.path.join(current, n), folder).replace(os.sep, "/") for n in names)
-    return sorted(found)
 
 
 # -- install --check -----------------------------------------------------------------------
@@ -627,7 +405,4 @@ def run_check(target: Target) -> int:
 
 def check(args: argparse.Namespace) -> int:
     """The registry's INSTALLER contract: `engramory install --host gemini --check`."""
-    scope = getattr(args, "scope", "user") or "user"
-    if scope not in SCOPES:
-        return _bad_scope("install", scope)
-    return run_check(Target(scope))
+    return flow.main(Target, "check", args)

@@ -31,6 +31,19 @@ would wire could not run (missing script, an interpreter that cannot import the 
 the reason and the fix unless every handler is there, starts, imports the bundle and answers
 its smoke payloads as it must. Hook commands go through installer.hook_command (the -c
 launcher: a deleted bundle is a hook error, never a deny of everything).
+
+Optional hooks, for what a host has of its own (defaults change nothing):
+- `scopes` (scope, where) and `for_scope(scope)`, with `main(cls, verb, args)`: the --scope
+  usage error (exit 64) and the dispatch to install / uninstall / --check;
+- `scope` in the first line, `settings_label` for the settings file's name in the output,
+  `bundle_dirs` / `bundle_top` for what the bundle copy holds;
+- `install_extras(new_data, old_manifest, dry_run)` / `uninstall_extras(manifest, record, dry_run)`: other files
+  the host edits beside the settings (an `Extra`: Codex's trust records in config.toml,
+  Gemini's trusted_hooks.json), written after the settings (uninstall: `first` ones before);
+- `record_fields()`, `uninstall_shape(doc)`, `leftover_dirs(created_base)`, `backup_label(path)`;
+- `run_check(interpreter, out)`: a host's own --check (default: `check` below).
+`apply_install` / `apply_uninstall` are the flow without the error reporting (they raise
+installer.SettingsError), for in-process callers.
 """
 
 from __future__ import annotations
@@ -59,6 +72,20 @@ class Smoke:
         self.judge = judge
 
 
+class Extra:
+    """Another file an install or uninstall edits beside the settings: its change, the lines
+    that say so (printed after the settings' own), what it adds to the manifest's top level,
+    lines printed last, and (uninstall) whether it is written before the settings."""
+
+    def __init__(self, change: installer.Change, lines: Sequence[str] = (), manifest: dict[str, Any] | None = None,
+                 last: Sequence[str] = (), first: bool = False) -> None:
+        self.change = change
+        self.lines = list(lines)
+        self.manifest = dict(manifest or {})
+        self.last = list(last)
+        self.first = first
+
+
 class Wiring:
     """What one host installer declares. Override `hooks` (and, for a shape that is not
     Claude's, `merge` / `unmerge` / `ours`); the defaults cover Claude-shaped settings."""
@@ -68,9 +95,14 @@ class Wiring:
     comments = False  # JSONC settings (comments, trailing commas)
     scripts_dir = "hooks"
     restart = "Restart the host so it reads the new hooks."
+    scopes: tuple[tuple[str, str], ...] = ()  # (scope, where it installs) for `main`'s usage error
+    settings_label = "settings"
+    bundle_dirs: tuple[str, ...] = (installer.PACKAGE_DIR + "/", "tools/", "schemas/", "templates/")
+    bundle_top: tuple[str, ...] = installer.TOP_FILES
 
     def __init__(self, settings: str, bundle_dir: str, files: Sequence[str] | None = None,
-                 source: str | None = None) -> None:
+                 source: str | None = None, scope: str | None = None) -> None:
+        self.scope = scope
         self.settings = settings
         self.bundle_dir = bundle_dir
         self.skill_dir = bundle_dir  # the name installer.plan_skill / apply_skill look for
@@ -79,6 +111,38 @@ class Wiring:
         self._files = list(files) if files is not None else None
 
     # -- what the host module declares ----------------------------------------------------
+
+    @classmethod
+    def for_scope(cls, scope: str) -> Wiring:
+        """The wiring of one of `scopes` (for `main`)."""
+        raise NotImplementedError
+
+    def install_extras(self, new_data: dict[str, Any], old_manifest: dict[str, Any] | None,
+                       dry_run: bool) -> list[Extra]:
+        """Other files install edits once the settings hold `new_data`."""
+        return []
+
+    def uninstall_extras(self, manifest: dict[str, Any] | None, record: Any, dry_run: bool) -> list[Extra]:
+        """Other files uninstall edits (`record`: the manifest's record of the settings file)."""
+        return []
+
+    def record_fields(self) -> dict[str, Any]:
+        """Extra fields of the manifest's record of a settings file install creates a record for."""
+        return {}
+
+    def uninstall_shape(self, doc: installer.JsonDoc) -> None:
+        """Refuse (SettingsError) settings uninstall cannot edit safely; default: none refused."""
+
+    def leftover_dirs(self, created_base: bool) -> list[str]:
+        """Folders uninstall removes when empty, innermost first."""
+        return [os.path.dirname(self.settings)] if created_base else []
+
+    def backup_label(self, path: str) -> str:
+        return "settings" if path == self.settings else os.path.basename(path)
+
+    def run_check(self, interpreter: str | None = None, out: Callable[[str], Any] | None = None) -> int:
+        """`install --check`; a host with its own checks overrides this."""
+        return check(self, interpreter, out)
 
     def hooks(self, interpreter: str) -> list[tuple[str, str | None, dict[str, Any]]]:
         """(event, matcher or None, handler) for each hook to wire."""
@@ -138,8 +202,7 @@ class Wiring:
         files, notes = installer.bundle_files(self.source, required=required)
         if self._files is not None:
             files = [f for f in files if f in self._files]
-        keep = [f for f in files if f.startswith((installer.PACKAGE_DIR + "/", "tools/")) or f in required
-                or f in installer.TOP_FILES or f.startswith(("schemas/", "templates/"))]
+        keep = [f for f in files if f.startswith(self.bundle_dirs) or f in required or f in self.bundle_top]
         return keep, installer.missing_required(notes)
 
     def manifest_path(self) -> str:
@@ -148,14 +211,60 @@ class Wiring:
         return os.path.join(self.bundle_dir, installer.MANIFEST)
 
 
-def _interpreter(given: str | None) -> str:
+def _interpreter(given: str | None, host: str | None = None) -> str:
     exe = given or sys.executable
     if not exe or not os.path.isabs(exe):
         raise installer.SettingsError(
             "cannot tell which Python runs this (sys.executable is %r); run the installer with an "
-            "absolute interpreter path, e.g. /usr/bin/python3 -m engramory install" % (exe,)
+            "absolute interpreter path, e.g. /usr/bin/python3 -m engramory install%s"
+            % (exe, " --host %s" % host if host else "")
         )
     return exe
+
+
+def main(cls: type[Wiring], verb: str, args: argparse.Namespace | None) -> int:
+    """`verb` ("install", "uninstall" or "check") for `args.scope`: 64 for a scope the host
+    does not have (`cls.scopes`), else what the verb returns."""
+    scope = getattr(args, "scope", None) or "user"
+    if cls.scopes and scope not in dict(cls.scopes):
+        sys.stderr.write("engramory %s: --scope %s is not a %s scope; use %s\n" % (
+            "uninstall" if verb == "uninstall" else "install", scope, cls.title,
+            " or ".join("--scope %s (%s)" % pair for pair in cls.scopes)))
+        return 64
+    w = cls.for_scope(scope)
+    if verb == "install":
+        return install(w, args)
+    if verb == "uninstall":
+        return uninstall(w, args)
+    return w.run_check()
+
+
+def header(w: Wiring, verb: str, dry_run: bool) -> str:
+    bits = (["%s scope" % w.scope] if w.scope else []) + (["dry run: nothing is written"] if dry_run else [])
+    return "engramory %s --host %s%s\n" % (verb, w.host, " (%s)" % ", ".join(bits) if bits else "")
+
+
+def apply_install(w: Wiring, dry_run: bool = False, link: bool = False, interpreter: str | None = None,
+                  out: Callable[[str], Any] | None = None) -> int:
+    """The install flow, raising installer.SettingsError where `install` reports it."""
+    return _install(w, dry_run, link, _interpreter(interpreter, w.host), out or sys.stdout.write)
+
+
+def apply_uninstall(w: Wiring, dry_run: bool = False, out: Callable[[str], Any] | None = None) -> int:
+    """The uninstall flow, raising installer.SettingsError where `uninstall` reports it."""
+    return _uninstall(w, dry_run, out or sys.stdout.write)
+
+
+def _apply(change: installer.Change) -> str | None:
+    """installer.apply_change, except that a file install created and that now holds only our
+    entries (after None) is deleted without a backup: nothing of the user's is in it."""
+    if change.after is None and change.before is not None:
+        if installer.read_regular(change.path) != change.before:
+            raise installer.SettingsError("%s: changed on disk while this ran; nothing was written to it: run "
+                                          "this again" % change.path)
+        os.unlink(change.path)
+        return None
+    return installer.apply_change(change)
 
 
 def _opts(args: argparse.Namespace | None) -> tuple[bool, bool]:
@@ -167,15 +276,17 @@ def install(w: Wiring, args: argparse.Namespace | None = None, interpreter: str 
     """`engramory install --host <host>`: 0 done, 1 refused (nothing changed) or a write failed."""
     write = out or sys.stdout.write
     if getattr(args, "check", False):
-        return check(w, interpreter, out)
+        return w.run_check(interpreter, out)
     dry_run, link = _opts(args)
     try:
-        return _install(w, dry_run, link, _interpreter(interpreter), write)
+        return _install(w, dry_run, link, _interpreter(interpreter, w.host), write)
     except installer.SettingsError as exc:
         sys.stderr.write("engramory install: %s\n" % exc)
         if not isinstance(exc, installer.WriteError):
             sys.stderr.write("engramory install: nothing was changed.\n")
         return 1
+    except BrokenPipeError:
+        raise  # `... | head`: the reader left (engramory.cli handles it)
     except OSError as exc:
         sys.stderr.write("engramory install: could not write %s: %s; check the permissions and free space, "
                          "then run this again\n" % (exc.filename or w.bundle_dir, exc.strerror or exc))
@@ -196,8 +307,9 @@ def _install(w: Wiring, dry_run: bool, link: bool, exe: str, write: Callable[[st
     old = installer.read_manifest(w.manifest_path())
     new_data, created, report = w.merge(doc.data, exe)
     change = installer.Change(w.settings, doc.raw, doc.render(new_data))
+    extras = w.install_extras(new_data, old, dry_run)
 
-    write("engramory install --host %s%s\n" % (w.host, " (dry run: nothing is written)" if dry_run else ""))
+    write(header(w, "install", dry_run))
     if plan.mode == "in-place":
         write("  bundle: %s is this bundle itself; nothing to copy\n" % w.bundle_dir)
     elif plan.mode == "link":
@@ -207,35 +319,42 @@ def _install(w: Wiring, dry_run: bool, link: bool, exe: str, write: Callable[[st
         write("  bundle: %s %d files to %s (%d new, %d updated, %d unchanged)\n" % (
             "would copy" if dry_run else "copied", len(plan.add) + len(plan.update), w.bundle_dir,
             len(plan.add), len(plan.update), len(plan.same)))
-    write("  settings: %s\n" % w.settings)
+    write("  %s: %s\n" % (w.settings_label, w.settings))
     for line in report:
         write("    %s\n" % line)
+    for extra in extras:
+        write("".join("  %s\n" % line for line in extra.lines))
     if dry_run:
         diff = installer.unified_diff(w.settings, change.before, change.after)
-        write(diff if diff else "  settings: no change\n")
+        write(diff if diff else "  %s: no change\n" % w.settings_label)
+        for extra in extras:
+            write(installer.unified_diff(extra.change.path, extra.change.before, extra.change.after))
         return 0
 
     base_missing = not os.path.isdir(os.path.dirname(w.settings))
     # The bundle and its manifest first, the settings last: the host never sees a hook whose
     # script is not there yet, or one that could not run.
     installer.apply_skill(plan, w, w.source)
-    _record(w, plan, doc.exists, created, old, base_missing)
+    _record(w, plan, doc.exists, created, old, base_missing, extras)
     broken = installer.bundle_problems(w.bundle_dir, exe)
     if broken:
         raise installer.WriteError("the bundle is in %s but its hooks could not run with %s (%s); %s was not "
                                    "changed" % (w.bundle_dir, exe, "; ".join(broken[:3]), w.settings))
-    saved = installer.apply_change(change)
-    if saved:
-        write("  backup of the previous settings: %s\n" % saved)
-    if change.changed:
+    for each in [change] + [extra.change for extra in extras]:
+        saved = installer.apply_change(each)
+        if saved:
+            write("  backup of the previous %s: %s\n" % (w.backup_label(each.path), saved))
+    if change.changed or any(extra.change.changed for extra in extras):
         write("  %s\n" % w.restart)
     elif not plan.changed:
         write("  already installed: nothing changed.\n")
+    for extra in extras:
+        write("".join("  %s\n" % line for line in extra.last))
     return 0
 
 
 def _record(w: Wiring, plan: installer.SkillPlan, existed: bool, created: list[str], old: dict[str, Any] | None,
-            created_base: bool) -> None:
+            created_base: bool, extras: Sequence[Extra] = ()) -> None:
     manifest: dict[str, Any] = {"installer": installer.SKILL_NAME, "host": w.host, "files": [], "settings": {}}
     if old is not None:
         manifest["settings"] = dict(old["settings"])
@@ -244,11 +363,14 @@ def _record(w: Wiring, plan: installer.SkillPlan, existed: bool, created: list[s
     manifest["files"] = sorted(plan.files) if plan.mode in ("copy", "link") else []
     record = manifest["settings"].get(w.settings)
     if not isinstance(record, dict):
-        record = {"created_file": not existed, "created": created, "created_base": created_base}
+        record = dict({"created_file": not existed, "created": created, "created_base": created_base},
+                      **w.record_fields())
     else:
         prior = [c for c in record.get("created", []) if isinstance(c, str)]
         record = dict(record, created=prior + [c for c in created if c not in prior])
     manifest["settings"][w.settings] = record
+    for extra in extras:
+        manifest.update(extra.manifest)
     current = installer.read_manifest(w.manifest_path())
     if current is not None and installer.canonical(current) == installer.canonical(manifest):
         return
@@ -266,6 +388,8 @@ def uninstall(w: Wiring, args: argparse.Namespace | None = None, out: Callable[[
         if not isinstance(exc, installer.WriteError):
             sys.stderr.write("engramory uninstall: nothing was changed.\n")
         return 1
+    except BrokenPipeError:
+        raise
     except OSError as exc:
         sys.stderr.write("engramory uninstall: could not write %s: %s; check the permissions, then run this "
                          "again\n" % (exc.filename or w.bundle_dir, exc.strerror or exc))
@@ -274,6 +398,7 @@ def uninstall(w: Wiring, args: argparse.Namespace | None = None, out: Callable[[
 
 def _uninstall(w: Wiring, dry_run: bool, write: Callable[[str], Any]) -> int:
     doc = installer.JsonDoc.load(w.settings, comments=w.comments, host=w.title)
+    w.uninstall_shape(doc)
     mpath = w.manifest_path()
     manifest = installer.read_manifest(mpath)
     record = (manifest or {}).get("settings", {}).get(w.settings)
@@ -286,6 +411,7 @@ def _uninstall(w: Wiring, dry_run: bool, write: Callable[[str], Any]) -> int:
         change.after = installer.restore_bytes(doc, new_data)
         if not new_data and isinstance(record, dict) and record.get("created_file"):
             change.after = None
+    extras = w.uninstall_extras(manifest, record, dry_run)
     dest = w.bundle_dir
     if os.path.islink(dest):
         action = "unlink"
@@ -293,25 +419,20 @@ def _uninstall(w: Wiring, dry_run: bool, write: Callable[[str], Any]) -> int:
         action = "foreign" if manifest is None else ("manifest-only" if manifest.get("mode") == "in-place" else "remove")
     else:
         action = ""
-    write("engramory uninstall --host %s%s\n" % (w.host, " (dry run: nothing is written)" if dry_run else ""))
-    write("  settings: %s: %s\n" % (w.settings, "%d engramory entr%s %s" % (
+    write(header(w, "uninstall", dry_run))
+    write("  %s: %s: %s\n" % (w.settings_label, w.settings, "%d engramory entr%s %s" % (
         removed, "y" if removed == 1 else "ies", "would be removed" if dry_run else "removed") if removed
         else "no engramory entry"))
+    for extra in extras:
+        write("".join("  %s\n" % line for line in extra.lines))
     write(installer.folder_action_line("bundle", action, dest, manifest, dry_run))
     if dry_run:
-        diff = installer.unified_diff(w.settings, change.before, change.after)
-        if diff:
-            write(diff)
+        for each in [change] + [extra.change for extra in extras]:
+            write(installer.unified_diff(each.path, each.before, each.after))
         return 0
-    if change.after is None and change.before is not None:
-        # A file install created that holds only our entries: nothing of the user's to back up.
-        if installer.read_regular(w.settings) != change.before:
-            raise installer.SettingsError("%s: changed on disk while this ran; nothing was written to it: run "
-                                          "this again" % w.settings)
-        os.unlink(w.settings)
-        saved = None
-    else:
-        saved = installer.apply_change(change)
+    # A file install created that holds only our entries is deleted: nothing of the user's to back up.
+    order = [e.change for e in extras if e.first] + [change] + [e.change for e in extras if not e.first]
+    backups = [(each.path, _apply(each)) for each in order]
     if action == "unlink":
         os.unlink(dest)
         try:
@@ -324,20 +445,32 @@ def _uninstall(w: Wiring, dry_run: bool, write: Callable[[str], Any]) -> int:
         try:
             os.rmdir(dest)
         except OSError:
-            write("  note: %s still holds files engramory did not install; left in place\n" % dest)
+            left = _remaining(dest)
+            write("  note: %s still holds files engramory did not install%s; left in place\n"
+                  % (dest, " (%s)" % ", ".join(left[:5]) if left else ""))
     elif action == "manifest-only":
         try:
             os.unlink(mpath)
         except OSError:
             pass
-    if saved:
-        write("  backup of the previous settings: %s\n" % saved)
-    if isinstance(record, dict) and record.get("created_base"):
+    for path, saved in backups:
+        if saved:
+            write("  backup of the previous %s: %s\n" % (w.backup_label(path), saved))
+    if change.after is None and change.before is not None:
+        write("  %s held only engramory's entries and was created by install: removed\n" % w.settings)
+    for folder in w.leftover_dirs(isinstance(record, dict) and bool(record.get("created_base"))):
         try:
-            os.rmdir(os.path.dirname(w.settings))  # only when empty: install made it
+            os.rmdir(folder)  # only when empty: install made it
         except OSError:
             pass
     return 0
+
+
+def _remaining(folder: str) -> list[str]:
+    found: list[str] = []
+    for current, _, names in os.walk(folder):
+        found.extend(os.path.relpath(os.path.join(current, n), folder).replace(os.sep, "/") for n in names)
+    return sorted(found)
 
 
 def check(w: Wiring, interpreter: str | None = None, out: Callable[[str], Any] | None = None) -> int:
