@@ -29,44 +29,24 @@ import json
 import os
 import re
 import shlex
-import sys
 
-from engramory import __version__, fsutil
+from engramory import installer_json as flow
 from engramory.installer import (
-    HOOK_TIMEOUT,
-    LINK_MANIFEST,
-    MANIFEST,
     Change,
     JsonDoc,
     Report,
     SettingsError,
-    add_hook_groups,
-    apply_change,
-    apply_skill,
-    bundle_files,
     bundle_problems,
-    canonical,
     check_hooks_shape,
-    folder_action_line,
-    hook_command,
     interpreter_problem,
-    missing_required,
-    plan_skill,
-    prune_empty,
-    read_manifest,
-    remove_hooks,
-    remove_listed,
-    restore_bytes,
     smoke,
-    source_root,
     split_command,
-    unified_diff,
 )
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
     from typing import Any
 
 HOST = "codex"
@@ -96,28 +76,29 @@ def codex_home(env: Mapping[str, str] | None = None) -> str:
     return os.path.abspath(os.path.expanduser(home)) if home else os.path.join(os.path.expanduser("~"), ".codex")
 
 
-class Target:
-    """Where one scope's bundle, hooks.json and trust records are. Quacks like
-    engramory.install.Target where plan_skill / apply_skill look."""
+class Target(flow.Wiring):
+    """Where one scope's bundle, hooks.json and trust records are, and what Codex's wiring
+    holds; install and uninstall are engramory.installer_json's flow, with the trust records
+    in config.toml as its extra file."""
+
+    host, title = HOST, "Codex"
+    restart = RESTART
+    settings_label = "hooks"
+    scopes = (("user", "$CODEX_HOME or ~/.codex"), ("project", "./.codex"))
+    bundle_dirs, bundle_top = RUNTIME_DIRS, TOP
 
     def __init__(self, scope: str, env: Mapping[str, str] | None = None, cwd: str | None = None) -> None:
-        self.scope = scope
         self.home = codex_home(env)
         self.project = os.path.abspath(cwd or os.getcwd())
         self.base = self.home if scope == "user" else os.path.join(self.project, ".codex")
-        self.settings = os.path.join(self.base, "hooks.json")
-        self.config = os.path.join(self.home, "config.toml")
         self.skills = os.path.join(self.base, "skills")
-        self.skill_dir = os.path.join(self.skills, FOLDER)
+        super().__init__(settings=os.path.join(self.base, "hooks.json"),
+                         bundle_dir=os.path.join(self.skills, FOLDER), scope=scope)
+        self.config = os.path.join(self.home, "config.toml")
 
-    @property
-    def link_manifest(self) -> str:
-        return os.path.join(self.skills, LINK_MANIFEST)
-
-    def manifest_path(self) -> str:
-        if os.path.islink(self.skill_dir):
-            return self.link_manifest
-        return os.path.join(self.skill_dir, MANIFEST)
+    @classmethod
+    def for_scope(cls, scope: str) -> Target:
+        return cls(scope)
 
     def script(self, name: str) -> str:
         return os.path.join(self.skill_dir, "hooks", name)
@@ -128,16 +109,75 @@ class Target:
         CODEX_HOME included: measured on 0.171.0)."""
         return os.path.join(os.path.realpath(self.base), "hooks.json")
 
+    def hooks(self, interpreter: str) -> list[tuple[str, str | None, dict[str, Any]]]:
+        return [(event, matcher, self.handler(interpreter, script)) for event, matcher, script in HOOKS]
+
+    def script_of(self, handler: Any) -> str | None:
+        if not is_ours(handler):
+            return None
+        command = handler["command"].replace("\\\\", "/").replace("\\", "/")
+        return next(s for s in SCRIPTS if "/%s/hooks/%s" % (FOLDER, s) in command)
+
+    def backup_label(self, path: str) -> str:
+        return os.path.basename(path)
+
+    def uninstall_shape(self, doc: JsonDoc) -> None:
+        self.check_shape(doc)
+
+    def leftover_dirs(self, created_base: bool) -> list[str]:
+        return [self.skills, self.base] if created_base else [self.skills]
+
+    def install_extras(self, new_data: dict[str, Any], old_manifest: dict[str, Any] | None,
+                       dry_run: bool) -> list[flow.Extra]:
+        """The trust records for the hooks in `new_data`, appended to config.toml."""
+        raw_config, text = read_config(self.config)
+        old_trust = (old_manifest or {}).get("trust")
+        old_block = old_trust.get("appended") if isinstance(old_trust, dict) else None
+        old_block = old_block if isinstance(old_block, str) else None
+        entries = trust_entries(self.trust_file, new_data)
+        if old_block and old_block in text and all(toml_string(k) in old_block and d in old_block for _, k, d in entries):
+            new_text, appended = text, old_block  # already trusted exactly so
+        else:
+            new_text, appended = plan_trust(self.config, text, old_block, entries)
+        change = Change(self.config, raw_config, raw_config if new_text == text else new_text.encode("utf-8"))
+        lines = ["trust: %s: %s" % (self.config, "%d hook%s marked trusted" % (
+            len(entries), "" if len(entries) == 1 else "s") if change.changed else "already trusted")]
+        last = []
+        if self.scope == "project":
+            trusted = _project_trusted(new_text, self.project)
+            if trusted is None:
+                lines.append("note: check that Codex trusts %s (tomllib is missing, so this could not be read); %s"
+                             % (self.project, trust_project_hint(self.project)))
+            elif not trusted:
+                lines.append("action needed: %s. Until then these hooks do not run." % trust_project_hint(self.project))
+                last.append("not running yet: the project is not trusted (see above).")
+        was_created = old_trust.get("created_file") if isinstance(old_trust, dict) else None
+        trust = {"config": self.config, "appended": appended,
+                 "created_file": bool(was_created) if was_created is not None else raw_config is None}
+        return [flow.Extra(change, lines, {"trust": trust}, last)]
+
+    def uninstall_extras(self, manifest: dict[str, Any] | None, record: Any, dry_run: bool) -> list[flow.Extra]:
+        """config.toml without our block of trust records (found by the manifest, else by its shape)."""
+        raw_config, text = read_config(self.config)
+        trust = (manifest or {}).get("trust")
+        appended = trust.get("appended") if isinstance(trust, dict) else None
+        if isinstance(appended, str) and appended and appended in text:
+            new_text = text.replace(appended, "", 1)
+        else:
+            new_text = remove_block_by_shape(text)
+        change = Change(self.config, raw_config, raw_config if new_text == text else new_text.encode("utf-8"))
+        if change.changed and not new_text and isinstance(trust, dict) and trust.get("created_file"):
+            change.after = None
+        verb = "would remove" if dry_run else "removed"
+        line = "trust: %s: %s" % (self.config, "engramory's trust records %s" % verb if change.changed
+                                  else "no engramory trust record")
+        return [flow.Extra(change, [line], first=True)]
+
+    def run_check(self, interpreter: str | None = None, out: Callable[[str], Any] | None = None) -> int:
+        return run_check(self)
+
 
 # -- hooks and their trust -----------------------------------------------------------------
-
-
-def handler(interpreter: str, script: str) -> dict[str, Any]:
-    return {"type": "command", "command": hook_command(interpreter, script), "timeout": HOOK_TIMEOUT}
-
-
-def wanted(target: Target, interpreter: str) -> list[tuple[str, str | None, dict[str, Any]]]:
-    return [(event, matcher, handler(interpreter, target.script(script))) for event, matcher, script in HOOKS]
 
 
 def is_ours(item: Any) -> bool:
@@ -357,270 +397,27 @@ def trust_project_hint(project: str) -> str:
     )
 
 
-# -- install -------------------------------------------------------------------------------
-
-
-def _files(source: str) -> list[str]:
-    files, notes = bundle_files(source, ["hooks/" + s for s in SCRIPTS])
-    missing = missing_required(notes)
-    if missing:
-        raise SettingsError(missing[0] + "; this bundle cannot guard Codex: reinstall engramory")
-    return [f for f in files if f.startswith(RUNTIME_DIRS) or f in TOP or f in ["hooks/" + s for s in SCRIPTS]]
-
-
-def _options(args: argparse.Namespace) -> tuple[str, bool, bool]:
-    return getattr(args, "scope", "user") or "user", bool(getattr(args, "dry_run", False)), bool(getattr(args, "link", False))
+# -- install / uninstall: the shared flow -------------------------------------------------
 
 
 def install(args: argparse.Namespace) -> int:
     """`engramory install --host codex`: 0 done, 1 refused (nothing changed), 64 usage."""
-    scope, dry_run, link = _options(args)
-    if scope not in SCOPES:
-        sys.stderr.write(
-            "engramory install: --scope %s is not a Codex scope; use --scope user ($CODEX_HOME or ~/.codex) "
-            "or --scope project (./.codex)\n" % scope
-        )
-        return 64
-    target = Target(scope)
-    if getattr(args, "check", False):
-        return run_check(target)
-    try:
-        return install_to(target, dry_run, link)
-    except SettingsError as exc:
-        sys.stderr.write("engramory install: %s\n" % exc)
-        sys.stderr.write("engramory install: nothing was changed.\n")
-        return 1
-    except BrokenPipeError:
-        raise  # `... | head`: the reader left (engramory.cli handles it)
-    except OSError as exc:
-        sys.stderr.write(
-            "engramory install: could not write %s: %s; check the permissions and free space, then run "
-            "this again\n" % (exc.filename or target.base, exc.strerror or exc)
-        )
-        return 1
-
-
-def install_to(target: Target, dry_run: bool = False, link: bool = False, interpreter: str | None = None) -> int:
-    out = sys.stdout.write
-    exe = interpreter or sys.executable
-    if not exe or not os.path.isabs(exe):
-        raise SettingsError(
-            "cannot tell which Python runs this (sys.executable is %r); run the installer with an absolute "
-            "interpreter path, e.g. /usr/bin/python3 -m engramory install --host codex" % (exe,)
-        )
-    bad = interpreter_problem(exe)
-    if bad:
-        raise SettingsError("%s: hooks run with it could not run; install with a working Python" % bad)
-    source = source_root()
-    files = _files(source)
-    doc = JsonDoc.load(target.settings, host="Codex")
-    check_hooks_shape(doc, EVENT_KEYS)
-    plan = plan_skill(target, source, files, link)
-    old_manifest = read_manifest(target.manifest_path())
-    new_data, created, report = add_hook_groups(doc.data, wanted(target, exe), is_ours)
-    hooks_after = doc.raw if canonical(new_data) == canonical(doc.data) else doc.render(new_data)
-    hooks_change = Change(target.settings, doc.raw, hooks_after)
-
-    raw_config, text = read_config(target.config)
-    old_trust = (old_manifest or {}).get("trust") if isinstance(old_manifest, dict) else None
-    old_block = old_trust.get("appended") if isinstance(old_trust, dict) and isinstance(old_trust.get("appended"), str) else None
-    entries = trust_entries(target.trust_file, new_data)
-    if old_block and old_block in text and all(toml_string(k) in old_block and d in old_block for _, k, d in entries):
-        new_text, appended = text, old_block  # already trusted exactly so
-    else:
-        new_text, appended = plan_trust(target.config, text, old_block, entries)
-    config_after = raw_config if new_text == text else new_text.encode("utf-8")
-    config_change = Change(target.config, raw_config, config_after)
-
-    out("engramory install --host codex (%s scope%s)\n" % (target.scope, ", dry run: nothing is written" if dry_run else ""))
-    if plan.mode == "in-place":
-        out("  bundle: %s is this bundle itself; nothing to copy\n" % target.skill_dir)
-    elif plan.mode == "link":
-        out("  bundle: %s %s -> %s\n" % (target.skill_dir, "already links" if plan.link_ok else ("would link" if dry_run else "linked"), source))
-    else:
-        out("  bundle: %s %d files to %s (%d new, %d updated, %d unchanged)\n" % (
-            "would copy" if dry_run else "copied", len(plan.add) + len(plan.update), target.skill_dir,
-            len(plan.add), len(plan.update), len(plan.same)))
-    out("  hooks: %s\n" % target.settings)
-    for line in report:
-        out("    %s\n" % line)
-    out("  trust: %s: %s\n" % (
-        target.config,
-        "%d hook%s marked trusted" % (len(entries), "" if len(entries) == 1 else "s") if config_change.changed else "already trusted"))
-    untrusted_project = False
-    if target.scope == "project":
-        trusted = _project_trusted(new_text, target.project)
-        if trusted is None:
-            out("  note: check that Codex trusts %s (tomllib is missing, so this could not be read); %s\n"
-                % (target.project, trust_project_hint(target.project)))
-        elif not trusted:
-            untrusted_project = True
-            out("  action needed: %s. Until then these hooks do not run.\n" % trust_project_hint(target.project))
-    if dry_run:
-        for ch in (hooks_change, config_change):
-            diff = unified_diff(ch.path, ch.before, ch.after)
-            if diff:
-                out(diff)
-        return 0
-    base_missing = not os.path.isdir(target.base)
-    # The bundle and its manifest first, then the hooks, then their trust: Codex never runs an
-    # entry whose script is not there yet.
-    apply_skill(plan, target, source)
-    _record(target, plan.mode, plan.files, doc.exists, created, old_manifest, base_missing, raw_config is None, appended)
-    for ch in (hooks_change, config_change):
-        saved = apply_change(ch)
-        if saved:
-            out("  backup of the previous %s: %s\n" % (os.path.basename(ch.path), saved))
-    if hooks_change.changed or config_change.changed:
-        out("  " + RESTART + "\n")
-    elif not plan.changed:
-        out("  already installed: nothing changed.\n")
-    if untrusted_project:
-        out("  not running yet: the project is not trusted (see above).\n")
-    return 0
-
-
-def _record(
-    target: Target, mode: str, files: list[str], existed: bool, created: list[str], old: dict[str, Any] | None,
-    created_base: bool, created_config: bool, appended: str,
-) -> None:
-    manifest: dict[str, Any] = {"installer": "engramory", "host": HOST, "files": [], "settings": {}}
-    if old is not None and isinstance(old.get("settings"), dict):
-        manifest["settings"] = dict(old["settings"])
-    manifest["version"] = __version__
-    manifest["mode"] = mode
-    manifest["files"] = sorted(files) if mode in ("copy", "link") else []
-    record = manifest["settings"].get(target.settings)
-    if not isinstance(record, dict):
-        record = {"created_file": not existed, "created": created, "created_base": created_base}
-    else:
-        prior = [c for c in record.get("created", []) if isinstance(c, str)]
-        record = dict(record, created=prior + [c for c in created if c not in prior])
-    manifest["settings"][target.settings] = record
-    old_trust = old.get("trust") if isinstance(old, dict) else None
-    was_created = old_trust.get("created_file") if isinstance(old_trust, dict) else None
-    manifest["trust"] = {
-        "config": target.config,
-        "appended": appended,
-        "created_file": bool(was_created) if was_created is not None else created_config,
-    }
-    path = target.manifest_path()
-    current = read_manifest(path)
-    if current is not None and canonical(current) == canonical(manifest):
-        return
-    fsutil.write_atomic(path, (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode("utf-8"))
-
-
-# -- uninstall -----------------------------------------------------------------------------
+    return flow.main(Target, "install", args)
 
 
 def uninstall(args: argparse.Namespace) -> int:
-    scope, dry_run, _ = _options(args)
-    if scope not in SCOPES:
-        sys.stderr.write("engramory uninstall: --scope %s is not a Codex scope; use user or project\n" % scope)
-        return 64
-    target = Target(scope)
-    try:
-        return uninstall_from(target, dry_run)
-    except SettingsError as exc:
-        sys.stderr.write("engramory uninstall: %s\n" % exc)
-        return 1
-    except BrokenPipeError:
-        raise  # `... | head`: the reader left (engramory.cli handles it)
-    except OSError as exc:
-        sys.stderr.write("engramory uninstall: could not write %s: %s\n" % (exc.filename or target.base, exc.strerror or exc))
-        return 1
+    """`engramory uninstall --host codex`: 0 done, 1 refused (nothing changed), 64 usage."""
+    return flow.main(Target, "uninstall", args)
+
+
+def install_to(target: Target, dry_run: bool = False, link: bool = False, interpreter: str | None = None) -> int:
+    """Install into `target`, raising SettingsError where `install` reports it."""
+    return flow.apply_install(target, dry_run, link, interpreter)
 
 
 def uninstall_from(target: Target, dry_run: bool = False) -> int:
-    out = sys.stdout.write
-    doc = JsonDoc.load(target.settings, host="Codex")
-    check_hooks_shape(doc, EVENT_KEYS)
-    mpath = target.manifest_path()
-    manifest = read_manifest(mpath)
-    record = (manifest or {}).get("settings", {}).get(target.settings)
-    created = record.get("created") if isinstance(record, dict) else None
-    if not isinstance(created, list):
-        created = None
-    new_data, removed = remove_hooks(doc.data, is_ours, created)
-    hooks_change = Change(target.settings, doc.raw, doc.raw)
-    if removed:
-        hooks_change.after = restore_bytes(doc, new_data)
-        if not new_data and isinstance(record, dict) and record.get("created_file"):
-            hooks_change.after = None
-
-    raw_config, text = read_config(target.config)
-    trust = (manifest or {}).get("trust")
-    appended = trust.get("appended") if isinstance(trust, dict) else None
-    if isinstance(appended, str) and appended and appended in text:
-        new_text = text.replace(appended, "", 1)
-    else:
-        new_text = remove_block_by_shape(text)
-    config_change = Change(target.config, raw_config, raw_config if new_text == text else new_text.encode("utf-8"))
-    if config_change.changed and not new_text and isinstance(trust, dict) and trust.get("created_file"):
-        config_change.after = None
-
-    dest = target.skill_dir
-    if os.path.islink(dest):
-        action = "unlink"
-    elif os.path.isdir(dest):
-        action = "foreign" if manifest is None else ("manifest-only" if manifest.get("mode") == "in-place" else "remove")
-    else:
-        action = ""
-    verb = "would remove" if dry_run else "removed"
-    out("engramory uninstall --host codex (%s scope%s)\n" % (target.scope, ", dry run: nothing is written" if dry_run else ""))
-    out("  hooks: %s: %s\n" % (target.settings, "%d engramory entr%s %s" % (removed, "y" if removed == 1 else "ies", verb)
-                               if removed else "no engramory entry"))
-    out("  trust: %s: %s\n" % (target.config, "engramory's trust records %s" % verb if config_change.changed else "no engramory trust record"))
-    out(folder_action_line("bundle", action, dest, manifest, dry_run))
-    if dry_run:
-        for ch in (hooks_change, config_change):
-            diff = unified_diff(ch.path, ch.before, ch.after)
-            if diff:
-                out(diff)
-        return 0
-    for ch in (config_change, hooks_change):
-        if ch.after is None and ch.before is not None:
-            _delete_if_unchanged(ch.path, ch.before)  # install created it; nothing of the user's in it
-        else:
-            saved = apply_change(ch)
-            if saved:
-                out("  backup of the previous %s: %s\n" % (os.path.basename(ch.path), saved))
-    if action == "unlink":
-        os.unlink(dest)
-        try:
-            os.unlink(target.link_manifest)
-        except OSError:
-            pass
-    elif action == "remove" and manifest is not None:
-        remove_listed(dest, [f for f in manifest.get("files", []) if isinstance(f, str)] + [MANIFEST])
-        prune_empty(dest)
-        try:
-            os.rmdir(dest)
-        except OSError:
-            out("  note: %s still holds files engramory did not install; left in place\n" % dest)
-    elif action == "manifest-only":
-        try:
-            os.unlink(mpath)
-        except OSError:
-            pass
-    for folder in (target.skills, target.base) if isinstance(record, dict) and record.get("created_base") else (target.skills,):
-        try:
-            os.rmdir(folder)  # only when empty
-        except OSError:
-            pass
-    return 0
-
-
-def _delete_if_unchanged(path: str, expected: bytes) -> None:
-    try:
-        with open(path, "rb") as f:
-            current = f.read()
-    except FileNotFoundError:
-        return
-    if current != expected:
-        raise SettingsError("%s: changed on disk while this ran; nothing was written to it: run this again" % path)
-    os.unlink(path)
+    """Uninstall from `target`, raising SettingsError where `uninstall` reports it."""
+    return flow.apply_uninstall(target, dry_run)
 
 
 # -- install --check -----------------------------------------------------------------------
@@ -752,8 +549,4 @@ def run_check(target: Target) -> int:
 
 def check(args: argparse.Namespace) -> int:
     """The registry's INSTALLER contract: `engramory install --host codex --check`."""
-    scope = getattr(args, "scope", "user") or "user"
-    if scope not in SCOPES:
-        sys.stderr.write("engramory install: --scope %s is not a Codex scope; use user or project\n" % scope)
-        return 64
-    return run_check(Target(scope))
+    return flow.main(Target, "check", args)
