@@ -20,6 +20,12 @@ extend safely (not UTF-8, `hooks`/`hooks.state` written inline or as dotted keys
 record for the same key that is not ours), and prints the lines to add instead. When tomllib
 is available, the file must parse before the edit, and after it to the same data plus exactly
 our records.
+
+Install and uninstall are the shared flow, engramory.installer_json: `Target` is the Wiring
+(hooks.json is its settings file, config.toml's trust block its Extra, written after
+hooks.json and taken out before it), so the bundle copy, manifest, byte-keeping edit,
+refusals and messages are decided there. What stays here is Codex's own: its paths, the trust
+keys and hashes, the TOML block, project trust and `--check`.
 """
 
 from __future__ import annotations

@@ -96,7 +96,6 @@ class Target(flow.Wiring):
         self.base = self.user_base if scope == "user" else os.path.join(self.project, ".gemini")
         super().__init__(settings=os.path.join(self.base, "settings.json"),
                          bundle_dir=os.path.join(self.base, FOLDER), scope=scope)
-        self.skills = self.base
         self.script = os.path.join(self.skill_dir, "hooks", SCRIPT)
         self.trusted_hooks = os.path.join(self.user_base, TRUSTED_HOOKS)
 
