@@ -821,6 +821,80 @@ def _smoke_shell_hook(target: Target, environ: Mapping[str, str], report: Any) -
         report.ok("the shell hook %s blocks a smoke write_file under %s -I -S" % (SHELL_HOOK, python))
 
 
+# Run with Hermes's own Python: read config.yaml's `hooks:` as Hermes reads them, and give
+# each pre_tool_call entry that runs our shell hook the callback Hermes would register for it
+# (agent.shell_hooks, hermes-agent 0.19.0) a write_file of a 400-line MEMORY.md.
+_SHELL_SMOKE = r"""
+import json, sys
+index = sys.argv[1]
+out = {"entries": [], "error": None}
+try:
+    from hermes_cli.config import load_config
+    from agent import shell_hooks
+    cfg = load_config()
+    accept = shell_hooks._resolve_effective_accept(cfg, False)
+    body = "".join("- [note %d](note-%d.md) %s\n" % (i, i, "x" * 60) for i in range(400))
+    for spec in shell_hooks.iter_configured_hooks(cfg):
+        if "engramory_hermes_shell_hook" not in spec.command:
+            continue
+        entry = {"event": spec.event, "command": spec.command, "matcher": spec.matcher,
+                 "tools": [t for t in ("write_file", "patch") if spec.matches_tool(t)],
+                 "consent": bool(accept or shell_hooks._is_allowlisted(spec.event, spec.command))}
+        if spec.event == "pre_tool_call":
+            answer = shell_hooks._make_callback(spec)(tool_name="write_file", args={"path": index, "content": body},
+                                                      task_id="engramory-check", session_id="engramory-check")
+            entry["answer"] = answer if isinstance(answer, (dict, type(None))) else repr(answer)
+        out["entries"].append(entry)
+except BaseException as exc:
+    out["error"] = repr(exc)
+print(json.dumps(out, default=repr))
+"""
+
+
+def _check_wired_shell_hooks(target: Target, python: str, environ: Mapping[str, str], report: Any) -> None:
+    """Shell-hook entries of config.yaml that run our hook, read and run by Hermes's own code."""
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="engramory-check-") as tmp:
+        try:
+            proc = subprocess.run([python, "-c", _SHELL_SMOKE, os.path.join(tmp, "MEMORY.md")], capture_output=True,
+                                  timeout=60, env=_smoke_env(target, environ, tmp), cwd=tmp)
+        except (OSError, subprocess.SubprocessError) as exc:
+            report.note("the shell hooks in config.yaml were not checked: %s" % exc)
+            return
+    lines = proc.stdout.decode("utf-8", "replace").strip().splitlines()
+    try:
+        got = json.loads(lines[-1]) if lines else None
+    except ValueError:
+        got = None
+    if not isinstance(got, dict) or got.get("error"):
+        why = got.get("error") if isinstance(got, dict) else "exit %d" % proc.returncode
+        report.note("the shell hooks in config.yaml were not checked: Hermes's hook code did not run (%s)" % str(why)[:200])
+        return
+    fix = "fix the `hooks: pre_tool_call:` entry in %s (matcher \"write_file|patch\", the command `python3 -I -S <absolute path of %s>`)" % (
+        target.config, SHELL_HOOK)
+    for entry in got.get("entries") or []:
+        if not isinstance(entry, dict):
+            continue
+        label = "the shell hook `%s` (config.yaml hooks.%s)" % (str(entry.get("command"))[:120], entry.get("event"))
+        if entry.get("event") != "pre_tool_call":
+            report.problem("%s is not under pre_tool_call: Hermes never asks it before a write" % label, fix)
+            continue
+        missed = [t for t in ("write_file", "patch") if t not in (entry.get("tools") or [])]
+        if missed:
+            report.problem("%s: its matcher %r does not select %s" % (label, entry.get("matcher"), ", ".join(missed)), fix)
+        answer = entry.get("answer")
+        if not (isinstance(answer, dict) and answer.get("action") == "block"):
+            report.problem("%s let a smoke write_file of a 400-line MEMORY.md through (answer %r%s)"
+                           % (label, answer, _culprits(environ)), fix)
+        else:
+            report.ok("%s blocks a smoke write_file (run by Hermes's own shell-hook code)" % label)
+        if not entry.get("consent"):
+            report.note("%s has no recorded consent: Hermes without a terminal leaves it out unless --accept-hooks, "
+                        "HERMES_ACCEPT_HOOKS=1 or `hooks_auto_accept: true` (the plugin needs none)" % label)
+
+
 def run_check(target: Target, env: Mapping[str, str] | None = None, as_json: bool = False) -> int:
     """`engramory install --host hermes --check`: is the guard really on in Hermes? The
     plugin's files are there; it is enabled (and not disabled, and no safe mode); its package
@@ -866,6 +940,7 @@ def run_check(target: Target, env: Mapping[str, str] | None = None, as_json: boo
                         "ENGRAMORY_HERMES_PYTHON to the Python of the Hermes venv to check with that one" % (where, python))
         else:
             report.ok("Hermes's Python: %s (from %s)" % (python, where))
+            _check_wired_shell_hooks(target, python, environ, report)
         _smoke_plugin(target, python, installer.modules_of(files), environ, report)
         _smoke_shell_hook(target, environ, report)
     if as_json:

@@ -382,3 +382,23 @@ def test_install_check_tells_the_truth_about_the_real_hermes(hermes_python, herm
     assert _plugin_status(hermes_python, env) != "enabled"
     check = engramory(env, "install", "--host", "hermes", "--check")
     assert check.returncode == 1 and "is not enabled" in check.stdout and "fix:" in check.stdout, check.stdout
+
+
+def test_install_check_runs_wired_shell_hooks_through_hermes(hermes_python, hermes_env, tmp_path):
+    # A `hooks:` entry for the shell hook is read and run by Hermes's own shell-hook code.
+    env = dict(hermes_env, PATH=str(hermes_python.parent) + os.pathsep + hermes_env.get("PATH", ""))
+    assert engramory(env, "install", "--host", "hermes").returncode == 0
+    config = Path(hermes_env["HERMES_HOME"]) / "config.yaml"
+    script = Path(hermes_env["HERMES_HOME"]) / "plugins" / "engramory" / "hooks" / "engramory_hermes_shell_hook.py"
+    base = config.read_text()
+    hooks = "hooks:\n  pre_tool_call:\n    - matcher: \"%s\"\n      command: \"%s -I -S %s\"\n"
+    config.write_text(base + hooks % ("write_file|patch", sys.executable, script) + "hooks_auto_accept: true\n")
+    check = engramory(env, "install", "--host", "hermes", "--check")
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "blocks a smoke write_file (run by Hermes's own shell-hook code)" in check.stdout, check.stdout
+    assert "no recorded consent" not in check.stdout
+
+    config.write_text(base + hooks % ("write_file", sys.executable, script))
+    check = engramory(env, "install", "--host", "hermes", "--check")
+    assert check.returncode == 1, check.stdout
+    assert "does not select patch" in check.stdout and "no recorded consent" in check.stdout, check.stdout
