@@ -652,9 +652,8 @@ def run_check(target: Target, as_json: bool = False) -> int:
     if os.path.isfile(os.path.join(target.skill_dir, PLUGIN_MANIFEST)):
         out("  note: %s holds %s: Claude Code loads it as a plugin as well, so each hook would "
             "run twice; reinstall from a checkout kept elsewhere\n" % (target.skill_dir, PLUGIN_MANIFEST))
-    for plugin in plugin_also_enabled([target.settings, Target("user").settings]):
-        out("  note: the engramory plugin is enabled too (%s): each hook would run twice; keep one "
-            "way in (`claude plugin disable %s`, or `engramory uninstall`)\n" % (plugin, plugin))
+    # An enabled engramory plugin: install_check finds its folder, checks and smoke-runs its
+    # hooks, and notes each hook wired both ways.
     return install_check.run(scope=target.scope)
 
 

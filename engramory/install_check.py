@@ -16,6 +16,11 @@ Code reads and runs what it would run:
 - our three handlers wherever they are: the matcher must select the tools the hook exists for
   (Edit and Write; Bash and Monitor), a handler must not be `"async": true` (an async
   PreToolUse hook cannot deny, an async PostToolUse report arrives after the model moved on);
+- an `engramory@<marketplace>` plugin enabled by `enabledPlugins` (the highest scope naming
+  it decides): its folder found as Claude Code finds it (a local marketplace's folder, run in
+  place; else installed_plugins.json; else the newest copy under plugins/cache/), and the
+  handlers of its hooks/hooks.json checked and smoke-run like settings handlers, with
+  CLAUDE_PLUGIN_ROOT set;
 - the interpreter and the script of each command (with `$VAR` expanded as the shell would,
   `$CLAUDE_PROJECT_DIR` included), every module of the installed bundle imported the way the
   hooks import it;
@@ -110,19 +115,33 @@ class Found:
         self.handler = handler
         self.script = script
         self.what = script
+        self.extra: dict[str, str] = {}  # variables the host sets for this handler (CLAUDE_PLUGIN_ROOT)
+
+    @property
+    def reinstall(self) -> str:
+        if self.scope.startswith("plugin "):
+            pid = self.scope[len("plugin "):]
+            return "reinstall the plugin (`claude plugin uninstall %s`, then `claude plugin install %s`)" % (pid, pid)
+        return "run `engramory install` again"
+
+    @property
+    def where(self) -> str:
+        if self.scope.startswith("plugin "):
+            return "%s, %s" % (self.scope, self.path)
+        return "%s settings %s" % (self.scope, self.path)
 
 
-def _script_of(handler: Any) -> str | None:
+def _script_of(handler: Any, marker: str = "/skills/engramory/hooks/") -> str | None:
     if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
         return None
     command = handler["command"].replace("\\\\", "/").replace("\\", "/")
     for script in SCRIPTS:
-        if "/skills/engramory/hooks/" + script in command:
+        if marker + script in command:
             return script
     return None
 
 
-def find_ours(scope: str, path: str, data: Mapping[str, Any]) -> list[Found]:
+def find_ours(scope: str, path: str, data: Mapping[str, Any], marker: str = "/skills/engramory/hooks/") -> list[Found]:
     out: list[Found] = []
     hooks = data.get("hooks")
     if not isinstance(hooks, dict):
@@ -134,7 +153,7 @@ def find_ours(scope: str, path: str, data: Mapping[str, Any]) -> list[Found]:
             if not (isinstance(group, dict) and isinstance(group.get("hooks"), list)):
                 continue
             for handler in group["hooks"]:
-                script = _script_of(handler)
+                script = _script_of(handler, marker)
                 if script:
                     out.append(Found(scope, path, event, group, handler, script))
     return out
@@ -236,6 +255,134 @@ def _env_problems(env_sources: Mapping[str, str], effective: Mapping[str, str], 
             report.note("ENGRAMORY_INDEX_PATH (from %s): only %s are guarded" % (where("ENGRAMORY_INDEX_PATH"), ", ".join(listed[:3])))
 
 
+# -- the Claude Code plugin ----------------------------------------------------------------
+
+PLUGIN_NAME = "engramory"
+
+
+def enabled_plugins(docs: Mapping[str, installer.JsonDoc]) -> list[tuple[str, str]]:
+    """(plugin id, scope that enables it) for every `engramory@<marketplace>` that is on:
+    `enabledPlugins` is read per id, and the highest scope that names an id decides (a
+    project's `false` turns off a user's `true`)."""
+    decided: dict[str, tuple[bool, str]] = {}
+    for name in SCOPE_ORDER:
+        doc = docs.get(name)
+        block = doc.data.get("enabledPlugins") if doc is not None else None
+        if not isinstance(block, dict):
+            continue
+        for key, value in block.items():
+            if isinstance(key, str) and key.split("@", 1)[0] == PLUGIN_NAME and key not in decided:
+                decided[key] = (value is True, name)
+    return sorted((key, scope) for key, (on, scope) in decided.items() if on)
+
+
+def _local_marketplace_folder(plugins: str, name: str, market: str) -> str | None:
+    """A plugin of a local (`directory`) marketplace: Claude Code 2.1.332 runs its hooks from
+    the marketplace folder itself (CLAUDE_PLUGIN_ROOT is that folder), not from the copy it
+    records in installed_plugins.json: measured, tests/e2e/test_install_check_real.py."""
+    try:
+        known = installer.JsonDoc.load(os.path.join(plugins, "known_marketplaces.json"), host="Claude Code").data
+    except installer.SettingsError:
+        return None
+    entry = known.get(market)
+    source = entry.get("source") if isinstance(entry, dict) else None
+    if not (isinstance(source, dict) and source.get("source") == "directory"):
+        return None
+    assert isinstance(entry, dict)
+    root = entry.get("installLocation") or source.get("path")
+    if not isinstance(root, str) or not root:
+        return None
+    try:
+        listing = installer.JsonDoc.load(os.path.join(root, ".claude-plugin", "marketplace.json"), host="Claude Code").data
+    except installer.SettingsError:
+        return None
+    meta = listing.get("metadata")
+    base = meta.get("pluginRoot") if isinstance(meta, dict) and isinstance(meta.get("pluginRoot"), str) else ""
+    for item in listing.get("plugins") or []:
+        if isinstance(item, dict) and item.get("name") == name and isinstance(item.get("source"), str):
+            rel = item["source"]
+            folder = os.path.normpath(os.path.join(root, rel if rel.startswith("./") or not base else os.path.join(base, rel)))
+            return folder if os.path.isdir(folder) else None
+    return None
+
+
+def plugin_folder(config_dir: str, plugin_id: str, cwd: str) -> tuple[str | None, str]:
+    """Where Claude Code runs plugin `plugin_id` from, found as it finds it: for a local
+    (`directory`) marketplace, the plugin's folder inside it (known_marketplaces.json and the
+    marketplace's own marketplace.json); otherwise the entry in
+    `<config>/plugins/installed_plugins.json` (one for this project, else the user's), else
+    the newest version under `<config>/plugins/cache/<marketplace>/<plugin>/`. (folder, how
+    found) or (None, why not)."""
+    plugins = os.path.join(config_dir, "plugins")
+    record = os.path.join(plugins, "installed_plugins.json")
+    name, _, market = plugin_id.partition("@")
+    local = _local_marketplace_folder(plugins, name, market)
+    if local is not None:
+        return local, "%s (the local marketplace %s, run in place)" % (local, market)
+    try:
+        doc = installer.JsonDoc.load(record, host="Claude Code")
+    except installer.SettingsError as exc:
+        return None, "%s cannot be read (%s)" % (record, exc)
+    listed = doc.data.get("plugins")
+    entries = listed.get(plugin_id) if isinstance(listed, dict) else None
+    if isinstance(entries, dict):  # version 1 of the file: one entry per id
+        entries = [entries]
+    ranked: list[tuple[int, str]] = []
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict) or not isinstance(entry.get("installPath"), str):
+            continue
+        project = entry.get("projectPath")
+        if isinstance(project, str) and project:
+            if not same_dir(project, cwd):
+                continue  # installed for another project
+            ranked.append((0, entry["installPath"]))
+        else:
+            ranked.append((1, entry["installPath"]))
+    for _, path in sorted(ranked):
+        if os.path.isdir(path):
+            return path, "%s (%s)" % (path, record)
+    if ranked:
+        return None, "%s names %s, which does not exist" % (record, sorted(ranked)[0][1])
+    cache = os.path.join(plugins, "cache", market, name)
+    try:
+        versions = [os.path.join(cache, v) for v in os.listdir(cache)]
+    except OSError:
+        versions = []
+    versions = [v for v in versions if os.path.isfile(os.path.join(v, "hooks", "hooks.json"))]
+    if versions:
+        newest = max(versions, key=lambda p: os.stat(p).st_mtime)
+        return newest, "%s (newest in %s)" % (newest, cache)
+    return None, "no entry for it in %s and nothing under %s" % (record, cache)
+
+
+def same_dir(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.normcase(os.path.abspath(a)) == os.path.normcase(os.path.abspath(b))
+
+
+def plugin_handlers(plugin_id: str, folder: str, report: installer.Report) -> list[Found]:
+    """Our handlers in the plugin's hooks/hooks.json (Claude Code loads that file by itself)."""
+    path = os.path.join(folder, "hooks", "hooks.json")
+    label = "plugin %s" % plugin_id
+    try:
+        doc = installer.JsonDoc.load(path, host="Claude Code")
+    except installer.SettingsError as exc:
+        report.problem("%s: %s; Claude Code loads none of its hooks" % (label, exc), "reinstall the plugin: "
+                       "`claude plugin uninstall %s` then `claude plugin install %s`" % (plugin_id, plugin_id))
+        return []
+    if not doc.exists:
+        report.problem("%s: %s does not exist; the plugin wires no hook" % (label, path),
+                       "reinstall the plugin: `claude plugin install %s`" % plugin_id)
+        return []
+    found = find_ours(label, path, doc.data, marker="/hooks/")
+    for f in found:
+        f.extra = {"CLAUDE_PLUGIN_ROOT": folder}
+    report.ok("%s is enabled and installed at %s" % (label, folder))
+    return found
+
+
 def run(env: Mapping[str, str] | None = None, cwd: str | None = None, scope: str = "user",
         out: Callable[[str], Any] | None = None, as_json: bool = False) -> int:
     environ = dict(os.environ if env is None else env)
@@ -291,27 +438,32 @@ def run(env: Mapping[str, str] | None = None, cwd: str | None = None, scope: str
     for name in SCOPE_ORDER:
         if name in docs:
             found.extend(find_ours(name, docs[name].path, docs[name].data))
-    plugin = [k for d in docs.values() for k, v in (d.data.get("enabledPlugins") or {}).items()
-              if isinstance(d.data.get("enabledPlugins"), dict) and k.startswith("engramory@") and v is True]
-    if plugin:
-        report.note("the engramory plugin is enabled (%s): its hooks run too" % ", ".join(sorted(set(plugin))))
+    plugin = enabled_plugins(docs)
+    for plugin_id, where in plugin:
+        folder, how = plugin_folder(claude_config_dir(environ), plugin_id, here)
+        if folder is None:
+            # Not a problem by itself: settings hooks may do the work (checked below).
+            report.note("the plugin %s is enabled (%s settings) but Claude Code has no copy of it: %s; it runs "
+                        "none of its hooks (`claude plugin install %s` to install it)" % (plugin_id, where, how, plugin_id))
+            continue
+        found.extend(plugin_handlers(plugin_id, folder, report))
     effective.setdefault("CLAUDE_PROJECT_DIR", here)
     expected = {(event, script) for event, script, _, _ in NEEDS}
     for f in found:
         if (f.event, f.script) not in expected:
-            report.note("hooks/%s also runs on %s (%s settings %s); engramory does not wire it there"
-                        % (f.script, f.event, f.scope, f.path))
+            report.note("hooks/%s also runs on %s (%s); engramory does not wire it there"
+                        % (f.script, f.event, f.where))
     for event, script, tools, what in NEEDS:
         mine = [f for f in found if f.script == script and f.event == event]
         if not mine:
-            if plugin:
-                continue
             report.problem("%s is not wired: no %s handler runs hooks/%s in any settings file Claude Code reads here"
                            % (what, event, script), "run `engramory install` (user scope) and restart Claude Code")
             continue
         if len(mine) > 1:
-            report.note("%s is wired %d times (%s): each call is judged more than once"
-                        % (what, len(mine), ", ".join("%s %s" % (f.scope, f.path) for f in mine)))
+            plugin_too = any(f.extra for f in mine) and not all(f.extra for f in mine)
+            report.note("%s is wired %d times (%s): each call is judged more than once%s"
+                        % (what, len(mine), "; ".join(f.where for f in mine),
+                           "; keep one way in (`claude plugin disable <id>`, or `engramory uninstall`)" if plugin_too else ""))
         for f in mine:
             _check_handler(f, event, tools, what, effective, report)
 
@@ -333,44 +485,44 @@ def run(env: Mapping[str, str] | None = None, cwd: str | None = None, scope: str
 
 def _check_handler(f: Found, event: str, tools: Sequence[str], what: str, effective: Mapping[str, str],
                    report: installer.Report) -> None:
-    label = "%s (%s settings %s)" % (what, f.scope, f.path)
+    label = "%s (%s)" % (what, f.where)
     f.what = what
     matcher = f.group.get("matcher")
     missed = [t for t in tools if not matcher_selects(matcher, t)]
     if missed:
         report.problem("%s: the matcher %s does not select %s (matchers are case-sensitive)"
                        % (label, json.dumps(matcher), ", ".join(missed)),
-                       "run `engramory install` again (it writes the matcher back) or fix it by hand")
+                       f.reinstall + " (it writes the matcher back) or fix it by hand")
     if f.handler.get("async") is True:
         report.problem("%s is marked \"async\": true: Claude Code does not wait for it, so it cannot %s"
                        % (label, "deny" if event == "PreToolUse" else "report in time"),
                        "remove \"async\" from that handler in %s" % f.path)
     if f.handler.get("type", "command") != "command":
-        report.problem("%s has type %r, not \"command\"" % (label, f.handler.get("type")), "run `engramory install` again")
+        report.problem("%s has type %r, not \"command\"" % (label, f.handler.get("type")), f.reinstall)
     try:
-        parsed = installer.split_command(str(f.handler.get("command")), effective)
+        parsed = installer.split_command(str(f.handler.get("command")), dict(effective, **f.extra))
     except ValueError as exc:
-        report.problem("%s: the command cannot be followed (%s)" % (label, exc), "run `engramory install` again")
+        report.problem("%s: the command cannot be followed (%s)" % (label, exc), f.reinstall)
         return
     problem = installer.interpreter_problem(parsed.interpreter)
     if problem:
         report.problem("%s: %s: the hook cannot start, and Claude Code lets every call through" % (label, problem),
-                       "run `engramory install` again with a Python that stays (e.g. /usr/bin/python3 -m engramory install)")
+                       f.reinstall + " with a Python that stays (e.g. /usr/bin/python3 -m engramory install)" if not f.extra else "install a python3 on PATH (the plugin's hooks run python3)")
         return
     if parsed.unset:
         report.problem("%s: the command uses $%s, which is not set when the hook runs" % (label, ", $".join(parsed.unset)),
-                       "run `engramory install` again")
+                       f.reinstall)
         return
     if not os.path.isfile(parsed.script):
         report.problem("%s: the script %s does not exist: the hook fails on every call and the guard is off"
-                       % (label, parsed.script or "(none)"), "run `engramory install` again")
+                       % (label, parsed.script or "(none)"), f.reinstall)
         return
     f.handler["_argv"] = parsed.argv()  # for the smoke run; never written anywhere
     bundle = os.path.dirname(os.path.dirname(parsed.script))
     exe = shutil.which(parsed.interpreter) or parsed.interpreter
     for line in installer.bundle_problems(bundle, exe):
         report.problem("%s: %s: the hook would load nothing and let every call through" % (label, line),
-                       "run `engramory install` again (it copies the whole bundle)")
+                       f.reinstall + " (it copies the whole bundle)")
     report.ok("%s: %s runs with %s" % (label, parsed.script, parsed.interpreter))
 
 
@@ -390,19 +542,19 @@ def _smoke_all(found: Sequence[Found], effective: Mapping[str, str], report: ins
             argv = f.handler.pop("_argv", None)
             if not argv:
                 continue
-            label = "%s (%s settings %s)" % (f.what, f.scope, f.path)
+            label = "%s (%s)" % (f.what, f.where)
             # The backstops report an index grown over its cap; the guard judges a Write of it.
             with open(index, "w", encoding="utf-8") as fh:
                 fh.write(_lines(10 if f.script == GUARD_SCRIPT else 400))
             payload = smoke_payload(f.event, os.path.realpath(project), index, n)
-            ran = installer.smoke(argv, payload, env=env, cwd=project)
+            ran = installer.smoke(argv, payload, env=dict(env, **f.extra), cwd=project)
             why = judge_smoke(f.event, ran)
             if why:
                 culprits = sorted(k for k in effective if k.startswith("ENGRAMORY_"))
                 report.problem(
                     "%s: a smoke run shows it would not act: %s%s" % (
                         label, why, "; ENGRAMORY_* in force: %s" % ", ".join(culprits) if culprits else ""),
-                    "fix what the lines above name (or run `engramory install` again), then run this again",
+                    "fix what the lines above name (or %s), then run this again" % f.reinstall,
                 )
             else:
                 report.ok("%s: a smoke run %s" % (label, "was denied" if f.script == GUARD_SCRIPT else "was reported"))

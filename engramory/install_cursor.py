@@ -25,6 +25,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -125,6 +126,11 @@ def _type(value: object) -> str:
 
 def check_shape(doc: JsonDoc) -> None:
     """Refuse a hooks.json we cannot merge into without guessing."""
+    _check_version(doc)
+    check_hooks_shape(doc)
+
+
+def _check_version(doc: JsonDoc) -> None:
     data = doc.data
     if "version" in data and (type(data["version"]) is not int or data["version"] != HOOKS_VERSION):
         raise SettingsError(
@@ -132,6 +138,11 @@ def check_shape(doc: JsonDoc) -> None:
             "check the file against Cursor's hooks documentation, then run this again"
             % (doc.path, json.dumps(data["version"])[:40], HOOKS_VERSION)
         )
+
+
+def check_hooks_shape(doc: JsonDoc) -> None:
+    """Refuse a "hooks" that is not an object of event arrays."""
+    data = doc.data
     if "hooks" in data:
         if not isinstance(data["hooks"], dict):
             raise SettingsError(
@@ -482,6 +493,65 @@ def _acts(words: list[str], exe: str, script: str) -> list[str]:
     return []
 
 
+# Cursor's write tools, as its payloads name them (PORTING.md): a matcher on our entry must
+# select every one of them.
+WRITE_TOOLS = ("Write", "StrReplace", "Edit", "MultiEdit", "ApplyPatch", "Delete")
+
+
+def _where_ours(value: Any, path: str = "") -> list[str]:
+    """JSON paths of every string in `value` that runs our guard script."""
+    found: list[str] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found.extend(_where_ours(item, "%s.%s" % (path, key) if path else str(key)))
+    elif isinstance(value, list):
+        for n, item in enumerate(value):
+            found.extend(_where_ours(item, "%s[%d]" % (path, n)))
+    elif isinstance(value, str) and is_ours({"command": value}):
+        found.append(path)
+    return found
+
+
+def shape_problems(data: Mapping[str, Any], path: str) -> list[str]:
+    """Why Cursor would not run our guard from this hooks.json although it names it: no or
+    another "version", our command under another event name or nesting (event names are
+    case-sensitive: `PreToolUse` is Claude Code's), an entry whose matcher leaves out a
+    write tool or whose type is not a command."""
+    problems: list[str] = []
+    version = data.get("version")
+    if "version" not in data:
+        problems.append("%s has no \"version\": Cursor reads hooks.json version %d (`\"version\": %d`)"
+                        % (path, HOOKS_VERSION, HOOKS_VERSION))
+    elif type(version) is not int or version != HOOKS_VERSION:
+        problems.append("%s: \"version\" is %s; Cursor reads hooks.json version %d"
+                        % (path, json.dumps(version)[:40], HOOKS_VERSION))
+    ours_at = _where_ours(data)
+    expected = re.compile(r"^hooks\.%s\[\d+\]\.command$" % EVENT)
+    for where in ours_at:
+        if not expected.match(where):
+            problems.append("%s runs the guard at %s, where Cursor does not look: it runs the \"command\" of "
+                            "each entry of hooks.%s (event names are case-sensitive)" % (path, where, EVENT))
+    hooks = data.get("hooks")
+    entries = hooks.get(EVENT) if isinstance(hooks, dict) else None
+    from engramory.install_check import matcher_selects
+
+    for item in entries if isinstance(entries, list) else []:
+        if not is_ours(item):
+            continue
+        if "matcher" in item:
+            missed = [t for t in WRITE_TOOLS if not matcher_selects(item["matcher"], t)]
+            if missed:
+                problems.append("the guard's entry has the matcher %s, which does not select %s: those writes "
+                                "go through unchecked" % (json.dumps(item["matcher"])[:60], ", ".join(missed)))
+        if item.get("type", "command") != "command":
+            problems.append("the guard's entry has \"type\": %s, not \"command\"" % json.dumps(item.get("type"))[:40])
+        timeout = item.get("timeout")
+        if "timeout" in item and (type(timeout) not in (int, float) or timeout < 2):
+            problems.append("the guard's entry has \"timeout\": %s: too short for a Python hook to start "
+                            "(the host then lets the call through)" % json.dumps(timeout)[:40])
+    return problems
+
+
 def run_check(target: Target) -> int:
     """Verify the wiring: our entry is first, its interpreter and script exist, and a smoke
     payload gets `{}` and exit 0. Changes nothing."""
@@ -491,11 +561,17 @@ def run_check(target: Target) -> int:
     out("engramory install --host cursor --check (%s scope): %s\n" % (target.scope, target.settings))
     problems: list[str] = []
     try:
-        doc = JsonDoc.load(target.settings)
-        check_shape(doc)
+        doc: JsonDoc | None = JsonDoc.load(target.settings)
     except SettingsError as exc:
         problems.append(str(exc))
         doc = None
+    if doc is not None and doc.exists:
+        problems.extend(shape_problems(doc.data, target.settings))
+        try:
+            check_hooks_shape(doc)  # the version: shape_problems says it in Cursor's terms
+        except SettingsError as exc:
+            problems.append(str(exc))
+            doc = None
     entries: list[Any] = []
     if doc is not None:
         if not doc.exists:

@@ -483,7 +483,7 @@ def install(args: argparse.Namespace) -> int:
         return bad
     target = Target(hermes_home())
     if getattr(args, "check", False):
-        return run_check(target)
+        return run_check(target, as_json=bool(getattr(args, "json", False)))
     try:
         return _install(target, bool(getattr(args, "dry_run", False)))
     except SettingsError as exc:
@@ -641,34 +641,314 @@ def _uninstall(target: Target, dry_run: bool) -> int:
     return 0
 
 
-def run_check(target: Target) -> int:
-    """`engramory install --host hermes --check`: the plugin's files are there and it is
-    enabled. 0 healthy, 1 a problem (each printed with what to do)."""
-    out = sys.stdout.write
-    problems: list[str] = []
-    manifest = read_manifest(target.manifest)
-    if manifest is None:
-        problems.append("no engramory plugin in %s" % target.plugin_dir)
+# -- install --check ------------------------------------------------------------------------
+
+# Run with Hermes's own Python: import the plugin the way hermes_cli.plugins does (as
+# `hermes_plugins.<slug>` from its folder), call its register(ctx) with a stand-in context that
+# records the hooks, import every module of the package the plugin put on sys.path, then feed
+# each pre_tool_call callback a write_file of a 400-line MEMORY.md and print what it answered.
+_PLUGIN_SMOKE = r"""
+import importlib, importlib.util, json, os, sys, types
+plugin_dir, index, modules = sys.argv[1], sys.argv[2], sys.argv[3:]
+out = {"hooks": [], "bad": [], "answers": [], "error": None, "package": None}
+try:
+    if "hermes_plugins" not in sys.modules:
+        ns = types.ModuleType("hermes_plugins")
+        ns.__path__ = []
+        sys.modules["hermes_plugins"] = ns
+    name = "hermes_plugins.engramory"
+    spec = importlib.util.spec_from_file_location(name, os.path.join(plugin_dir, "__init__.py"),
+                                                  submodule_search_locations=[plugin_dir])
+    module = importlib.util.module_from_spec(spec)
+    module.__package__ = name
+    module.__path__ = [plugin_dir]
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    hooks = {}
+    class Ctx:
+        def register_hook(self, hook, fn):
+            hooks.setdefault(hook, []).append(fn)
+        def __getattr__(self, attr):
+            return lambda *a, **k: None
+    module.register(Ctx())
+    out["hooks"] = sorted(hooks)
+    for m in modules:
+        try:
+            importlib.import_module(m)
+        except BaseException as exc:
+            out["bad"].append("%s: %r" % (m, exc))
+    pkg = sys.modules.get("engramory")
+    out["package"] = getattr(pkg, "__file__", None)
+    out["foreign"] = sorted(n for n, m in list(sys.modules.items()) if (n == "engramory" or n.startswith("engramory."))
+                            and not os.path.realpath(getattr(m, "__file__", None) or plugin_dir).startswith(
+                                os.path.realpath(plugin_dir) + os.sep))
+    body = "".join("- [note %d](note-%d.md) %s\n" % (i, i, "x" * 60) for i in range(400))
+    for fn in hooks.get("pre_tool_call", []):
+        answer = fn(tool_name="write_file", args={"path": index, "content": body}, task_id="engramory-check",
+                    tool_call_id="engramory-check", session_id="engramory-check")
+        out["answers"].append(answer if isinstance(answer, (dict, type(None))) else repr(answer))
+except BaseException as exc:
+    out["error"] = repr(exc)
+print(json.dumps(out, default=repr))
+"""
+_PIP_EXEC = re.compile(r"""^'''exec' "([^"]+)" """)
+
+
+def _shebang_python(script: str) -> str | None:
+    """The Python a pip-made console script (`hermes`) runs with: its `#!` line, or the
+    `exec` line pip writes when that path holds a space."""
+    try:
+        head = read_regular(script, limit=1 << 16)
+    except SettingsError:
+        return None
+    if not head or not head.startswith(b"#!"):
+        return None
+    lines = head.decode("utf-8", "replace").splitlines()
+    first = lines[0][2:].strip()
+    if first and " " not in first and "python" in os.path.basename(first):
+        return first
+    m = _PIP_EXEC.match(lines[1] if len(lines) > 1 else "")
+    return m.group(1) if m else None
+
+
+def hermes_python(env: Mapping[str, str] | None = None) -> tuple[str | None, str]:
+    """(Hermes's Python, where it was found): $ENGRAMORY_HERMES_PYTHON, else the interpreter
+    of the `hermes` command on PATH. (None, why) when neither is known."""
+    import shutil
+
+    environ = os.environ if env is None else env
+    configured = environ.get("ENGRAMORY_HERMES_PYTHON", "").strip()
+    if configured:
+        if os.path.isfile(configured) and os.access(configured, os.X_OK):
+            return configured, "ENGRAMORY_HERMES_PYTHON"
+        return None, "ENGRAMORY_HERMES_PYTHON=%s is not a Python that can run" % configured
+    command = shutil.which("hermes", path=environ.get("PATH"))
+    if command is None:
+        return None, "no `hermes` command on PATH"
+    python = _shebang_python(command)
+    if python and os.path.isfile(python) and os.access(python, os.X_OK):
+        return python, "the `hermes` command (%s)" % command
+    return None, "the `hermes` command (%s) does not name a Python this can run" % command
+
+
+def _smoke_env(target: Target, environ: Mapping[str, str], tmp: str) -> dict[str, str]:
+    env = dict(environ)
+    env.update(HERMES_HOME=target.home, TERMINAL_CWD=tmp)
+    return env
+
+
+def _culprits(environ: Mapping[str, str]) -> str:
+    names = sorted(k for k in environ if k.startswith("ENGRAMORY_") and k != "ENGRAMORY_HERMES_PYTHON")
+    return "; ENGRAMORY_* in force: " + ", ".join(names) if names else ""
+
+
+def _smoke_plugin(target: Target, python: str, modules: list[str], environ: Mapping[str, str], report: Any) -> None:
+    import subprocess
+    import tempfile
+
+    fix = "run `engramory install --host hermes` again (it copies the whole plugin), then start a new Hermes session"
+    with tempfile.TemporaryDirectory(prefix="engramory-check-") as tmp:
+        index = os.path.join(tmp, "MEMORY.md")
+        try:
+            proc = subprocess.run([python, "-c", _PLUGIN_SMOKE, target.plugin_dir, index, *modules],
+                                  capture_output=True, timeout=60, env=_smoke_env(target, environ, tmp), cwd=tmp)
+        except (OSError, subprocess.SubprocessError) as exc:
+            report.problem("could not run Hermes's Python %s to load the plugin: %s" % (python, exc),
+                           "set ENGRAMORY_HERMES_PYTHON to the Python of the Hermes venv, then run this again")
+            return
+    lines = proc.stdout.decode("utf-8", "replace").strip().splitlines()
+    err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+    try:
+        got = json.loads(lines[-1]) if lines else None
+    except ValueError:
+        got = None
+    if not isinstance(got, dict):
+        report.problem("loading the plugin with %s failed (exit %d%s)"
+                       % (python, proc.returncode, ": " + err[-1][:200] if err else ""), fix)
+        return
+    if got.get("error"):
+        report.problem("Hermes could not load the plugin (%s): Hermes lists it with that error and every "
+                       "tool runs unguarded" % str(got["error"])[:300], fix)
+        return
+    for line in got.get("bad") or []:
+        report.problem("%s does not import with Hermes's Python: the guard would allow every write" % str(line)[:300], fix)
+    package = got.get("package")
+    if isinstance(package, str) and not os.path.realpath(package).startswith(os.path.realpath(target.plugin_dir) + os.sep):
+        report.note("the plugin runs the engramory package at %s, not its own copy" % package)
+    foreign = [str(n) for n in got.get("foreign") or []]
+    if foreign:
+        report.note("%d engramory module%s came from outside the plugin's copy (another engramory installed in "
+                    "that Python: %s)" % (len(foreign), "" if len(foreign) == 1 else "s", ", ".join(foreign[:5])))
+    if "pre_tool_call" not in (got.get("hooks") or []):
+        report.problem("the plugin's register() set no pre_tool_call hook: nothing judges write_file or patch", fix)
+        return
+    answers = got.get("answers") or []
+    if not any(isinstance(a, dict) and a.get("action") == "block" for a in answers):
+        report.problem(
+            "a smoke run shows the guard would not act: the plugin's pre_tool_call allowed a write_file of a "
+            "400-line MEMORY.md (answer %r%s%s)" % (answers[0] if answers else None,
+                                                    "; stderr: " + err[-1][:200] if err else "", _culprits(environ)),
+            "fix what the lines above name (unset the ENGRAMORY_* variables named), or " + fix)
+        return
+    report.ok("the plugin loads with %s and its pre_tool_call blocked a smoke write_file of a 400-line MEMORY.md" % python)
+
+
+def _smoke_shell_hook(target: Target, environ: Mapping[str, str], report: Any) -> None:
+    """The shell-hook copy (for a `hooks:` entry in config.yaml) runs as `python3 -I -S`."""
+    import shutil
+    import tempfile
+
+    from engramory import installer
+
+    script = os.path.join(target.plugin_dir, SHELL_HOOK)
+    python = shutil.which("python3", path=environ.get("PATH")) or sys.executable
+    if not (python and os.path.isfile(script)):
+        return
+    with tempfile.TemporaryDirectory(prefix="engramory-check-") as tmp:
+        index = os.path.join(tmp, "MEMORY.md")
+        body = "".join("- [note %d](note-%d.md) %s\n" % (i, i, "x" * 60) for i in range(400))
+        payload = {"hook_event_name": "pre_tool_call", "tool_name": "write_file", "cwd": tmp,
+                   "tool_input": {"path": index, "content": body}}
+        ran = installer.smoke([python, "-I", "-S", script], payload, env=_smoke_env(target, environ, tmp), cwd=tmp)
+    answer = ran.json()
+    if ran.error or not (isinstance(answer, dict) and answer.get("action") == "block"):
+        why = ran.error or ran.last_error_line()
+        report.problem("the shell hook %s (for a `hooks:` entry in config.yaml) did not block a smoke write_file "
+                       "of a 400-line MEMORY.md under %s -I -S (exit %d, %r%s%s)"
+                       % (script, python, ran.rc, ran.stdout[:80], "; " + why if why else "", _culprits(environ)),
+                       "run `engramory install --host hermes` again")
     else:
-        gone = [f for f in manifest["files"] if isinstance(f, str) and not os.path.isfile(os.path.join(target.plugin_dir, f))]
+        report.ok("the shell hook %s blocks a smoke write_file under %s -I -S" % (SHELL_HOOK, python))
+
+
+# Run with Hermes's own Python: read config.yaml's `hooks:` as Hermes reads them, and give
+# each pre_tool_call entry that runs our shell hook the callback Hermes would register for it
+# (agent.shell_hooks, hermes-agent 0.19.0) a write_file of a 400-line MEMORY.md.
+_SHELL_SMOKE = r"""
+import json, sys
+index = sys.argv[1]
+out = {"entries": [], "error": None}
+try:
+    from hermes_cli.config import load_config
+    from agent import shell_hooks
+    cfg = load_config()
+    accept = shell_hooks._resolve_effective_accept(cfg, False)
+    body = "".join("- [note %d](note-%d.md) %s\n" % (i, i, "x" * 60) for i in range(400))
+    for spec in shell_hooks.iter_configured_hooks(cfg):
+        if "engramory_hermes_shell_hook" not in spec.command:
+            continue
+        entry = {"event": spec.event, "command": spec.command, "matcher": spec.matcher,
+                 "tools": [t for t in ("write_file", "patch") if spec.matches_tool(t)],
+                 "consent": bool(accept or shell_hooks._is_allowlisted(spec.event, spec.command))}
+        if spec.event == "pre_tool_call":
+            answer = shell_hooks._make_callback(spec)(tool_name="write_file", args={"path": index, "content": body},
+                                                      task_id="engramory-check", session_id="engramory-check")
+            entry["answer"] = answer if isinstance(answer, (dict, type(None))) else repr(answer)
+        out["entries"].append(entry)
+except BaseException as exc:
+    out["error"] = repr(exc)
+print(json.dumps(out, default=repr))
+"""
+
+
+def _check_wired_shell_hooks(target: Target, python: str, environ: Mapping[str, str], report: Any) -> None:
+    """Shell-hook entries of config.yaml that run our hook, read and run by Hermes's own code."""
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="engramory-check-") as tmp:
+        try:
+            proc = subprocess.run([python, "-c", _SHELL_SMOKE, os.path.join(tmp, "MEMORY.md")], capture_output=True,
+                                  timeout=60, env=_smoke_env(target, environ, tmp), cwd=tmp)
+        except (OSError, subprocess.SubprocessError) as exc:
+            report.note("the shell hooks in config.yaml were not checked: %s" % exc)
+            return
+    lines = proc.stdout.decode("utf-8", "replace").strip().splitlines()
+    try:
+        got = json.loads(lines[-1]) if lines else None
+    except ValueError:
+        got = None
+    if not isinstance(got, dict) or got.get("error"):
+        why = got.get("error") if isinstance(got, dict) else "exit %d" % proc.returncode
+        report.note("the shell hooks in config.yaml were not checked: Hermes's hook code did not run (%s)" % str(why)[:200])
+        return
+    fix = "fix the `hooks: pre_tool_call:` entry in %s (matcher \"write_file|patch\", the command `python3 -I -S <absolute path of %s>`)" % (
+        target.config, SHELL_HOOK)
+    for entry in got.get("entries") or []:
+        if not isinstance(entry, dict):
+            continue
+        label = "the shell hook `%s` (config.yaml hooks.%s)" % (str(entry.get("command"))[:120], entry.get("event"))
+        if entry.get("event") != "pre_tool_call":
+            report.problem("%s is not under pre_tool_call: Hermes never asks it before a write" % label, fix)
+            continue
+        missed = [t for t in ("write_file", "patch") if t not in (entry.get("tools") or [])]
+        if missed:
+            report.problem("%s: its matcher %r does not select %s" % (label, entry.get("matcher"), ", ".join(missed)), fix)
+        answer = entry.get("answer")
+        if not (isinstance(answer, dict) and answer.get("action") == "block"):
+            report.problem("%s let a smoke write_file of a 400-line MEMORY.md through (answer %r%s)"
+                           % (label, answer, _culprits(environ)), fix)
+        else:
+            report.ok("%s blocks a smoke write_file (run by Hermes's own shell-hook code)" % label)
+        if not entry.get("consent"):
+            report.note("%s has no recorded consent: Hermes without a terminal leaves it out unless --accept-hooks, "
+                        "HERMES_ACCEPT_HOOKS=1 or `hooks_auto_accept: true` (the plugin needs none)" % label)
+
+
+def run_check(target: Target, env: Mapping[str, str] | None = None, as_json: bool = False) -> int:
+    """`engramory install --host hermes --check`: is the guard really on in Hermes? The
+    plugin's files are there; it is enabled (and not disabled, and no safe mode); its package
+    imports with Hermes's own Python the way Hermes imports a plugin; a smoke write_file of a
+    400-line MEMORY.md fed to its pre_tool_call is blocked; and the shell-hook copy blocks
+    the same under `python3 -I -S`. 0 healthy, 1 a problem (each with its fix). Changes
+    nothing."""
+    from engramory import installer
+
+    environ = os.environ if env is None else env
+    report = installer.Report("engramory install --host hermes --check (%s)" % target.home)
+    reinstall = "run `engramory install --host hermes`, then start a new Hermes session"
+    manifest = read_manifest(target.manifest)
+    files: list[str] = []
+    if manifest is None:
+        report.problem("no engramory plugin in %s" % target.plugin_dir, reinstall)
+    else:
+        files = [f for f in manifest["files"] if isinstance(f, str) and safe_rel(f)]
+        gone = [f for f in files if not os.path.isfile(os.path.join(target.plugin_dir, f))]
         if gone:
-            problems.append("%d plugin files are missing (%s)" % (len(gone), ", ".join(gone[:3])))
+            report.problem("%d plugin files are missing (%s)" % (len(gone), ", ".join(gone[:3])), reinstall)
+        else:
+            report.ok("plugin files: all %d in %s" % (len(files), target.plugin_dir))
     try:
         cfg = ConfigText(target.config, _read(target.config))
-        if enable_text(cfg):
-            problems.append("%s is not enabled in %s" % (PLUGIN, target.config))
+        todo = enable_text(cfg)
+        if todo:
+            report.problem("%s is not enabled in %s (to do: %s): Hermes does not load it"
+                           % (PLUGIN, target.config, "; ".join(todo)),
+                           "run `engramory install --host hermes` (or `hermes plugins enable %s`)" % PLUGIN)
+        else:
+            report.ok("%s is in plugins.enabled of %s" % (PLUGIN, target.config))
     except SettingsError as exc:
-        problems.append(str(exc))
-    out("engramory install --host hermes --check (%s)\n" % target.home)
-    for p in problems:
-        out("  problem: %s\n" % p)
-    if problems:
-        out("  next step: run `engramory install --host hermes`, then start a new Hermes session\n")
-        return 1
-    out("  healthy: the plugin is installed and enabled\n")
-    return 0
+        report.problem(str(exc), "fix config.yaml, then run this again")
+    if environ.get("HERMES_SAFE_MODE", "").strip().lower() in ("1", "true", "yes"):
+        report.problem("HERMES_SAFE_MODE is set in this environment: Hermes loads no plugin while it is",
+                       "unset HERMES_SAFE_MODE before starting Hermes")
+    if manifest is not None and os.path.isfile(os.path.join(target.plugin_dir, "__init__.py")):
+        python, where = hermes_python(environ)
+        if python is None:
+            python = sys.executable
+            report.note("Hermes's Python is not known (%s): the plugin was loaded with %s instead; set "
+                        "ENGRAMORY_HERMES_PYTHON to the Python of the Hermes venv to check with that one" % (where, python))
+        else:
+            report.ok("Hermes's Python: %s (from %s)" % (python, where))
+            _check_wired_shell_hooks(target, python, environ, report)
+        _smoke_plugin(target, python, installer.modules_of(files), environ, report)
+        _smoke_shell_hook(target, environ, report)
+    if as_json:
+        sys.stdout.write(json.dumps(report.as_json(), indent=2) + "\n")
+        return 0 if report.healthy else 1
+    return report.finish("the plugin is installed and enabled, loads, and blocks an over-cap write_file")
 
 
 def check(args: argparse.Namespace) -> int:
     """The registry's INSTALLER contract: `install --host hermes --check`."""
-    return run_check(Target(hermes_home()))
+    return run_check(Target(hermes_home()), as_json=bool(getattr(args, "json", False)))

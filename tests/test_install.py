@@ -552,7 +552,10 @@ def test_check_notes_the_plugin_enabled_too(e: Env, capsys: pytest.CaptureFixtur
     e.settings.write_text(json.dumps(data))
     capsys.readouterr()
     assert install.main(["--check"]) == 0
-    assert "engramory@engramory-marketplace): each hook would run twice" in capsys.readouterr().out
+    # Enabled but never installed: Claude Code runs none of its hooks; the settings hooks act.
+    # (Installed as well: tests/test_install_check.py::test_plugin_and_settings_hooks_both_wired_is_noted.)
+    assert "the plugin engramory@engramory-marketplace is enabled (user settings) but Claude Code has no copy" \
+        in capsys.readouterr().out
 
 
 def test_check_by_the_cli(e: Env) -> None:

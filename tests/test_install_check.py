@@ -135,3 +135,112 @@ def test_json_by_the_cli(h: Home, capsys: pytest.CaptureFixture[str]) -> None:
     capsys.readouterr()
     assert install.main(["--check", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["healthy"] is True
+
+
+# -- an install through the Claude Code plugin only ------------------------------------------
+
+PLUGIN_ID = "engramory@engramory-marketplace"
+JUNK = ("node_modules", ".venv*", ".git", "__pycache__", ".*_cache", ".hypothesis", "tests", "bench")
+
+
+def plugin_install(h: Home, version: str = "0.1.0", record: bool = True) -> Path:
+    """Lay the plugin out as `claude plugin install engramory@engramory-marketplace` does
+    (measured on Claude Code 2.1.332): the whole marketplace folder copied to
+    <config>/plugins/cache/<marketplace>/<plugin>/<version>/, an entry in
+    <config>/plugins/installed_plugins.json (version 2) and enabledPlugins in user settings."""
+    import shutil
+
+    config = h.home / ".claude"
+    folder = config / "plugins" / "cache" / "engramory-marketplace" / "engramory" / version
+    shutil.copytree(install.source_root(), folder, ignore=shutil.ignore_patterns(*JUNK))
+    if record:
+        entry = {"scope": "user", "installPath": str(folder), "version": version,
+                 "installedAt": "2026-12-01T11:03:05.330Z", "lastUpdated": "2026-12-01T11:03:05.330Z"}
+        h.edit(config / "plugins" / "installed_plugins.json",
+               lambda d: d.update(version=2, plugins={PLUGIN_ID: [entry]}))
+    h.edit(h.user, lambda d: d.update(enabledPlugins={PLUGIN_ID: True}))
+    return folder
+
+
+@pytest.fixture
+def p(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Home:
+    return Home(tmp_path, monkeypatch)  # nothing installed by `engramory install`
+
+
+def test_plugin_only_install_is_checked_and_smoke_tested(p: Home, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = plugin_install(p)
+    code, out = p.check(capsys)
+    assert code == 0, out
+    assert "plugin %s is enabled and installed at %s" % (PLUGIN_ID, folder) in out
+    assert out.count("a smoke run was") == len(install.HOOKS), out
+    assert str(folder / "hooks" / "hooks.json") in out and "is not wired" not in out
+
+
+def test_plugin_found_in_the_cache_without_its_record(p: Home, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = plugin_install(p, record=False)
+    code, out = p.check(capsys)
+    assert code == 0, out
+    assert "newest in" in out or str(folder) in out
+
+
+PLUGIN_VARIANTS: list[tuple[str, Callable[[Home, Path], None], str]] = [
+    ("module", lambda h, f: (f / "engramory" / "guard.py").unlink(), "No module named 'engramory.guard'"),
+    ("broken-module", lambda h, f: (f / "engramory" / "edits.py").write_text("raise ImportError('x')\n"), "engramory.edits"),
+    ("off-in-project", lambda h, f: h.edit(h.project / ".claude" / "settings.json",
+                                           lambda d: d.update(enabledPlugins={PLUGIN_ID: False})), "is not wired"),
+    ("disable-all", lambda h, f: h.edit(h.user, lambda d: d.update(disableAllHooks=True)), '"disableAllHooks": true'),
+    ("hooks-json-gone", lambda h, f: (f / "hooks" / "hooks.json").unlink(), "hooks.json does not exist"),
+    ("hooks-json-broken", lambda h, f: (f / "hooks" / "hooks.json").write_text("{"), "Claude Code loads none of its hooks"),
+    ("matcher", lambda h, f: (f / "hooks" / "hooks.json").write_text(
+        (f / "hooks" / "hooks.json").read_text().replace('"Edit|Write|MultiEdit"', '"edit|write"')), "does not select Edit, Write"),
+    ("folder-gone", lambda h, f: __import__("shutil").rmtree(f), "has no copy of it"),
+    ("env-hard", lambda h, f: h.edit(h.user, lambda d: d.update(env={"ENGRAMORY_HARD": "100000", "ENGRAMORY_HARD_BYTES": "9999999"})),
+     "a smoke run shows it would not act"),
+]
+
+
+@pytest.mark.parametrize(("variant", "expect"), [(v, e) for _, v, e in PLUGIN_VARIANTS], ids=[i for i, _, _ in PLUGIN_VARIANTS])
+def test_plugin_only_install_blind_spots_fail_the_check(p: Home, capsys: pytest.CaptureFixture[str],
+                                                        variant: Callable[[Home, Path], None], expect: str) -> None:
+    folder = plugin_install(p)
+    assert p.check(capsys)[0] == 0
+    variant(p, folder)
+    code, out = p.check(capsys)
+    assert code == 1, out
+    assert expect in out, out
+    assert "    fix: " in out
+
+
+def test_plugin_installed_for_another_project_does_not_count(p: Home, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    folder = plugin_install(p)
+    entry = {"scope": "project", "projectPath": str(tmp_path / "elsewhere"), "installPath": str(folder), "version": "0.1.0"}
+    p.edit(p.home / ".claude" / "plugins" / "installed_plugins.json", lambda d: d.update(plugins={PLUGIN_ID: [entry]}))
+    folder2, how = install_check.plugin_folder(str(p.home / ".claude"), PLUGIN_ID, str(p.project))
+    # No entry for this project: the cache's newest version is what is left to find.
+    assert folder2 == str(folder) and "newest in" in how
+
+
+def test_plugin_and_settings_hooks_both_wired_is_noted(p: Home, capsys: pytest.CaptureFixture[str]) -> None:
+    assert install.main([]) == 0
+    plugin_install(p)
+    code, out = p.check(capsys)
+    assert code == 0, out
+    assert "is wired 2 times" in out and "keep one way in" in out
+
+
+def test_plugin_of_a_local_marketplace_is_run_in_place(p: Home, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # As `claude plugin marketplace add <folder>` records it (Claude Code 2.1.332): the CLI
+    # runs the plugin from that folder, not from the cache copy (tests/e2e measure it).
+    import shutil
+
+    plugin_install(p)
+    market = tmp_path / "checkout"
+    shutil.copytree(install.source_root(), market, ignore=shutil.ignore_patterns(*JUNK))
+    p.edit(p.home / ".claude" / "plugins" / "known_marketplaces.json", lambda d: d.update({"engramory-marketplace": {
+        "source": {"source": "directory", "path": str(market)}, "installLocation": str(market)}}))
+    folder, how = install_check.plugin_folder(str(p.home / ".claude"), PLUGIN_ID, str(p.project))
+    assert folder == str(market) and "run in place" in how
+    assert p.check(capsys)[0] == 0
+    (market / "engramory" / "guard.py").unlink()
+    code, out = p.check(capsys)
+    assert code == 1 and "No module named 'engramory.guard'" in out, out

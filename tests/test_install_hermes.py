@@ -3,6 +3,7 @@ to PyYAML round-trips), idempotence, backups, refusals, dry runs and uninstall."
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -230,8 +231,90 @@ def test_check_reports_missing_and_healthy(home, capsys):
     assert "problem" in capsys.readouterr().out
     assert run() == 0
     assert run("--check") == 0
+    out = capsys.readouterr().out
+    assert "blocked a smoke write_file of a 400-line MEMORY.md" in out
+    assert "shell hook" in out and "-I -S" in out
     os.unlink(home / "plugins" / "engramory" / "engramory" / "guard.py")
     assert run("--check") == 1
+    out = capsys.readouterr().out
+    assert "1 plugin files are missing (engramory/guard.py)" in out, out
+
+
+def _check_json(capsys):
+    rc = run("--check", "--json")
+    report = json.loads(capsys.readouterr().out)
+    assert rc == (0 if report["healthy"] else 1)
+    return report
+
+
+def _reasons(report):
+    return " ".join(p["reason"] for p in report["problems"])
+
+
+def test_check_a_module_that_does_not_import_is_a_problem(home, capsys):
+    # The file is there (the manifest is satisfied) but broken: the plugin's callback fails
+    # open, so only importing it the way Hermes does shows the guard is off.
+    assert run() == 0
+    capsys.readouterr()
+    (home / "plugins" / "engramory" / "engramory" / "edits.py").write_text("raise ImportError('broken copy')\n")
+    report = _check_json(capsys)
+    assert not report["healthy"]
+    assert "engramory.edits" in _reasons(report) and "does not import with Hermes's Python" in _reasons(report), report
+    assert all(p["fix"] for p in report["problems"])
+
+
+def test_check_a_disabled_plugin_is_a_problem(home, capsys):
+    assert run() == 0
+    capsys.readouterr()
+    (home / "config.yaml").write_text("plugins:\n  enabled: []\n  disabled:\n    - engramory\n")
+    report = _check_json(capsys)
+    assert "not enabled" in _reasons(report) and "plugins.disabled" in _reasons(report), report
+
+
+def test_check_a_broken_plugin_loader_is_a_problem(home, capsys):
+    assert run() == 0
+    capsys.readouterr()
+    (home / "plugins" / "engramory" / "__init__.py").write_text("def register(ctx):\n    raise ImportError('nope')\n")
+    report = _check_json(capsys)
+    assert "Hermes could not load the plugin" in _reasons(report), report
+
+
+def test_check_env_that_lets_the_write_through_is_a_problem(home, capsys, monkeypatch):
+    assert run() == 0
+    capsys.readouterr()
+    monkeypatch.setenv("ENGRAMORY_HARD", "100000")
+    assert _check_json(capsys)["healthy"]  # the byte cap still stops a 400-line, 34 kB write
+    monkeypatch.setenv("ENGRAMORY_HARD_BYTES", "100000000")
+    report = _check_json(capsys)
+    assert "would not act" in _reasons(report) and "ENGRAMORY_HARD, ENGRAMORY_HARD_BYTES" in _reasons(report), report
+    assert "the shell hook" in _reasons(report)
+
+
+def test_check_safe_mode_is_a_problem(home, capsys, monkeypatch):
+    assert run() == 0
+    capsys.readouterr()
+    monkeypatch.setenv("HERMES_SAFE_MODE", "1")
+    assert "HERMES_SAFE_MODE" in _reasons(_check_json(capsys))
+
+
+def _executable(path, text=""):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    path.chmod(0o755)
+    return path
+
+
+def test_hermes_python_from_env_or_the_hermes_command(tmp_path):
+    python = _executable(tmp_path / "venv" / "bin" / "python", "#!/bin/sh\n")
+    command = _executable(python.parent / "hermes", "#!%s\n# -*- coding: utf-8 -*-\nimport sys\n" % python)
+    assert install_hermes.hermes_python({"PATH": str(python.parent)}) == (str(python), "the `hermes` command (%s)" % command)
+    assert install_hermes.hermes_python({"ENGRAMORY_HERMES_PYTHON": str(python), "PATH": ""})[0] == str(python)
+    assert install_hermes.hermes_python({"ENGRAMORY_HERMES_PYTHON": str(tmp_path / "no"), "PATH": ""})[0] is None
+    assert install_hermes.hermes_python({"PATH": str(tmp_path)})[0] is None
+    # pip's form for an interpreter path holding a space
+    spaced = _executable(tmp_path / "my venv" / "python")
+    command.write_text("#!/bin/sh\n'''exec' \"%s\" \"$0\" \"$@\"\n' '''\n" % spaced)
+    assert install_hermes.hermes_python({"PATH": str(python.parent)})[0] == str(spaced)
 
 
 def test_hermes_home_defaults_to_dot_hermes(monkeypatch, tmp_path):

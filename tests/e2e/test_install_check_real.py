@@ -257,3 +257,65 @@ def test_edge_settings_survive_install_and_the_cli_still_reads_them(
     assert echo.is_error, echo.text
     done = engramory(e2e_home, "uninstall", cwd=e2e_project)
     assert done.returncode == 0 and settings.read_bytes() == raw
+
+
+# -- an install through the Claude Code plugin only, on the real CLI ------------------------
+
+PLUGIN_ID = "engramory@engramory-marketplace"
+# A local marketplace install copies the whole folder: install from a copy without the CLI,
+# virtualenvs and caches (as tests/e2e/test_installed_claude.py does).
+CHECKOUT_JUNK = ("node_modules", ".venv*", ".git", "__pycache__", ".*_cache", ".hypothesis", ".benchmarks")
+
+
+def plugin_cli(cli: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    from harness import claude_env
+
+    done = subprocess.run([str(cli), "plugin", *args], capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL, env=claude_env(home, base_url="http://127.0.0.1:9"))
+    assert done.returncode == 0, f"claude plugin {' '.join(args)}:\n{done.stdout}{done.stderr}"
+    return done
+
+
+def test_check_of_a_plugin_only_install(
+    claude: RunClaude, claude_cli: Path, e2e_home: Path, e2e_project: Path, tmp_path: Path
+) -> None:
+    import shutil
+
+    checkout = tmp_path / "engramory-checkout"
+    shutil.copytree(ROOT, checkout, ignore=shutil.ignore_patterns(*CHECKOUT_JUNK))
+    plugin_cli(claude_cli, e2e_home, "marketplace", "add", str(checkout))
+    plugin_cli(claude_cli, e2e_home, "install", PLUGIN_ID)
+    settings = json.loads((e2e_home / ".claude" / "settings.json").read_text(encoding="utf-8"))
+    assert "hooks" not in settings and settings["enabledPlugins"] == {PLUGIN_ID: True}
+
+    # Healthy: --check finds the folder the CLI runs the plugin from and smoke-runs its
+    # hooks.json hooks. Measured: for a local (`directory`) marketplace that is the
+    # marketplace folder itself, not the copy installed_plugins.json records under
+    # plugins/cache/ (a module deleted from that copy changes nothing).
+    check = engramory(e2e_home, "install", "--check", cwd=e2e_project)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert f"plugin {PLUGIN_ID} is enabled and installed at {checkout}" in check.stdout, check.stdout
+    assert check.stdout.count("a smoke run was") == 4, check.stdout
+    assert over_cap_write(claude, e2e_project)
+    cache = e2e_home / ".claude" / "plugins" / "cache" / "engramory-marketplace" / "engramory"
+    (copy,) = [p for p in cache.iterdir() if (p / "hooks" / "hooks.json").is_file()]
+    (copy / "engramory" / "guard.py").unlink()
+    assert over_cap_write(claude, e2e_project)
+    assert engramory(e2e_home, "install", "--check", cwd=e2e_project).returncode == 0
+
+    # A module of the folder the CLI runs deleted: the real CLI lets the Write through, --check fails.
+    guard = checkout / "engramory" / "guard.py"
+    kept = guard.read_bytes()
+    guard.unlink()
+    assert not over_cap_write(claude, e2e_project)
+    check = engramory(e2e_home, "install", "--check", cwd=e2e_project)
+    assert check.returncode == 1, check.stdout
+    assert "No module named 'engramory.guard'" in check.stdout and f"claude plugin install {PLUGIN_ID}" in check.stdout
+    guard.write_bytes(kept)
+    assert engramory(e2e_home, "install", "--check", cwd=e2e_project).returncode == 0
+
+    # Disabled with the CLI's own command: no hook runs, and --check says the guard is not wired.
+    plugin_cli(claude_cli, e2e_home, "disable", PLUGIN_ID)
+    assert not over_cap_write(claude, e2e_project)
+    check = engramory(e2e_home, "install", "--check", cwd=e2e_project)
+    assert check.returncode == 1 and "is not wired" in check.stdout, check.stdout

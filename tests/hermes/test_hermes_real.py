@@ -339,3 +339,66 @@ def test_utf16le_index_is_judged_as_the_bytes_hermes_writes(hermes_python, herme
         assert after == content.encode("utf-8"), (name, len(after))  # Hermes wrote UTF-8
         predicted = [p for p in r["predicted"] if p["path"].endswith(path)]
         assert predicted and predicted[-1]["after"] == r["after"][path], name
+
+
+def _plugin_status(python: Path, env: dict[str, str]) -> str | None:
+    listed = hermes(python, env, "plugins", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    ours = [p for p in json.loads(listed.stdout) if p.get("name") == "engramory"]
+    return ours[0]["status"] if ours else None
+
+
+def test_install_check_tells_the_truth_about_the_real_hermes(hermes_python, hermes_env, tmp_path):
+    # --check finds Hermes's Python through the `hermes` command on PATH, loads the plugin
+    # with it the way Hermes does, and smoke-tests its pre_tool_call; it agrees with Hermes.
+    env = dict(hermes_env, PATH=str(hermes_python.parent) + os.pathsep + hermes_env.get("PATH", ""))
+    proc = engramory(env, "install", "--host", "hermes")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    check = engramory(env, "install", "--host", "hermes", "--check", "--json")
+    report = json.loads(check.stdout)
+    assert check.returncode == 0 and report["healthy"], check.stdout + check.stderr
+    assert any("Hermes's Python: %s" % hermes_python in line for line in report["ok"]), report
+    assert any("blocked a smoke write_file" in line for line in report["ok"]), report
+    assert _plugin_status(hermes_python, env) == "enabled"
+
+    # A module of the copy deleted: the plugin fails open inside Hermes (every write passes).
+    plugin = Path(hermes_env["HERMES_HOME"]) / "plugins" / "engramory"
+    guard = plugin / "engramory" / "guard.py"
+    kept = guard.read_bytes()
+    guard.unlink()
+    results = by_name(drive(hermes_python, env, tmp_path, [c for c in guard_cases() if c["name"] == "write grows"]))
+    assert "error" not in json.loads(results["write grows"]["result"]), results  # really off
+    check = engramory(env, "install", "--host", "hermes", "--check", "--json")
+    report = json.loads(check.stdout)
+    reasons = " ".join(p["reason"] for p in report["problems"])
+    assert check.returncode == 1, check.stdout
+    assert "engramory/guard.py" in reasons and "engramory.guard" in reasons and "allowed a write_file" in reasons, reasons
+    guard.write_bytes(kept)
+    assert engramory(env, "install", "--host", "hermes", "--check").returncode == 0
+
+    # Disabled with Hermes's own command: Hermes does not load it, and --check says so.
+    off = hermes(hermes_python, env, "plugins", "disable", "engramory")
+    assert off.returncode == 0, off.stdout + off.stderr
+    assert _plugin_status(hermes_python, env) != "enabled"
+    check = engramory(env, "install", "--host", "hermes", "--check")
+    assert check.returncode == 1 and "is not enabled" in check.stdout and "fix:" in check.stdout, check.stdout
+
+
+def test_install_check_runs_wired_shell_hooks_through_hermes(hermes_python, hermes_env, tmp_path):
+    # A `hooks:` entry for the shell hook is read and run by Hermes's own shell-hook code.
+    env = dict(hermes_env, PATH=str(hermes_python.parent) + os.pathsep + hermes_env.get("PATH", ""))
+    assert engramory(env, "install", "--host", "hermes").returncode == 0
+    config = Path(hermes_env["HERMES_HOME"]) / "config.yaml"
+    script = Path(hermes_env["HERMES_HOME"]) / "plugins" / "engramory" / "hooks" / "engramory_hermes_shell_hook.py"
+    base = config.read_text()
+    hooks = "hooks:\n  pre_tool_call:\n    - matcher: \"%s\"\n      command: \"%s -I -S %s\"\n"
+    config.write_text(base + hooks % ("write_file|patch", sys.executable, script) + "hooks_auto_accept: true\n")
+    check = engramory(env, "install", "--host", "hermes", "--check")
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "blocks a smoke write_file (run by Hermes's own shell-hook code)" in check.stdout, check.stdout
+    assert "no recorded consent" not in check.stdout
+
+    config.write_text(base + hooks % ("write_file", sys.executable, script))
+    check = engramory(env, "install", "--host", "hermes", "--check")
+    assert check.returncode == 1, check.stdout
+    assert "does not select patch" in check.stdout and "no recorded consent" in check.stdout, check.stdout
