@@ -66,7 +66,7 @@ FLAT_PY_DIRS = ("hooks", "tools")
 DATA_DIRS = ("schemas", "templates")
 PLUGIN_MANIFEST = ".claude-plugin/plugin.json"  # never copied: it would make the skill a plugin too
 SCOPES = ("user", "project", "local")
-HOSTS = ("claude", "cursor", "hermes")
+HOSTS = ("claude", "cursor", "hermes", "qwen")
 RESTART = (
     "Restart Claude Code (or open /hooks and review them) so the hook changes take effect."
 )

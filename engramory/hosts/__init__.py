@@ -29,6 +29,7 @@ REGISTRY = {
     "claude": "engramory.hosts.claude",
     "cursor": "engramory.hosts.cursor",
     "hermes": "engramory.hosts.hermes",
+    "qwen": "engramory.hosts.qwen",
 }
 
 
