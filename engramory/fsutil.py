@@ -10,10 +10,12 @@ import time
 
 def backup(path: str) -> str | None:
     """Copy `path` to `<path>.engramory-backup-<UTC timestamp>` and return that name, or
-    None when there was nothing to back up. Never overwrites an earlier backup."""
+    None when there was nothing to back up. Never overwrites an earlier backup. The backup
+    gets the file's own permission bits: a 0600 file holding a token stays 0600 in its copy."""
     try:
         with open(path, "rb") as f:
             data = f.read()
+            mode = os.fstat(f.fileno()).st_mode & 0o7777
     except FileNotFoundError:
         return None
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
@@ -22,7 +24,7 @@ def backup(path: str) -> str | None:
     while os.path.exists(target):
         n += 1
         target = "%s.engramory-backup-%s-%d" % (path, stamp, n)
-    write_atomic(target, data)
+    write_atomic(target, data, mode=mode)
     return target
 
 

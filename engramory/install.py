@@ -15,42 +15,77 @@ atomically. Our hooks are recognised by their script names under a `skills/engra
 so uninstall removes them and nothing else.
 
 The settings machinery (JsonDoc, Change, apply_change, add_hook_groups, remove_hooks,
-restore_bytes, ...) is host-neutral and reused by the other hosts' installers.
+restore_bytes, hook commands, the bundle copy, the --check scaffolding) is host-neutral and
+lives in engramory.installer, which every host's installer uses.
 """
 
 from __future__ import annotations
 
-import copy
-import difflib
-import json
 import os
-import shlex
-import shutil
-import subprocess
 import sys
 
-from engramory import __version__, fsutil
+from engramory import __version__, installer
 from engramory.automemory import claude_config_dir
 from engramory.cliutil import Parser
+
+# The host-neutral machinery lives in engramory.installer; these names stay importable from
+# here for the code and tests written before it moved.
+from engramory.installer import (  # noqa: F401 - re-exported
+    BOM,
+    HOOK_TIMEOUT,
+    LAUNCHER,
+    LINK_MANIFEST,
+    MANIFEST,
+    PLUGIN_MANIFEST,
+    SKILL_NAME,
+    TOP_FILES,
+    Change,
+    JsonDoc,
+    SettingsError,
+    SkillPlan,
+    WriteError,
+    _foreign_files,
+    add_hook_groups,
+    apply_change,
+    apply_skill,
+    backups_of,
+    bundle_files,
+    canonical,
+    check_hooks_shape,
+    folder_action_line,
+    hook_command,
+    is_bundle,
+    link_entries,
+    plan_skill,
+    precompile,
+    prune_empty,
+    read_manifest,
+    remove_hooks,
+    remove_listed,
+    restore_bytes,
+    safe_rel,
+    same_path,
+    sh_quote,
+    shell_word,
+    source_root,
+    unified_diff,
+    write_manifest,
+)
+from engramory.installer import ours_in as _ours_in
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Callable, Iterable, Mapping, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
     from typing import Any
-
-SKILL_NAME = "engramory"
-MANIFEST = ".engramory-install.json"  # inside a copied skill folder: proves it is ours
-LINK_MANIFEST = ".engramory-link.json"  # beside a --link symlink, in the skills folder
-BOM = b"\xef\xbb\xbf"
-HOOK_TIMEOUT = 10  # seconds; a stalled hook fails open, so keep it short
 
 GUARD_SCRIPT = "engramory_index_guard.py"
 POST_TOOL_SCRIPT = "engramory_post_tool.py"
 SESSION_START_SCRIPT = "engramory_session_start.py"
 EDIT_MATCHER = "Edit|Write|MultiEdit"  # letters and '|' only: an exact-name list on every version
 # '^', '(', '.', '*' make this a JavaScript regex; anchored so that only these tools match.
-SHELL_MATCHER = "^(Bash|PowerShell|mcp__.*)$"
+# Monitor (2.1.332) runs shell commands too, under its own tool name.
+SHELL_MATCHER = "^(Bash|PowerShell|Monitor|mcp__.*)$"
 # (event, matcher or None for "every source", script)
 HOOKS: tuple[tuple[str, str | None, str], ...] = (
     ("PreToolUse", EDIT_MATCHER, GUARD_SCRIPT),
@@ -59,416 +94,12 @@ HOOKS: tuple[tuple[str, str | None, str], ...] = (
 )
 SCRIPTS = tuple(script for _, _, script in HOOKS)
 
-# What a user's copy needs at run time; tests, bench, caches and VCS data stay behind.
-TOP_FILES = ("SKILL.md", "rules-snippet.md", "PORTING.md", "README.md")
-PACKAGE_DIR = "engramory"
-FLAT_PY_DIRS = ("hooks", "tools")
-DATA_DIRS = ("schemas", "templates")
-PLUGIN_MANIFEST = ".claude-plugin/plugin.json"  # never copied: it would make the skill a plugin too
 SCOPES = ("user", "project", "local")
 HOSTS = ("claude", "cursor", "hermes", "qwen")
 RESTART = (
     "Restart Claude Code (or open /hooks and review them) so the hook changes take effect."
 )
 
-
-class SettingsError(Exception):
-    """A settings file we refuse to touch; the message names the file, the problem and what
-    to do next."""
-
-
-class WriteError(SettingsError):
-    """Writing failed part-way (permissions, disk full): some changes may have been made."""
-
-
-def _json_type(value: object) -> str:
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, bool):
-        return "a boolean"
-    if value is None:
-        return "null"
-    return "a number"
-
-
-# -- JSON documents that keep their formatting -------------------------------------------
-
-
-class _DuplicateKey(ValueError):
-    pass
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _DuplicateKey(key)
-        out[key] = value
-    return out
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError("%s is not JSON" % name)
-
-
-class JsonDoc:
-    """A JSON settings file as read: its exact bytes (None when missing), the parsed object
-    and enough of its style (indent, line ending, BOM, final newline) to write it back the
-    same way. `load` raises SettingsError for anything it cannot safely rewrite."""
-
-    def __init__(self, path: str, raw: bytes | None, data: dict[str, Any]) -> None:
-        self.path = path
-        self.raw = raw
-        self.data = data
-        self.bom = bool(raw and raw.startswith(BOM))
-        self.indent: int | str = 2
-        self.newline = "\n"
-        self.final_newline = True
-        if raw:
-            text = raw[3:].decode("utf-8") if self.bom else raw.decode("utf-8")
-            self._detect(text)
-
-    def _detect(self, text: str) -> None:
-        if "\r\n" in text:
-            self.newline = "\r\n"
-        for line in text.splitlines()[1:]:
-            stripped = line.lstrip(" \t")
-            if stripped and len(stripped) < len(line):
-                lead = line[: len(line) - len(stripped)]
-                self.indent = "\t" if lead.startswith("\t") else len(lead)
-                break
-        multi_line = "\n" in text.strip()
-        self.final_newline = text.endswith("\n") or not multi_line
-
-    @property
-    def exists(self) -> bool:
-        return self.raw is not None
-
-    @classmethod
-    def load(cls, path: str) -> JsonDoc:
-        try:
-            with open(path, "rb") as f:
-                raw: bytes | None = f.read()
-        except FileNotFoundError:
-            if os.path.islink(path):
-                raise SettingsError(
-                    "%s is a link to %s, which does not exist; fix or remove the link, then run "
-                    "this again" % (path, os.path.realpath(path))
-                ) from None
-            return cls(path, None, {})
-        except OSError as exc:
-            raise SettingsError(
-                "%s: cannot be read (%s); check the path and its permissions"
-                % (path, exc.strerror or exc.__class__.__name__)
-            ) from None
-        assert raw is not None
-        body = raw[3:] if raw.startswith(BOM) else raw
-        try:
-            text = body.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            line = body.count(b"\n", 0, exc.start) + 1
-            column = exc.start - (body.rfind(b"\n", 0, exc.start) + 1) + 1
-            raise SettingsError(
-                "%s: not UTF-8 text (byte 0x%02x at line %d, column %d); Claude Code reads "
-                "settings as UTF-8: save the file as UTF-8, then run this again"
-                % (path, body[exc.start], line, column)
-            ) from None
-        if not text.strip():
-            return cls(path, raw, {})
-        try:
-            data = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
-        except json.JSONDecodeError as exc:
-            raise SettingsError(
-                "%s: not valid JSON: %s at line %d, column %d; fix it (JSON allows no comments "
-                "and no trailing commas), then run this again" % (path, exc.msg, exc.lineno, exc.colno)
-            ) from None
-        except _DuplicateKey as exc:
-            raise SettingsError(
-                "%s: the key %r appears twice in one object; rewriting the file would silently "
-                "keep only one of them: remove the duplicate, then run this again" % (path, exc.args[0][:60])
-            ) from None
-        except (ValueError, RecursionError) as exc:
-            raise SettingsError("%s: not valid JSON (%s); fix it, then run this again" % (path, exc)) from None
-        if not isinstance(data, dict):
-            raise SettingsError(
-                "%s: the top level is %s, not an object; a settings file is one JSON object "
-                "({...}): fix it, then run this again" % (path, _json_type(data))
-            )
-        return cls(path, raw, data)
-
-    def render(self, data: Mapping[str, Any]) -> bytes:
-        """`data` as this file's bytes would hold it: same indent, line ending and BOM."""
-        try:
-            text = json.dumps(data, indent=self.indent, ensure_ascii=False)
-            encoded = text.encode("utf-8")
-        except UnicodeEncodeError:  # lone surrogates from \\ud800-style escapes
-            text = json.dumps(data, indent=self.indent, ensure_ascii=True)
-            encoded = text.encode("utf-8")
-        if self.newline != "\n":  # json escapes newlines inside strings, so these are all layout
-            encoded = encoded.replace(b"\n", self.newline.encode())
-        if self.final_newline:
-            encoded += self.newline.encode()
-        return (BOM if self.bom else b"") + encoded
-
-
-def check_hooks_shape(doc: JsonDoc, events: Iterable[str]) -> None:
-    """Refuse a `hooks` value (or an event list under it) whose shape we cannot merge into
-    without guessing."""
-    hooks = doc.data.get("hooks")
-    if hooks is None and "hooks" not in doc.data:
-        return
-    if not isinstance(hooks, dict):
-        raise SettingsError(
-            "%s: \"hooks\" is %s, not an object of event names; fix it, then run this again"
-            % (doc.path, _json_type(hooks))
-        )
-    for event in events:
-        if event in hooks and not isinstance(hooks[event], list):
-            raise SettingsError(
-                "%s: \"hooks\".%s is %s, not an array of matcher groups; fix it, then run this again"
-                % (doc.path, event, _json_type(hooks[event]))
-            )
-
-
-def canonical(data: Any) -> str:
-    """A form in which two JSON values are equal exactly when they mean the same thing
-    (True and 1 differ here, unlike in Python)."""
-    return json.dumps(data, sort_keys=True, ensure_ascii=True)
-
-
-# -- applying a change to one file -------------------------------------------------------
-
-
-class Change:
-    """One file's bytes before and after (None = missing / to be deleted)."""
-
-    def __init__(self, path: str, before: bytes | None, after: bytes | None) -> None:
-        self.path = path
-        self.before = before
-        self.after = after
-
-    @property
-    def changed(self) -> bool:
-        return self.before != self.after
-
-
-def unified_diff(path: str, before: bytes | None, after: bytes | None) -> str:
-    """A unified diff of two versions of a text file ("" when equal)."""
-    if before == after:
-        return ""
-
-    def lines(data: bytes | None) -> list[str]:
-        if data is None:
-            return []
-        return data.decode("utf-8", "replace").splitlines(keepends=True)
-
-    out = difflib.unified_diff(
-        lines(before), lines(after),
-        fromfile=path if before is not None else "/dev/null",
-        tofile=path if after is not None else "/dev/null",
-    )
-    text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in out)
-    return text
-
-
-def apply_change(change: Change) -> str | None:
-    """Write one change safely: refuse if the file changed since it was read, back up the old
-    bytes (fsutil.backup), then replace (or delete) atomically. Returns the backup path."""
-    if not change.changed:
-        return None
-    # A settings file kept as a link (dotfiles) stays a link: write through it to its target.
-    path = os.path.realpath(change.path)
-    try:
-        with open(path, "rb") as f:
-            current: bytes | None = f.read()
-    except FileNotFoundError:
-        current = None
-    if current != change.before:
-        raise SettingsError(
-            "%s: changed on disk while this ran (another program wrote it); nothing was "
-            "written to it: run this again" % change.path
-        )
-    saved = fsutil.backup(path) if change.before is not None else None
-    if change.after is None:
-        os.unlink(change.path)  # the link itself, when it is one: its target keeps the backup
-    else:
-        fsutil.write_atomic(path, change.after)
-    return saved
-
-
-# -- merging hook entries (Claude Code's settings / hooks.json shape) ---------------------
-
-
-def _ours_in(groups: list[Any], is_ours: Callable[[Any], bool]) -> list[Any]:
-    found: list[Any] = []
-    for group in groups:
-        if isinstance(group, dict) and isinstance(group.get("hooks"), list):
-            found.extend(h for h in group["hooks"] if is_ours(h))
-    return found
-
-
-def _remove_from_groups(groups: list[Any], is_ours: Callable[[Any], bool]) -> int:
-    """Take our handlers out of an event's groups, dropping groups left empty by it."""
-    removed = 0
-    for group in list(groups):
-        if not (isinstance(group, dict) and isinstance(group.get("hooks"), list)):
-            continue
-        kept = [h for h in group["hooks"] if not is_ours(h)]
-        if len(kept) == len(group["hooks"]):
-            continue
-        removed += len(group["hooks"]) - len(kept)
-        if kept:
-            group["hooks"] = kept
-        else:
-            groups.remove(group)
-    return removed
-
-
-def add_hook_groups(
-    data: Mapping[str, Any],
-    wanted: Sequence[tuple[str, str | None, dict[str, Any]]],
-    is_ours: Callable[[Any], bool],
-) -> tuple[dict[str, Any], list[str], list[str]]:
-    """Merge one matcher group per (event, matcher, handler) into `data["hooks"]`.
-
-    Returns (new data, containers created as "hooks" / "hooks/<event>", one line per event).
-    An event that already holds exactly the wanted handler under the wanted matcher is left
-    byte-for-byte alone; otherwise our old handlers there are removed and the group appended.
-    Foreign groups and handlers are never changed. `data` itself is not modified.
-    """
-    new = copy.deepcopy(dict(data))
-    created: list[str] = []
-    if "hooks" not in new:
-        new["hooks"] = {}
-        created.append("hooks")
-    hooks = new["hooks"]
-    report = []
-    for event, matcher, handler in wanted:
-        if event not in hooks:
-            hooks[event] = []
-            created.append("hooks/" + event)
-        groups = hooks[event]
-        label = "%s%s" % (event, " (%s)" % matcher if matcher else "")
-        ours = _ours_in(groups, is_ours)
-        present = len(ours) == 1 and any(
-            isinstance(g, dict) and g.get("matcher") == matcher and handler in g.get("hooks", [])
-            for g in groups
-        )
-        if present:
-            report.append("%s: already present" % label)
-            continue
-        replaced = _remove_from_groups(groups, is_ours)
-        group: dict[str, Any] = {"matcher": matcher} if matcher is not None else {}
-        group["hooks"] = [handler]
-        groups.append(group)
-        report.append("%s: %s" % (label, "replaced our earlier entry" if replaced else "added"))
-    return new, created, report
-
-
-def remove_hooks(
-    data: Mapping[str, Any], is_ours: Callable[[Any], bool], created: Sequence[str] | None = None
-) -> tuple[dict[str, Any], int]:
-    """`data` without our handlers, and how many were removed. Containers we emptied are
-    dropped when install created them (`created`), or always when that is unknown (None)."""
-    new = copy.deepcopy(dict(data))
-    hooks = new.get("hooks")
-    if not isinstance(hooks, dict):
-        return new, 0
-    total = 0
-    for event in list(hooks):
-        groups = hooks[event]
-        if not isinstance(groups, list):
-            continue
-        removed = _remove_from_groups(groups, is_ours)
-        total += removed
-        if removed and not groups and (created is None or "hooks/" + event in created):
-            del hooks[event]
-    if total and not hooks and (created is None or "hooks" in created):
-        del new["hooks"]
-    return new, total
-
-
-def backups_of(path: str, limit: int = 50) -> list[str]:
-    """The backups fsutil.backup made of `path` (beside its real file), newest first."""
-    path = os.path.realpath(path)
-    folder = os.path.dirname(path) or "."
-    prefix = os.path.basename(path) + ".engramory-backup-"
-    try:
-        names = [n for n in os.listdir(folder) if n.startswith(prefix)]
-    except OSError:
-        return []
-    paths = [os.path.join(folder, n) for n in names]
-
-    def mtime(p: str) -> float:
-        try:
-            return os.stat(p).st_mtime
-        except OSError:
-            return 0.0
-
-    return sorted(paths, key=lambda p: (mtime(p), p), reverse=True)[:limit]
-
-
-def restore_bytes(doc: JsonDoc, data: Mapping[str, Any]) -> bytes:
-    """The bytes to write for `data`: when a backup of the file holds exactly this content,
-    its bytes (so uninstall gives back the user's own formatting, byte for byte); else
-    `data` rendered in the file's style."""
-    want = canonical(data)
-    for backup in backups_of(doc.path):
-        try:
-            if os.path.getsize(backup) > (4 << 20):
-                continue
-            old = JsonDoc.load(backup)
-        except (OSError, SettingsError):
-            continue
-        if old.exists and canonical(old.data) == want:
-            assert old.raw is not None
-            return old.raw
-    return doc.render(data)
-
-
-# -- our hook entries --------------------------------------------------------------------
-
-
-def sh_quote(path: str) -> str:
-    """A path in double quotes for `sh -c` and Git Bash: forward slashes on Windows, and the
-    four characters special inside double quotes escaped."""
-    if os.name == "nt":
-        path = path.replace("\\", "/")
-    out = []
-    for ch in path:
-        if ch in '\\"$`':
-            out.append("\\")
-        out.append(ch)
-    return '"' + "".join(out) + '"'
-
-
-def shell_word(path: str) -> str:
-    """`path` bare when it holds only characters no shell treats specially (so the command
-    also reads right under PowerShell, which Claude Code uses on Windows without Git Bash),
-    else double-quoted for sh / Git Bash."""
-    if os.name == "nt":
-        path = path.replace("\\", "/")  # Git Bash would read a backslash as an escape
-    if path and all(c.isascii() and (c.isalnum() or c in "/:._-+") for c in path):
-        return path
-    return sh_quote(path)
-
-
-# Python exits 2 when the script it is given does not exist, and Claude Code (like Cursor)
-# reads exit 2 as a deny: a deleted or moved skill folder would then block every Edit and
-# Write. So the script is run from `-c`: a missing file is a traceback and exit 1, which the
-# host reports as a hook error and lets the call through (and `install --check` names).
-# `__file__` is set so the script finds its bundle exactly as when run directly.
-LAUNCHER = "import sys;p=sys.argv[1];exec(compile(open(p,'rb').read(),p,'exec'),{'__name__':'__main__','__file__':p})"
-
-
-def hook_command(interpreter: str, script: str) -> str:
-    """`<interpreter> -I -S -c <launcher> "<script>"`: the script is always quoted (it sits
-    under the user's home, where spaces are common); the interpreter only when it needs to be."""
-    return "%s -I -S -c %s %s" % (shell_word(interpreter), sh_quote(LAUNCHER), sh_quote(script))
 
 
 def is_our_handler(handler: Any) -> bool:
@@ -495,62 +126,6 @@ def wanted_hooks(skill_dir: str, interpreter: str) -> list[tuple[str, str | None
         )
         for event, matcher, script in HOOKS
     ]
-
-
-# -- the bundle's files ------------------------------------------------------------------
-
-
-def source_root() -> str:
-    """The bundle this installer runs from (the folder holding engramory/)."""
-    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def bundle_files(root: str) -> tuple[list[str], list[str]]:
-    """(relative paths to install, notes about expected files that are missing)."""
-    files: list[str] = []
-    notes: list[str] = []
-    for name in TOP_FILES:
-        if os.path.isfile(os.path.join(root, name)):
-            files.append(name)
-        else:
-            notes.append("%s is not in %s yet; skipped" % (name, root))
-
-    def walk(top: str, keep: Callable[[str], bool]) -> None:
-        base = os.path.join(root, top)
-        for folder, dirs, names in os.walk(base):
-            dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
-            for n in sorted(names):
-                if not n.startswith(".") and keep(n):
-                    rel = os.path.relpath(os.path.join(folder, n), root)
-                    files.append(rel.replace(os.sep, "/"))
-
-    walk(PACKAGE_DIR, lambda n: n.endswith(".py") or n == "py.typed")
-    for top in FLAT_PY_DIRS:
-        base = os.path.join(root, top)
-        if os.path.isdir(base):
-            files.extend(
-                "%s/%s" % (top, n) for n in sorted(os.listdir(base))
-                if n.endswith(".py") and os.path.isfile(os.path.join(base, n))
-            )
-    for top in DATA_DIRS:
-        walk(top, lambda n: not n.endswith((".pyc", ".pyo")))
-    for script in SCRIPTS:
-        if "hooks/" + script not in files:
-            notes.append("hooks/%s is missing from %s: that hook would not run" % (script, root))
-    return files, notes
-
-
-def is_bundle(path: str) -> bool:
-    return os.path.isfile(os.path.join(path, PACKAGE_DIR, "__init__.py")) and os.path.isfile(
-        os.path.join(path, "hooks", GUARD_SCRIPT)
-    )
-
-
-def same_path(a: str, b: str) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return os.path.realpath(a) == os.path.realpath(b)
 
 
 # -- where things go ---------------------------------------------------------------------
@@ -581,258 +156,6 @@ class Target:
         if os.path.islink(self.skill_dir):
             return self.link_manifest
         return os.path.join(self.skill_dir, MANIFEST)
-
-
-def read_manifest(path: str) -> dict[str, Any] | None:
-    try:
-        with open(path, "rb") as f:
-            data = json.loads(f.read().decode("utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict) or data.get("installer") != SKILL_NAME:
-        return None
-    if not isinstance(data.get("files"), list):
-        data["files"] = []
-    if not isinstance(data.get("settings"), dict):
-        data["settings"] = {}
-    return data
-
-
-def write_manifest(path: str, data: Mapping[str, Any]) -> None:
-    fsutil.write_atomic(path, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode("utf-8"))
-
-
-# -- planning the skill folder -----------------------------------------------------------
-
-
-class SkillPlan:
-    """What install will do to the skill folder."""
-
-    def __init__(self) -> None:
-        self.mode = "copy"  # copy | link | in-place
-        self.add: list[str] = []
-        self.update: list[str] = []
-        self.same: list[str] = []
-        self.stale: list[str] = []  # files an earlier install copied that the bundle dropped
-        self.unlink_first = False  # a symlink from an earlier --link goes
-        self.clear_folder: list[str] = []  # an earlier copy goes, for --link
-        self.link_ok = False  # the links already point at the source
-        self.files: list[str] = []
-
-    @property
-    def changed(self) -> bool:
-        return bool(
-            self.add or self.update or self.stale or self.unlink_first or self.clear_folder
-            or (self.mode == "link" and not self.link_ok)
-        )
-
-
-def link_entries(files: Iterable[str]) -> list[str]:
-    """The top-level names --link makes one link each for (SKILL.md, engramory, hooks, ...)."""
-    return sorted({f.replace("\\", "/").split("/", 1)[0] for f in files})
-
-
-def plan_skill(target: Target, source: str, files: list[str], link: bool) -> SkillPlan:
-    """Decide, without writing, how the skill folder gets to hold the bundle. Raises
-    SettingsError when the folder exists and is not ours.
-
-    --link makes a real folder holding one link per top-level entry of the bundle, not one
-    link for the whole folder: a whole-checkout link would carry .claude-plugin/ along, and
-    Claude Code 2.1.332 then also loads the folder as a plugin, so every hook ran twice."""
-    plan = SkillPlan()
-    plan.files = files
-    dest = target.skill_dir
-    if os.path.lexists(dest) and not os.path.islink(dest) and os.path.isdir(dest) and same_path(dest, source):
-        plan.mode = "in-place"
-        old = read_manifest(os.path.join(dest, MANIFEST))
-        plan.files = list(old["files"]) if old else []
-        return plan
-    plan.mode = "link" if link else "copy"
-    if link:
-        plan.files = link_entries(files)
-    if os.path.islink(dest):  # one link for the whole folder, from an earlier version
-        if not is_bundle(dest) and os.path.exists(dest):
-            raise SettingsError(
-                "%s is a link to %s, which is not an engramory bundle; move it away, then run this again"
-                % (dest, os.path.realpath(dest))
-            )
-        plan.unlink_first = True
-    elif os.path.lexists(dest):
-        if not os.path.isdir(dest):
-            raise SettingsError("%s exists and is not a folder; move it away, then run this again" % dest)
-        old = read_manifest(os.path.join(dest, MANIFEST))
-        if old is None:
-            raise SettingsError(
-                "%s exists but was not installed by engramory (no %s in it); move it away or "
-                "use another --scope, then run this again" % (dest, MANIFEST)
-            )
-        old_files = [f for f in old["files"] if isinstance(f, str) and safe_rel(f)]
-        old_link = old.get("mode") == "link"
-        if link and old_link and sorted(old_files) == plan.files and all(
-            os.path.islink(os.path.join(dest, n)) and same_path(os.path.join(dest, n), os.path.join(source, n))
-            for n in plan.files
-        ):
-            plan.link_ok = True
-            return plan
-        if link or old_link:
-            # Links and copies never mix: what an earlier install put there goes first.
-            if link:
-                foreign = _foreign_files(dest, old_files)
-                if foreign:
-                    raise SettingsError(
-                        "%s holds files engramory did not install (%s); --link would have to "
-                        "delete them: move them away or install without --link" % (dest, ", ".join(foreign[:5]))
-                    )
-            plan.clear_folder = old_files
-        else:
-            plan.stale = [f for f in old_files if f not in files]
-    if link:
-        return plan
-    for rel in files:
-        src = os.path.join(source, rel)
-        dst = os.path.join(dest, rel)
-        if plan.unlink_first or plan.clear_folder or not os.path.lexists(dst):
-            plan.add.append(rel)
-        elif _same_file_content(src, dst):
-            plan.same.append(rel)
-        else:
-            plan.update.append(rel)
-    return plan
-
-
-def safe_rel(rel: str) -> bool:
-    """A manifest entry we may delete: relative, inside the folder, no '..'."""
-    parts = rel.replace("\\", "/").split("/")
-    return bool(rel) and not os.path.isabs(rel) and ".." not in parts and "" not in parts
-
-
-def _foreign_files(dest: str, ours: list[str]) -> list[str]:
-    known = set(ours) | {MANIFEST}
-    out = []
-    for folder, dirs, names in os.walk(dest):
-        dirs[:] = [d for d in dirs if d != "__pycache__"]
-        for n in names:
-            rel = os.path.relpath(os.path.join(folder, n), dest).replace(os.sep, "/")
-            if rel not in known:
-                out.append(rel)
-    return sorted(out)
-
-
-def _same_file_content(a: str, b: str) -> bool:
-    try:
-        if os.path.islink(b) or not os.path.isfile(b):
-            return False
-        sa, sb = os.stat(a), os.stat(b)
-        if sa.st_size != sb.st_size or (sa.st_mode & 0o777) != (sb.st_mode & 0o777):
-            return False
-        with open(a, "rb") as fa, open(b, "rb") as fb:
-            return fa.read() == fb.read()
-    except OSError:
-        return False
-
-
-def apply_skill(plan: SkillPlan, target: Target, source: str) -> None:
-    dest = target.skill_dir
-    if plan.mode == "in-place":
-        return
-    if plan.unlink_first:
-        os.unlink(dest)
-    if plan.clear_folder:
-        remove_listed(dest, plan.clear_folder)
-        prune_empty(dest)
-    if plan.mode == "link":
-        if plan.link_ok:
-            return
-        os.makedirs(dest, exist_ok=True)
-        for name in plan.files:
-            src = os.path.join(source, name)
-            try:
-                os.symlink(src, os.path.join(dest, name), target_is_directory=os.path.isdir(src))
-            except OSError as exc:
-                raise WriteError(
-                    "cannot create the link %s -> %s (%s); install without --link to copy instead"
-                    % (os.path.join(dest, name), src, exc.strerror or exc.__class__.__name__)
-                ) from None
-        return
-    for rel in plan.add + plan.update:
-        src = os.path.join(source, rel)
-        with open(src, "rb") as f:
-            data = f.read()
-        fsutil.write_atomic(os.path.join(dest, rel), data, mode=os.stat(src).st_mode & 0o777)
-    remove_listed(dest, plan.stale)
-    prune_empty(dest)
-    precompile(dest)
-
-
-def precompile(folder: str) -> None:
-    """Write the bytecode of the copied Python files now, with the interpreter the hooks
-    will run: the guard runs on every edit, and otherwise its first runs compile the package
-    (and every run does, where the folder is not writable at hook time). Best effort."""
-    import compileall
-
-    for sub in ("engramory", "hooks", "tools"):
-        path = os.path.join(folder, sub)
-        if os.path.isdir(path) and not os.path.islink(path):
-            try:
-                compileall.compile_dir(path, quiet=2, workers=1)
-            except Exception:  # noqa: BLE001 - a cache; the hooks compile on their own if need be
-                pass
-
-
-def folder_action_line(
-    label: str, action: str, dest: str, manifest: dict[str, Any] | None, dry_run: bool, others: Sequence[str] = ()
-) -> str:
-    """One report line for what uninstall does to an installed folder (every host)."""
-    verb = "would remove" if dry_run else "removed"
-    if action == "unlink":
-        what = "%s the link %s" % (verb, dest)
-    elif action == "remove":
-        what = "%s %s (%d files)" % (verb, dest, len(manifest["files"]) if manifest else 0)
-    elif action == "manifest-only":
-        what = "%s is the bundle itself; its files stay" % dest
-    elif action == "keep-shared":
-        what = "%s stays: still used by %s" % (dest, ", ".join(others))
-    elif action == "foreign":
-        what = "%s was not installed by engramory; left alone" % dest
-    else:
-        what = "nothing installed at %s" % dest
-    return "  %s: %s\n" % (label, what)
-
-
-def _inside(path: str, folder: str) -> bool:
-    real, top = os.path.realpath(path), os.path.realpath(folder)
-    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
-
-
-def remove_listed(folder: str, rels: Iterable[str]) -> list[str]:
-    """Delete the listed regular files (or links) under `folder`; return those that went."""
-    gone = []
-    for rel in rels:
-        if not safe_rel(rel):
-            continue
-        p = os.path.join(folder, rel)
-        if not _inside(os.path.dirname(p), folder):
-            continue  # reached through a link: not a file of this folder, never delete it
-        if os.path.islink(p) or os.path.isfile(p):
-            try:
-                os.unlink(p)
-                gone.append(rel)
-            except OSError:
-                pass
-        parent = os.path.join(os.path.dirname(p), "__pycache__")
-        if os.path.isdir(parent) and rel.endswith(".py"):
-            shutil.rmtree(parent, ignore_errors=True)  # only bytecode Python made for our files
-    return gone
-
-
-def prune_empty(folder: str) -> None:
-    """Remove folders left empty under `folder` (not `folder` itself)."""
-    for current, _, _ in sorted(os.walk(folder), key=lambda t: -len(t[0])):
-        if current != folder:
-            try:
-                os.rmdir(current)
-            except OSError:
-                pass
 
 
 # -- install -----------------------------------------------------------------------------
@@ -916,7 +239,13 @@ def install(target: Target, dry_run: bool = False, link: bool = False, interpret
             "an absolute interpreter path, e.g. /usr/bin/python3 -m engramory install" % (exe,)
         )
     source = source_root()
-    files, notes = bundle_files(source)
+    files, notes = bundle_files(source, required=["hooks/" + s for s in SCRIPTS])
+    missing = installer.missing_required(notes)
+    if missing:
+        raise SettingsError(
+            "cannot wire hooks that could not run: %s; reinstall engramory (pip/pipx) or run the "
+            "installer from a complete checkout" % "; ".join(missing)
+        )
     doc = JsonDoc.load(target.settings)
     check_hooks_shape(doc, [event for event, _, _ in HOOKS])
     plan = plan_skill(target, source, files, link)
@@ -976,6 +305,13 @@ def install(target: Target, dry_run: bool = False, link: bool = False, interpret
             write_manifest(os.path.join(target.skill_dir, MANIFEST), claim)
         apply_skill(plan, target, source)
         _record_install(target, plan, doc, created, old_manifest)
+        broken = installer.bundle_problems(target.skill_dir, exe)
+        if broken:
+            raise WriteError(
+                "the bundle is in %s but its hooks could not run with %s (%s); %s was not "
+                "changed: fix the interpreter or reinstall, then run this again"
+                % (target.skill_dir, exe, "; ".join(broken[:3]), target.settings)
+            )
         if old_manifest is not None and old_manifest_path != target.manifest_path() and os.path.isfile(old_manifest_path):
             os.unlink(old_manifest_path)  # moved: a link replaced a copy, or the other way round
         saved = apply_change(change)
@@ -1167,21 +503,17 @@ def _drop_settings_record(mpath: str, settings_path: str, delete_when_empty: boo
 
 
 def _smoke(interpreter: str, script: str, event: str) -> str | None:
-    """Run one hook on an empty payload of its event: it must exit 0 and print nothing.
-    Returns a problem, or None."""
-    payload = json.dumps({"hook_event_name": event, "session_id": "engramory-install-check"}).encode()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAMORY_")}
-    try:
-        proc = subprocess.run(
-            [interpreter, "-I", "-S", script], input=payload, capture_output=True, timeout=HOOK_TIMEOUT,
-            env=env, cwd=os.path.dirname(script),
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
-        return "could not run it: %s" % exc
-    if proc.returncode != 0:
-        err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+    """Run one hook on an empty payload of its event: it must exit 0. Returns a problem, or None."""
+    ran = installer.smoke(
+        [interpreter, "-I", "-S", "-c", LAUNCHER, script],
+        {"hook_event_name": event, "session_id": "engramory-install-check"}, cwd=os.path.dirname(script),
+    )
+    if ran.error:
+        return "could not run it: %s" % ran.error
+    if ran.rc != 0:
+        err = ran.last_error_line()
         return "it exited %d%s (Claude Code reads exit 2 from a PreToolUse hook as a deny)" % (
-            proc.returncode, ": " + err[-1][:200] if err else "",
+            ran.rc, ": " + err if err else "",
         )
     return None
 
@@ -1212,12 +544,12 @@ def check_wiring(settings_path: str) -> tuple[list[str], list[str]]:
         for h in handlers:
             command = str(h.get("command"))
             try:
-                words = shlex.split(command)
+                parsed = installer.split_command(command)
             except ValueError as exc:
                 problems.append("%s command cannot be parsed (%s): %s" % (event, exc, command))
                 continue
-            exe = words[0] if words else ""
-            path = next((w for w in words[1:] if w.endswith(script)), "")
+            exe = parsed.interpreter
+            path = parsed.script
             if not (os.path.isabs(exe) and os.path.isfile(exe) and os.access(exe, os.X_OK)):
                 problems.append("%s: the interpreter %s does not exist or cannot run" % (event, exe or "(none)"))
                 continue

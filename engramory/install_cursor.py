@@ -22,13 +22,14 @@ the user's own bytes back when a backup holds exactly the result.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import subprocess
 import sys
 
 from engramory import __version__, fsutil
-from engramory.install import (
+from engramory.installer import (
     HOOK_TIMEOUT,
     LINK_MANIFEST,
     MANIFEST,
@@ -145,7 +146,7 @@ def check_shape(doc: JsonDoc) -> None:
 def merge(data: Mapping[str, Any], wanted: dict[str, Any]) -> tuple[dict[str, Any], list[str], str]:
     """`data` with `wanted` first in hooks.preToolUse and no other entry of ours. Returns
     (new data, keys created as "version" / "hooks" / "hooks/preToolUse", one-line report)."""
-    new = json.loads(json.dumps(data))
+    new = copy.deepcopy(dict(data))
     created: list[str] = []
     if "version" not in new:
         new["version"] = HOOKS_VERSION
@@ -176,7 +177,7 @@ def merge(data: Mapping[str, Any], wanted: dict[str, Any]) -> tuple[dict[str, An
 def unmerge(data: Mapping[str, Any], created: list[str] | None) -> tuple[dict[str, Any], int]:
     """`data` without our entries. Containers that install created and that are now empty go
     too; when that is unknown (no manifest), emptied containers go."""
-    new = json.loads(json.dumps(data))
+    new = copy.deepcopy(dict(data))
     hooks = new.get("hooks")
     if not isinstance(hooks, dict) or not isinstance(hooks.get(EVENT), list):
         return new, 0
@@ -198,7 +199,7 @@ def unmerge(data: Mapping[str, Any], created: list[str] | None) -> tuple[dict[st
 
 
 def _files(source: str) -> list[str]:
-    files, _ = bundle_files(source)
+    files, _ = bundle_files(source, required=["hooks/" + SCRIPT])
     return [f for f in files if f.startswith(RUNTIME_DIRS) or f == "hooks/" + SCRIPT]
 
 
@@ -271,7 +272,7 @@ def _install(target: Target, dry_run: bool, link: bool, interpreter: str | None 
         raise SettingsError("hooks/%s is missing from %s: this bundle cannot guard Cursor" % (SCRIPT, source))
     doc = JsonDoc.load(target.settings)
     check_shape(doc)
-    plan = plan_skill(target, source, files, link)  # type: ignore[arg-type]
+    plan = plan_skill(target, source, files, link)
     old_manifest = read_manifest(target.manifest_path())
     new_data, created, report = merge(doc.data, entry(exe, target.script))
     after = doc.raw if canonical(new_data) == canonical(doc.data) else doc.render(new_data)
@@ -301,7 +302,7 @@ def _install(target: Target, dry_run: bool, link: bool, interpreter: str | None 
     base_missing = not os.path.isdir(target.base)
     # The bundle and its manifest first, hooks.json last: Cursor never sees an entry whose
     # script is not there yet.
-    apply_skill(plan, target, source)  # type: ignore[arg-type]
+    apply_skill(plan, target, source)
     _record(target, plan.mode, plan.files, doc.exists, created, old_manifest, base_missing)
     saved = apply_change(change)
     if saved:

@@ -29,7 +29,7 @@ import re
 import sys
 
 from engramory import __version__, fsutil
-from engramory.install import (
+from engramory.installer import (
     MANIFEST,
     Change,
     SettingsError,

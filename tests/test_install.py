@@ -114,7 +114,7 @@ def test_install_user_scope(e: Env, capsys: pytest.CaptureFixture[str]) -> None:
     matchers = {ev: [h["matcher"] for h in hs] for ev, hs in entries.items()}
     assert matchers == {
         "PreToolUse": ["Edit|Write|MultiEdit"],
-        "PostToolUse": ["^(Bash|PowerShell|mcp__.*)$"],
+        "PostToolUse": ["^(Bash|PowerShell|Monitor|mcp__.*)$"],
         "SessionStart": [None],
     }
     for event, script in (("PreToolUse", "engramory_index_guard.py"), ("PostToolUse", "engramory_post_tool.py"),
@@ -275,7 +275,7 @@ def test_stale_entry_of_ours_is_replaced_foreign_untouched(e: Env) -> None:
 @pytest.mark.parametrize(
     ("raw", "expected"),
     [
-        (b'{\n  "model": "opus",\n  "hooks": {,}\n}\n', "not valid JSON: Expecting property name enclosed in double quotes at line 3, column 13"),
+        (b'{\n  "model": "opus",\n  "hooks": {,}\n}\n', "not valid JSON: expected a key in double quotes at line 3, column 13"),
         (b'{"a": 1,}', "at line 1, column 9"),
         (b'// comment\n{}', "at line 1, column 1"),
         (b"[]", "the top level is an array, not an object"),
@@ -518,8 +518,16 @@ def test_check(e: Env, capsys: pytest.CaptureFixture[str]) -> None:
     assert "  ok: " in out  # the two others are fine
 
 
+def test_install_refuses_an_interpreter_that_cannot_run_the_hooks(e: Env, tmp_path: Path) -> None:
+    with pytest.raises(install.WriteError, match="could not run"):
+        install.install(install.Target("user"), interpreter=str(tmp_path / "gone" / "python3"))
+    assert not e.settings.exists()  # nothing wired
+
+
 def test_check_missing_interpreter_and_broken_script(e: Env, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    assert install.install(install.Target("user"), interpreter=str(tmp_path / "gone" / "python3")) == 0
+    assert install.main([]) == 0
+    text = e.settings.read_text().replace(json.dumps(sys.executable)[1:-1], str(tmp_path / "gone" / "python3"))
+    e.settings.write_text(text)
     capsys.readouterr()
     assert install.main(["--check"]) == 1
     assert "the interpreter %s does not exist" % (tmp_path / "gone" / "python3") in capsys.readouterr().out
