@@ -40,3 +40,7 @@ def install(args: argparse.Namespace) -> int:
 
 def uninstall(args: argparse.Namespace) -> int:
     return core.uninstall(SPEC, args)
+
+
+def check(args: argparse.Namespace) -> int:
+    return core.check(SPEC, args)

@@ -2,7 +2,7 @@
 Copilot CLI): a copy of the bundle's runtime in `<base>/engramory/`, and one matcher group per
 event in `<base>/<settings file>` that runs the host's entry script from that copy.
 
-Built on the settings machinery of engramory.install (JsonDoc, Change, apply_change,
+Built on the installer core, engramory.installer (JsonDoc, Change, apply_change,
 add_hook_groups, remove_hooks, restore_bytes, plan_skill/apply_skill): a settings file that
 cannot be parsed is refused and left alone, a no-op install writes nothing, a change is backed
 up and replaced atomically, `--dry-run` shows the diff, and uninstall gives the user's own
@@ -22,21 +22,24 @@ import subprocess
 import sys
 
 from engramory import __version__, fsutil
-from engramory.install import (
+from engramory.installer import (
     LINK_MANIFEST,
     MANIFEST,
     Change,
     JsonDoc,
     SettingsError,
+    add_hook_groups,
     apply_change,
     apply_skill,
     bundle_files,
+    bundle_problems,
     canonical,
     check_hooks_shape,
     folder_action_line,
     plan_skill,
     prune_empty,
     read_manifest,
+    remove_hooks,
     remove_listed,
     restore_bytes,
     sh_quote,
@@ -141,7 +144,7 @@ def wanted(spec: Spec, interpreter: str, script: str) -> list[tuple[str, str | N
 
 
 def _files(spec: Spec, source: str) -> list[str]:
-    files, _ = bundle_files(source)
+    files, _ = bundle_files(source, required=["hooks/" + spec.script])
     return [f for f in files if f.startswith(RUNTIME_DIRS) or f == "hooks/" + spec.script]
 
 
@@ -166,6 +169,14 @@ def _write_failed(what: str, target: Target, exc: OSError) -> int:
     return 1
 
 
+def check(spec: Spec, args: argparse.Namespace) -> int:
+    """`engramory install --host <spec.host> --check`: 0 healthy, 1 a problem found, 64 usage."""
+    scope = getattr(args, "scope", "user") or "user"
+    if scope not in SCOPES:
+        return _bad_scope(spec, "install", scope)
+    return run_check(spec, Target(spec, scope))
+
+
 def install(spec: Spec, args: argparse.Namespace) -> int:
     """`engramory install --host <spec.host>`: 0 done, 1 refused (nothing changed), 64 usage."""
     scope, dry_run, link = _options(args)
@@ -184,8 +195,6 @@ def install(spec: Spec, args: argparse.Namespace) -> int:
 
 
 def _install(spec: Spec, target: Target, dry_run: bool, link: bool, interpreter: str | None = None) -> int:
-    from engramory.install import add_hook_groups
-
     out = sys.stdout.write
     exe = interpreter or sys.executable
     if not exe or not os.path.isabs(exe):
@@ -197,9 +206,9 @@ def _install(spec: Spec, target: Target, dry_run: bool, link: bool, interpreter:
     files = _files(spec, source)
     if "hooks/" + spec.script not in files:
         raise SettingsError("hooks/%s is missing from %s: this bundle cannot guard %s" % (spec.script, source, spec.title))
-    doc = JsonDoc.load(target.settings)
+    doc = JsonDoc.load(target.settings, host=spec.title)
     check_hooks_shape(doc, [e for e, _ in spec.hooks])
-    plan = plan_skill(target, source, files, link)  # type: ignore[arg-type]
+    plan = plan_skill(target, source, files, link)
     old_manifest = read_manifest(target.manifest_path())
     new_data, created, report = add_hook_groups(doc.data, wanted(spec, exe, target.script), is_ours_for(spec))
     after = doc.raw if canonical(new_data) == canonical(doc.data) else doc.render(new_data)
@@ -222,7 +231,7 @@ def _install(spec: Spec, target: Target, dry_run: bool, link: bool, interpreter:
         out(diff if diff else "  hooks: no change\n")
         return 0
     base_missing = not os.path.isdir(target.base)
-    apply_skill(plan, target, source)  # type: ignore[arg-type]  # the script first, its entry last
+    apply_skill(plan, target, source)  # the script first, its entry last
     _record(spec, target, plan.mode, plan.files, doc.exists, created, old_manifest, base_missing)
     saved = apply_change(change)
     if saved:
@@ -273,10 +282,8 @@ def uninstall(spec: Spec, args: argparse.Namespace) -> int:
 
 
 def _uninstall(spec: Spec, target: Target, dry_run: bool) -> int:
-    from engramory.install import remove_hooks
-
     out = sys.stdout.write
-    doc = JsonDoc.load(target.settings)
+    doc = JsonDoc.load(target.settings, host=spec.title)
     check_hooks_shape(doc, [e for e, _ in spec.hooks])
     mpath = target.manifest_path()
     manifest = read_manifest(mpath)
@@ -386,7 +393,7 @@ def run_check(spec: Spec, target: Target) -> int:
     out("engramory install --host %s --check (%s scope): %s\n" % (spec.host, target.scope, target.settings))
     problems: list[str] = []
     try:
-        doc: JsonDoc | None = JsonDoc.load(target.settings)
+        doc: JsonDoc | None = JsonDoc.load(target.settings, host=spec.title)
     except SettingsError as exc:
         problems.append(str(exc))
         doc = None
@@ -412,6 +419,7 @@ def run_check(spec: Spec, target: Target) -> int:
         elif not os.path.isfile(script):
             problems.append("the script %s does not exist: the guard is off (tool calls go through unchecked)" % script)
         else:
+            problems.extend(bundle_problems(target.skill_dir, exe))
             payload = {"hook_event_name": "PreToolUse", "tool_name": "engramory-smoke", "tool_input": {}, "cwd": target.project}
             budget = float(SMOKE_TIMEOUT)
             if spec.seconds is not None:
