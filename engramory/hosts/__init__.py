@@ -30,6 +30,7 @@ REGISTRY = {
     "cursor": "engramory.hosts.cursor",
     "hermes": "engramory.hosts.hermes",
     "qwen": "engramory.hosts.qwen",
+    "droid": "engramory.hosts.droid",
 }
 
 
