@@ -469,6 +469,7 @@ HOSTS = (
 VERIFIED_NPM_HOSTS = {
     "Qwen Code": ("qwen", "@qwen-code/qwen-code"),
     "Factory droid": ("droid", "@factory/cli-linux-x64"),
+    "GitHub Copilot CLI": ("copilot", "@github/copilot"),
 }
 LEVELS = ("enforced before the write", "checked after", "discipline only", "not supported")
 SECTION_FIELDS = ("Hook point.", "What ships.", "Guarantee.", "Setup.", "Verified on.", "Known host bugs")

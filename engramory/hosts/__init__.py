@@ -31,6 +31,7 @@ REGISTRY = {
     "hermes": "engramory.hosts.hermes",
     "qwen": "engramory.hosts.qwen",
     "droid": "engramory.hosts.droid",
+    "copilot": "engramory.hosts.copilot",
 }
 
 
