@@ -462,7 +462,7 @@ def test_templates_hold_an_index_and_one_note_per_type() -> None:
 # --- PORTING.md -----------------------------------------------------------------------------
 
 HOSTS = (
-    "Claude Code", "Cursor", "Hermes", "Qwen Code", "Factory droid", "Codex CLI", "Gemini CLI", "Windsurf (Cascade)", "Kiro",
+    "Claude Code", "Cursor", "Hermes", "Qwen Code", "Factory droid", "opencode", "Codex CLI", "Gemini CLI", "Windsurf (Cascade)", "Kiro",
     "OpenClaw", "Cline", "Trae IDE", "GitHub Copilot (coding agent and CLI)", "Hosts without file access",
 )
 # Hosts of issue 15, each verified by its own suite tests/<suite> on the npm package it pins.
@@ -470,6 +470,7 @@ VERIFIED_NPM_HOSTS = {
     "Qwen Code": ("qwen", "@qwen-code/qwen-code"),
     "Factory droid": ("droid", "@factory/cli-linux-x64"),
     "GitHub Copilot CLI": ("copilot", "@github/copilot"),
+    "opencode": ("opencode", "opencode-ai"),
 }
 LEVELS = ("enforced before the write", "checked after", "discipline only", "not supported")
 SECTION_FIELDS = ("Hook point.", "What ships.", "Guarantee.", "Setup.", "Verified on.", "Known host bugs")

@@ -32,6 +32,7 @@ REGISTRY = {
     "qwen": "engramory.hosts.qwen",
     "droid": "engramory.hosts.droid",
     "copilot": "engramory.hosts.copilot",
+    "opencode": "engramory.hosts.opencode",
 }
 
 

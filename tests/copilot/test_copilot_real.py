@@ -11,7 +11,7 @@ from pathlib import Path
 
 import common
 import edit_cases
-from conftest import Copilot
+from copilot_driver import Copilot
 
 from engramory.hosts import claudelike
 from engramory.hosts import copilot as copilot_host

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import common
 import edit_cases
-from conftest import Droid
+from droid_driver import Droid
 
 
 def _index(droid: Droid, lines: int) -> Path:

@@ -50,7 +50,8 @@ class Run:
 
 def run(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float = 120) -> Run:
     """Run a CLI in its own session; on timeout the whole process group is killed."""
-    proc = subprocess.Popen(list(argv), cwd=str(cwd), env=dict(env), stdin=subprocess.DEVNULL,
+    env = dict(env, PWD=str(cwd))  # some CLIs (opencode) take the project from $PWD, not the real cwd
+    proc = subprocess.Popen(list(argv), cwd=str(cwd), env=env, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     try:
         out, err = proc.communicate(timeout=timeout)

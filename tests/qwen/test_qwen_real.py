@@ -11,7 +11,7 @@ from pathlib import Path
 
 import common
 import edit_cases
-from conftest import Qwen
+from qwen_driver import Qwen
 
 from engramory.hosts import qwen as qwen_host
 
