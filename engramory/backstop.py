@@ -19,7 +19,6 @@ Imports only what the interpreter has already loaded, plus our own modules: hot 
 from __future__ import annotations
 
 import os
-import sys
 
 from engramory import config, jsonlite
 from engramory.automemory import (  # noqa: F401 - part of this module's interface
@@ -359,28 +358,28 @@ def session_start(payload: Mapping[str, Any], env: Mapping[str, str] | None = No
 # -- entry points ------------------------------------------------------------------------
 
 
-def _run(event: str, handler: Any) -> int:
-    try:
-        payload = parse(sys.stdin.buffer.read(STDIN_LIMIT))
-        if payload is None:
-            return 0
-        out = handler(payload)
-        if out:
-            sys.stdout.write(out + "\n")
-            sys.stdout.flush()
-    except BaseException as exc:  # noqa: BLE001 - a backstop must never get in the way
-        if isinstance(exc, KeyboardInterrupt):
-            return 0
-        try:
-            sys.stderr.write("engramory %s hook: internal error, ignored: %r\n" % (event, exc))
-        except Exception:  # noqa: BLE001
-            pass
-    return 0
+TAG = "engramory backstop hook"
+
+
+def post_tool_respond(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str, str, int]:
+    """PostToolUse: stdin bytes -> (stdout, stderr, exit), for engramory.hookrun."""
+    payload = parse(raw)
+    return (post_tool(payload, env) if payload is not None else ""), "", 0
+
+
+def session_start_respond(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str, str, int]:
+    """SessionStart: stdin bytes -> (stdout, stderr, exit), for engramory.hookrun."""
+    payload = parse(raw)
+    return (session_start(payload, env) if payload is not None else ""), "", 0
 
 
 def post_tool_main(argv: Sequence[str] | None = None) -> int:
-    return _run(POST_TOOL_USE, post_tool)
+    from engramory.hookrun import run
+
+    return run("engramory.backstop", "post_tool_respond", "engramory PostToolUse hook")
 
 
 def session_start_main(argv: Sequence[str] | None = None) -> int:
-    return _run(SESSION_START, session_start)
+    from engramory.hookrun import run
+
+    return run("engramory.backstop", "session_start_respond", "engramory SessionStart hook")

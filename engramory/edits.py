@@ -50,7 +50,7 @@ CONTENT_KEYS = ("content", "contents", "file_text", "text")
 class Request:
     """One file change, host-neutral: which file, and what the tool will do to it."""
 
-    __slots__ = ("tool", "path", "kind", "content", "edits", "patch")
+    __slots__ = ("tool", "path", "kind", "content", "edits", "patch", "after")
 
     def __init__(self, tool: str, path: str, kind: str) -> None:
         self.tool = tool
@@ -59,6 +59,9 @@ class Request:
         self.content: str | None = None
         self.edits: list[tuple[str, str, bool]] = []
         self.patch: str | None = None
+        # The exact bytes the file will hold, when the adapter predicted them itself (its
+        # host's edit model); guard.judge then decides on them as they are.
+        self.after: bytes | None = None
 
     def __repr__(self) -> str:
         return "Request(%r, %r, %r)" % (self.tool, self.path, self.kind)

@@ -1,14 +1,35 @@
 """The host-neutral decision: deny, nudge, or nothing, with the message.
 
-Rule: deny exactly when a dimension (lines or bytes) ends over its hard cap AND is larger
-than it is on disk now. Any edit that does not grow an over-cap dimension passes, so an index
-that is already too long can be compacted step by step (210 -> 205 -> 198). Passing edits
-that leave the index over the hard cap, or over the warn cap, get a nudge. The guard never
-approves anything: "allow" is always the host's own decision.
+Rule: deny exactly when a dimension (lines or size, counted as the host counts them: see
+`size.Window`) ends over its hard cap AND is larger than it is on disk now. Any edit that
+does not grow an over-cap dimension passes, so an index that is already too long can be
+compacted step by step (210 -> 205 -> 198). Passing edits that leave the index over the hard
+cap, or over the warn cap, get a nudge. The guard never approves anything: "allow" is always
+the host's own decision.
+
+One pipeline, read -> predict -> judge:
+
+- `judge(path, before, after, env=None, window=None, tool="edit") -> Decision | None` is the
+  one decision on a change whose result is known: `before` the file's bytes now (None: it
+  does not exist), `after` the bytes it will hold (b"" for a delete). `window` is the load
+  window of the host whose hook is asking (`hosts.<name>.window()`); None means
+  `size.STANDARD`. It finds out whether `path` is an index (by realpath: a link to an index,
+  an ENGRAMORY_INDEX_PATH entry, or the index of a store with `.engramory.json`), applies the
+  store's read-only rules, takes the caps in force (the window's own limits, then the
+  environment, then the store config) and decides. Adapters that predict their own bytes
+  (Hermes, Cursor's ApplyPatch, any new host) call it directly.
+- `judge_bound(path, before, added, env=None, window=None, tool="edit", why="")` is the
+  decision on a change whose result is NOT known but bounded: at most `added` (the text the
+  edit inserts) is added to the file. Used when the host will apply an edit its model cannot
+  reproduce (Claude Code 2.1.332 applies every Edit that reaches PreToolUse) and when the
+  index is too large to read in time. It denies when that worst case grows an over-cap
+  dimension, and says why and how to retry.
+- `evaluate(req, env=None, window=None)` reads the file (bounded: regular files only, at most
+  READ_LIMIT bytes), predicts with `edits.predict`, and calls one of the two.
 """
 
 from engramory import config, edits, scope
-from engramory.size import Caps, count_lines
+from engramory.size import BYTES, STANDARD, Caps, Window
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -32,7 +53,11 @@ COMPACT_STEPS = (
 
 
 class Decision:
-    __slots__ = ("action", "message", "path", "before", "after", "caps")
+    """What the guard says about one change: `action` DENY or NUDGE, the `message` for the
+    model, and (when sizes were judged) `before` / `after` as (lines, units), the `unit` they
+    count in and the `caps` in force."""
+
+    __slots__ = ("action", "message", "path", "before", "after", "caps", "unit")
 
     def __init__(self, action: str, message: str, path: str) -> None:
         self.action = action
@@ -41,6 +66,7 @@ class Decision:
         self.before: tuple[int, int] | None = None
         self.after: tuple[int, int] | None = None
         self.caps: Caps | None = None
+        self.unit = BYTES
 
     def __repr__(self) -> str:
         return "Decision(%r, %r)" % (self.action, self.message[:60])
@@ -82,62 +108,261 @@ def _read_only_match(path: str, root: str, patterns: "list[str]") -> "str | None
     return None
 
 
-def _read_only_decision(req: "edits.Request", root: str, store: "config.StoreConfig") -> "Decision | None":
-    pattern = _read_only_match(req.path, root, store.read_only)
+def _read_only_decision(path: str, root: str, store: "config.StoreConfig") -> "Decision | None":
+    pattern = _read_only_match(path, root, store.read_only)
     if pattern is None:
         return None
     return Decision(
         DENY,
         "engramory: %s is read-only: the store config %s lists it under \"readOnly\" (%r). "
         "Leave this file as it is; if it needs to change, ask the user to edit it themselves."
-        % (req.path, store.path, pattern),
-        req.path,
+        % (path, store.path, pattern),
+        path,
     )
 
 
-def evaluate(req: "edits.Request", env: "Mapping[str, str] | None" = None) -> "Decision | None":
-    """Decide on one file change. None means: say nothing, let the host proceed."""
-    settings = config.from_env(env)
-    if not is_index(req.path, settings):
-        root = scope.store_root_for(req.path, settings.index_paths)
-        if root is None:
-            return None
-        store = config.load_store_config(root)
-        return _read_only_decision(req, root, store) if store.read_only else None
-
-    root = scope.dirname(scope.realpath(req.path))
+def _caps_in_force(
+    path: str, settings: "config.Settings", window: "Window", env: "Mapping[str, str]"
+) -> "tuple[Caps, list[str], config.StoreConfig]":
+    """The caps for the index `path` under `window`: the window's own limits (see
+    Window.caps), then ENGRAMORY_WARN / _WARN_BYTES / _HARD / _HARD_BYTES (in the window's
+    unit), then the store's `.engramory.json`, which wins."""
+    root = scope.dirname(scope.realpath(path))
     store = config.load_store_config(root)
-    if store.read_only:
-        ro = _read_only_decision(req, root, store)
-        if ro is not None:
-            return ro
+    base = window.caps()
+    for var, attr in config.ENV_CAPS:
+        raw = env.get(var)
+        if raw is not None:
+            value = config.positive_int(raw)
+            if value is not None:
+                setattr(base, attr, value)
+    settings.caps = base
     caps, notes = config.in_force(settings, store)
+    return caps, notes, store
 
+
+def caps_for(path: str, env: "Mapping[str, str] | None" = None, window: "Window | None" = None) -> "tuple[Caps, list[str]]":
+    """The caps in force for the index `path` under `window`, exactly as the hook computes
+    them, and any notes (for check, doctor and the backstops)."""
+    environ = scope.environ() if env is None else env
+    caps, notes, _ = _caps_in_force(path, config.from_env(environ), window or STANDARD, environ)
+    return caps, notes
+
+
+def _prelude(
+    path: str, env: "Mapping[str, str] | None", window: "Window | None", tool: str
+) -> "tuple[Decision | None, Caps | None, list[str], Window]":
+    """(a read-only deny, caps, notes, window) for a change to `path`; caps None: not an
+    index, nothing more to decide."""
+    environ = scope.environ() if env is None else env
+    settings = config.from_env(environ)
+    win = window or STANDARD
+    if not is_index(path, settings):
+        root = scope.store_root_for(path, settings.index_paths)
+        if root is None:
+            return None, None, [], win
+        store = config.load_store_config(root)
+        return (_read_only_decision(path, root, store) if store.read_only else None), None, [], win
+    caps, notes, store = _caps_in_force(path, settings, win, environ)
+    if store.read_only:
+        ro = _read_only_decision(path, scope.dirname(scope.realpath(path)), store)
+        if ro is not None:
+            return ro, None, [], win
+    return None, caps, notes, win
+
+
+def judge(
+    path: str,
+    before: "bytes | None",
+    after: bytes,
+    env: "Mapping[str, str] | None" = None,
+    window: "Window | None" = None,
+    tool: str = "edit",
+) -> "Decision | None":
+    """The one decision on a change with a known result (see the module docstring)."""
+    ro, caps, notes, win = _prelude(path, env, window, tool)
+    if caps is None:
+        return ro
+    return decide(path, tool, before or b"", after, caps, notes, win)
+
+
+def judge_bound(
+    path: str,
+    before: "bytes | None",
+    added: str,
+    env: "Mapping[str, str] | None" = None,
+    window: "Window | None" = None,
+    tool: str = "edit",
+    why: str = "",
+    before_size: "tuple[int | None, int] | None" = None,
+) -> "Decision | None":
+    """The decision on a change that adds at most `added` to the file (see the module
+    docstring). `before_size` (lines or None, units) replaces `before` when the file is too
+    large to read: its lines are then unknown and treated as already over the cap."""
+    ro, caps, notes, win = _prelude(path, env, window, tool)
+    if caps is None:
+        return ro
+    if before is not None:
+        b_lines, b_units = win.measure(before)
+        crlf = b"\r\n" in before
+    elif before_size is not None:
+        b_lines = before_size[0] if before_size[0] is not None else caps.hard_lines + 1
+        b_units, crlf = before_size[1], True
+    else:
+        b_lines, b_units, crlf = 0, 0, False
+    add_lines = added.count("\n") + (0 if b_lines else 1)
+    add_units = _worst_units(added, win.unit, crlf)
+    a_lines, a_units = b_lines + add_lines, b_units + add_units
+    grows_lines = add_lines > 0 and a_lines > caps.hard_lines
+    grows_units = add_units > 0 and a_units > caps.hard_bytes
+    tail = (" " + " ".join(notes)) if notes else ""
+    if grows_lines or grows_units:
+        parts = []
+        if grows_lines:
+            parts.append("%s lines (hard cap %s)" % (_n(a_lines), _n(caps.hard_lines)))
+        if grows_units:
+            parts.append("%s %s (hard cap %s)" % (_n(a_units), win.unit, _n(caps.hard_bytes)))
+        d = Decision(
+            DENY,
+            "engramory blocked this %s: %s, so its result was judged by the worst case, the "
+            "new text added in full: %s would then be up to %s, over its hard cap. Retry with "
+            "an old_string copied exactly from the file as it is now (no \\u escapes), or "
+            "rewrite the whole index with Write, kept inside %s lines and %s %s. %s%s"
+            % (
+                tool or "edit", why or "engramory cannot predict what the host will make of it",
+                path, " and ".join(parts), _n(caps.hard_lines), _n(caps.hard_bytes), win.unit,
+                COMPACT_STEPS, tail,
+            ),
+            path,
+        )
+    elif a_lines > caps.warn_lines or a_units > caps.warn_bytes or notes:
+        d = Decision(
+            NUDGE,
+            "engramory: %s, so this %s was judged by its worst case (the new text added in "
+            "full): %s would be at most %s lines / %s %s (warn cap %s / %s, hard cap %s / %s). "
+            "Run `engramory check %s` after it.%s"
+            % (
+                why or "engramory cannot predict this edit exactly", tool or "edit", path,
+                _n(a_lines), _n(a_units), win.unit, _n(caps.warn_lines), _n(caps.warn_bytes),
+                _n(caps.hard_lines), _n(caps.hard_bytes), path, tail,
+            ),
+            path,
+        )
+    else:
+        return None
+    d.before, d.after, d.caps, d.unit = (b_lines, b_units), (a_lines, a_units), caps, win.unit
+    return d
+
+
+def _worst_units(added: str, unit: str, crlf: bool) -> int:
+    """The most `added` can add to an index, in `unit`: as given, or with its non-ASCII
+    characters written as \\uXXXX escapes (which the host does when it matched that way),
+    its straight quotes written curly (3 bytes each), and its line breaks as CRLF."""
+    from engramory.edits import escape_non_ascii
+    from engramory.size import text_units
+
+    units = max(text_units(added, unit), text_units(escape_non_ascii(added), unit))
+    if unit == BYTES:
+        units += 2 * (added.count("'") + added.count('"'))
+    if crlf:
+        units += added.count("\n")
+    return units
+
+
+def evaluate(
+    req: "edits.Request", env: "Mapping[str, str] | None" = None, window: "Window | None" = None
+) -> "Decision | None":
+    """Read, predict, judge one file change. None means: say nothing, let the host proceed."""
+    environ = scope.environ() if env is None else env
+    settings = config.from_env(environ)
+    if not is_index(req.path, settings):
+        return judge(req.path, None, b"", environ, window, req.tool)  # read-only rules only
     before: bytes | None
+    size_only: int | None = None
+    why = ""
     try:
         st = scope.stat(req.path)
         if st.st_mode & 0o170000 != 0o100000:  # not S_ISREG (no `stat` import on the hot path)
             # A FIFO would block the read and a device may never end: do not open them.
-            return _unverified(req, caps, notes, "it is not a regular file")
-        size = st.st_size
-        if size > READ_LIMIT:
-            return _unverified(req, caps, notes, "it is %s bytes, too large to read" % _n(size))
-        with open(req.path, "rb") as f:
-            before = f.read()
+            why = "it is not a regular file"
+            before = None
+        elif st.st_size > READ_LIMIT:
+            size_only = st.st_size
+            before = None
+        else:
+            with open(req.path, "rb") as f:
+                before = f.read(READ_LIMIT + 1)
     except FileNotFoundError:
         before = None
     except OSError as exc:
-        return _unverified(req, caps, notes, exc.strerror or exc.__class__.__name__)
+        why = exc.strerror or exc.__class__.__name__
+        before = None
 
+    if why or size_only is not None:
+        return _judge_unread(req, environ, window, why, size_only)
     after = edits.predict(req, before)
-    trace = (env if env is not None else scope.environ()).get(TRACE_ENV)
+    trace = environ.get(TRACE_ENV)
     if trace:
         _trace(trace, req, after)
     if after is None:
-        return None  # the host refuses this edit itself and writes nothing
-    return decide(req.path, req.tool, before or b"", after, caps, notes)
+        return _judge_unpredicted(req, before, environ, window, "")
+    return judge(req.path, before, after, environ, window, req.tool)
 
 
+def _added_text(req: "edits.Request") -> str:
+    if req.kind == edits.WRITE:
+        return req.content or ""
+    return "".join(new for _, new, _ in req.edits)
+
+
+def _judge_unpredicted(
+    req: "edits.Request",
+    before: "bytes | None",
+    env: "Mapping[str, str]",
+    window: "Window | None",
+    why: str,
+    before_size: "tuple[int | None, int] | None" = None,
+) -> "Decision | None":
+    if req.kind == edits.DELETE:
+        return None
+    if req.kind == edits.WRITE and req.content is not None and before_size is None and before is None:
+        return judge(req.path, None, edits.encode(req.content), env, window, req.tool)
+    if not why:
+        why = (
+            "its old_string does not match the file the way engramory models the host's "
+            "matching, yet the host applies every Edit that reaches this hook"
+        )
+    return judge_bound(req.path, before, _added_text(req), env, window, req.tool, why, before_size)
+
+
+def _judge_unread(
+    req: "edits.Request", env: "Mapping[str, str]", window: "Window | None", why: str, size_only: "int | None"
+) -> "Decision | None":
+    """An index that cannot be read (in time): a Write is judged from its content (its
+    result is known); an Edit from the worst case. Its size on disk is the lower bound of
+    what it holds now (bytes / 3 in UTF-16 units or characters)."""
+    win = window or STANDARD
+    if size_only is not None:
+        why = "the index is %s bytes, too large to read within the host's hook timeout" % _n(size_only)
+        units = size_only if win.unit == BYTES else size_only // 3
+        before_size: tuple[int | None, int] = (None, units)
+    else:
+        why = "the index could not be read (%s)" % why
+        before_size = (None, 0)
+    if req.kind == edits.WRITE and req.content is not None:
+        after = edits.encode(req.content)
+        ro, caps, notes, win = _prelude(req.path, env, window, req.tool)
+        if caps is None:
+            return ro
+        # What it holds now is unknown: any size over a cap counts as growth.
+        unknown = b"" if size_only is None else None
+        d = decide(req.path, req.tool, unknown or b"", after, caps, notes, win)
+        if d is not None:
+            d.message += " (%s; judged from the Write's own content.)" % why
+        return d
+    if req.kind == edits.DELETE:
+        return None
+    return _judge_unpredicted(req, None, env, window, why, before_size)
 def _trace(target: str, req: "edits.Request", after: "bytes | None") -> None:
     from engramory import jsonlite
 
@@ -151,35 +376,45 @@ def _trace(target: str, req: "edits.Request", after: "bytes | None") -> None:
         pass
 
 
+
+
 def decide(
-    path: str, tool: str, before: bytes, after: bytes, caps: "Caps", notes: "list[str] | None" = None
+    path: str,
+    tool: str,
+    before: bytes,
+    after: bytes,
+    caps: "Caps",
+    notes: "list[str] | None" = None,
+    window: "Window | None" = None,
 ) -> "Decision | None":
-    """The rule itself, on the bytes before and after."""
-    b_lines, b_bytes = count_lines(before), len(before)
-    a_lines, a_bytes = count_lines(after), len(after)
+    """The rule itself, on the bytes before and after, counted as `window` counts them."""
+    win = window or STANDARD
+    b_lines, b_units = win.measure(before)
+    a_lines, a_units = win.measure(after)
+    unit = win.unit
     grows_lines = a_lines > caps.hard_lines and a_lines > b_lines
-    grows_bytes = a_bytes > caps.hard_bytes and a_bytes > b_bytes
+    grows_units = a_units > caps.hard_bytes and a_units > b_units
     name = scope.basename(path) or path
     tail = (" " + " ".join(notes)) if notes else ""
-    if grows_lines or grows_bytes:
-        decision = Decision(DENY, _deny_message(path, tool, before, after, caps) + tail, path)
-    elif a_lines > caps.hard_lines or a_bytes > caps.hard_bytes:
+    if grows_lines or grows_units:
+        decision = Decision(DENY, _deny_message(path, tool, (b_lines, b_units), (a_lines, a_units), after, caps, win) + tail, path)
+    elif a_lines > caps.hard_lines or a_units > caps.hard_bytes:
         decision = Decision(
             NUDGE,
             "engramory: %s is still over its hard cap after this edit: %s lines (cap %s) and "
-            "%s bytes (cap %s); the host does not load what lies past the window. Keep "
+            "%s %s (cap %s); the host does not load what lies past its window. Keep "
             "compacting until it fits: pointer-ify long lines, merge duplicates, archive cold "
-            "notes.%s" % (name, _n(a_lines), _n(caps.hard_lines), _n(a_bytes), _n(caps.hard_bytes), tail),
+            "notes.%s" % (name, _n(a_lines), _n(caps.hard_lines), _n(a_units), unit, _n(caps.hard_bytes), tail),
             path,
         )
-    elif a_lines > caps.warn_lines or a_bytes > caps.warn_bytes:
+    elif a_lines > caps.warn_lines or a_units > caps.warn_bytes:
         decision = Decision(
             NUDGE,
-            "engramory: %s will be %s lines / %s bytes, past the warn cap of %s lines / %s bytes "
+            "engramory: %s will be %s lines / %s %s, past the warn cap of %s lines / %s %s "
             "(hard cap %s / %s). The edit is allowed; tell the user the index is getting long "
             "and plan a compaction pass (pointer-ify, merge duplicates, archive cold notes).%s"
             % (
-                name, _n(a_lines), _n(a_bytes), _n(caps.warn_lines), _n(caps.warn_bytes),
+                name, _n(a_lines), _n(a_units), unit, _n(caps.warn_lines), _n(caps.warn_bytes), unit,
                 _n(caps.hard_lines), _n(caps.hard_bytes), tail,
             ),
             path,
@@ -188,62 +423,53 @@ def decide(
         decision = Decision(NUDGE, "engramory: configuration problem:" + tail, path)
     else:
         return None
-    decision.before = (b_lines, b_bytes)
-    decision.after = (a_lines, a_bytes)
+    decision.before = (b_lines, b_units)
+    decision.after = (a_lines, a_units)
     decision.caps = caps
+    decision.unit = unit
     return decision
 
 
-def _unverified(req: "edits.Request", caps: "Caps", notes: "list[str]", why: str) -> "Decision":
-    tail = (" " + " ".join(notes)) if notes else ""
-    d = Decision(
-        NUDGE,
-        "engramory: could not read the index %s (%s), so this edit's size was NOT checked "
-        "against the caps (%s lines / %s bytes). Run `engramory check` on it once it is "
-        "readable.%s" % (req.path, why, _n(caps.hard_lines), _n(caps.hard_bytes), tail),
-        req.path,
-    )
-    d.caps = caps
-    return d
-
-
-def _deny_message(path: str, tool: str, before: bytes, after: bytes, caps: "Caps") -> str:
+def outside_text(data: bytes, window: "Window", show: int = SHOW_OUTSIDE) -> "tuple[list[str], int]":
+    """The entries of `data` the host will not load through `window` (up to `show` of them,
+    quoted, with their line numbers) and how many more there are."""
     from engramory.excerpt import quote
-    from engramory.size import lines_outside_window
 
-    b_lines, b_bytes = count_lines(before), len(before)
-    a_lines, a_bytes = count_lines(after), len(after)
-    parts = []
-    if a_lines > caps.hard_lines and a_lines > b_lines:
-        parts.append(
-            "grow from %s to %s lines (hard cap %s: %s over)"
-            % (_n(b_lines), _n(a_lines), _n(caps.hard_lines), _n(a_lines - caps.hard_lines))
-        )
-    else:
-        parts.append("be %s lines (now %s, hard cap %s)" % (_n(a_lines), _n(b_lines), _n(caps.hard_lines)))
-    if a_bytes > caps.hard_bytes and a_bytes > b_bytes:
-        parts.append(
-            "grow from %s to %s bytes (hard cap %s: %s over)"
-            % (_n(b_bytes), _n(a_bytes), _n(caps.hard_bytes), _n(a_bytes - caps.hard_bytes))
-        )
-    else:
-        parts.append("be %s bytes (now %s, hard cap %s)" % (_n(a_bytes), _n(b_bytes), _n(caps.hard_bytes)))
-    outside: list[str] = []
+    shown: list[str] = []
     more = 0
-    for number, line in lines_outside_window(after, caps):
-        if len(outside) < SHOW_OUTSIDE:
-            outside.append("line %d %s" % (number, quote(line)))
+    for number, line in window.outside(data):
+        if len(shown) < show:
+            shown.append("line %d %s" % (number, quote(line.encode("utf-8", "replace"))))
         else:
             more += 1
+    return shown, more
+
+
+def _deny_message(
+    path: str, tool: str, b: "tuple[int, int]", a: "tuple[int, int]", after: bytes, caps: "Caps", window: "Window"
+) -> str:
+    unit = window.unit
+    parts = []
+    if a[0] > caps.hard_lines and a[0] > b[0]:
+        parts.append(
+            "grow from %s to %s lines (hard cap %s: %s over)"
+            % (_n(b[0]), _n(a[0]), _n(caps.hard_lines), _n(a[0] - caps.hard_lines))
+        )
+    else:
+        parts.append("be %s lines (now %s, hard cap %s)" % (_n(a[0]), _n(b[0]), _n(caps.hard_lines)))
+    if a[1] > caps.hard_bytes and a[1] > b[1]:
+        parts.append(
+            "grow from %s to %s %s (hard cap %s: %s over)"
+            % (_n(b[1]), _n(a[1]), unit, _n(caps.hard_bytes), _n(a[1] - caps.hard_bytes))
+        )
+    else:
+        parts.append("be %s %s (now %s, hard cap %s)" % (_n(a[1]), unit, _n(b[1]), _n(caps.hard_bytes)))
+    outside, more = outside_text(after, window)
     lost = ""
     if outside:
         lost = (
-            " The host loads only the first %s lines and %s bytes of the index, so these "
-            "entries would never be recalled: %s%s."
-            % (
-                _n(caps.hard_lines), _n(caps.hard_bytes), "; ".join(outside),
-                " and %s more" % _n(more) if more else "",
-            )
+            " The host loads only %s of the index, so these entries would never be recalled: %s%s."
+            % (window.describe(), "; ".join(outside), " and %s more" % _n(more) if more else "")
         )
     return "engramory blocked this %s: %s would %s.%s %s" % (
         tool or "edit", path, " and ".join(parts), lost, COMPACT_STEPS,

@@ -2,19 +2,35 @@
 """Cursor preToolUse hook: deny an edit that would grow the memory index past its hard cap
 (JSON `permission: deny` and exit 2); otherwise print `{}` and exit 0.
 
-Runs from any copy of the bundle as `python3 -I -S <this file>`: it puts the bundle root
-(the folder above hooks/) on sys.path itself. A broken copy allows the edit.
+Runs from any copy of the bundle, installed or not, as `python3 -I -S <this file>`: it puts
+the bundle root (the folder above hooks/) on sys.path itself, found by string operations
+first because importing `os` costs an eighth of this process (engramory/scope.py); only a
+link to this file from elsewhere needs it. engramory.hookrun does the rest: bounded stdin,
+the host's answer, and fail open (`{}` and exit 0 on any failure of ours).
 """
 
-import os
 import sys
 
+
+def _bundle_root(resolve: bool) -> str:
+    if resolve or sys.platform == "win32" or "/" not in __file__:
+        import os.path
+
+        return os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    parts = __file__.rsplit("/", 2)
+    return (parts[0] or "/") if len(parts) == 3 else "."
+
+
 try:
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-    from engramory.hosts.cursor import main
-except BaseException as exc:  # noqa: BLE001 - a broken copy must not block the user's edits
+    sys.path.insert(0, _bundle_root(False))
+    try:
+        from engramory.hookrun import run
+    except ImportError:  # this file is a link from outside the bundle: follow it
+        sys.path[0] = _bundle_root(True)
+        from engramory.hookrun import run
+except BaseException as exc:  # noqa: BLE001 - a broken copy must not block the user
     sys.stderr.write("engramory cursor guard: cannot load the bundle, edit allowed: %r\n" % (exc,))
     sys.stdout.write("{}\n")
     raise SystemExit(0) from None
 
-raise SystemExit(main())
+raise SystemExit(run("cursor"))

@@ -3,9 +3,10 @@
 the memory index past its hard cap; always allow one that shrinks it.
 
 Runs from any copy of the bundle, installed or not, as `python3 -I -S <this file>`: it puts
-the bundle root (the folder above hooks/) on sys.path itself. Exit 0 whatever happens.
-The root is found by string operations first, because importing `os` costs an eighth of
-this process (see engramory/scope.py); only a link to this file from elsewhere needs it.
+the bundle root (the folder above hooks/) on sys.path itself, found by string operations
+first because importing `os` costs an eighth of this process (engramory/scope.py); only a
+link to this file from elsewhere needs it. engramory.hookrun does the rest: bounded stdin,
+the host's answer, and fail open (exit 0 whatever happens).
 """
 
 import sys
@@ -23,12 +24,12 @@ def _bundle_root(resolve: bool) -> str:
 try:
     sys.path.insert(0, _bundle_root(False))
     try:
-        from engramory.hosts.claude import main
+        from engramory.hookrun import run
     except ImportError:  # this file is a link from outside the bundle: follow it
         sys.path[0] = _bundle_root(True)
-        from engramory.hosts.claude import main
-except BaseException as exc:  # noqa: BLE001 - a broken copy must not block the user's edits
+        from engramory.hookrun import run
+except BaseException as exc:  # noqa: BLE001 - a broken copy must not block the user
     sys.stderr.write("engramory guard: cannot load the bundle, edit allowed: %r\n" % (exc,))
     raise SystemExit(0) from None
 
-raise SystemExit(main())
+raise SystemExit(run("claude"))

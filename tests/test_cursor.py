@@ -151,7 +151,7 @@ def test_a_path_the_os_refuses_is_allowed(tmp_path: Path) -> None:
     hostile = b'{"tool_name": "Write", "tool_input": {"file_path": "/' + (b"a/" * 5000) + b'MEMORY.md", "content": "x"}}'
     out, err, code = _run_subprocess(hostile, {}, tmp_path)
     assert (out, code) == ("{}\n", 0)
-    assert "NOT checked" in err
+    assert "could not be read" in err
 
 
 def test_internal_error_is_allowed_with_a_line_on_stderr(
@@ -170,7 +170,7 @@ def test_internal_error_is_allowed_with_a_line_on_stderr(
     assert cursor.main() == 0
     captured = capsys.readouterr()
     assert captured.out == "{}\n"
-    assert "internal error, edit allowed: RuntimeError('simulated bug')" in captured.err
+    assert "internal error, allowed: RuntimeError('simulated bug')" in captured.err
 
 
 def test_broken_bundle_copy_allows(tmp_path: Path) -> None:

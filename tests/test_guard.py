@@ -78,22 +78,29 @@ def test_line_boundaries(tmp_path: Path, run: Runner, lines: int, expected: str)
     ("size", "expected"),
     [(20_000, "silent"), (20_001, "nudge"), (25_000, "nudge"), (25_001, "deny")],
 )
-def test_byte_boundaries(tmp_path: Path, run: Runner, size: int, expected: str) -> None:
+def test_unit_boundaries(tmp_path: Path, run: Runner, size: int, expected: str) -> None:
     index = tmp_path / "MEMORY.md"
-    # 50 lines: far under the line caps, so bytes alone decide.
+    # 50 lines: far under the line caps, so size alone decides. Claude Code counts the
+    # trimmed text, so the final newline is not counted: `size` units plus one newline.
     body = "".join("- [n](n.md) %s\n" % ("y" * 400) for _ in range(50))
-    content = body[: size - 1] + "\n" if size <= len(body) else body + "z" * (size - len(body) - 1) + "\n"
-    assert len(content.encode()) == size
+    content = body[:size] if size <= len(body) else body + "z" * (size - len(body))
+    content = content.rstrip("\n") + "z" * (size - len(content.rstrip("\n"))) + "\n"
+    assert len(content.encode()) == size + 1
     out = run(payload("Write", index, content=content))
     assert decision(out) == expected
 
 
-def test_multibyte_bytes_are_counted_in_utf8(tmp_path: Path, run: Runner) -> None:
+def test_multibyte_text_is_counted_in_utf16_units(tmp_path: Path, run: Runner) -> None:
     index = tmp_path / "MEMORY.md"
-    # 8,334 three-byte characters = 25,002 bytes but only 8,335 characters.
-    out = run(payload("Write", index, content="\u8a18" * 8334 + "\n"))
+    # 8,334 three-byte characters = 25,002 bytes but only 8,334 UTF-16 units: loads whole.
+    assert decision(run(payload("Write", index, content="\u8a18" * 8334 + "\n"))) == "silent"
+    out = run(payload("Write", index, content="\u8a18" * 25_001 + "\n"))
     assert decision(out) == "deny"
-    assert "25,003 bytes" in reason(out)
+    assert "25,001 UTF-16 units" in reason(out)
+    # An emoji is two UTF-16 units (a surrogate pair).
+    out = run(payload("Write", index, content="\U0001f600" * 12_501 + "\n"))
+    assert decision(out) == "deny"
+    assert "25,002 UTF-16 units" in reason(out)
 
 
 def test_missing_index_counts_as_empty(tmp_path: Path, run: Runner) -> None:
@@ -104,13 +111,14 @@ def test_missing_index_counts_as_empty(tmp_path: Path, run: Runner) -> None:
     assert "from 0 to 201 lines" in reason(out)
 
 
-def test_write_keeps_bom_so_3_more_bytes(tmp_path: Path, run: Runner) -> None:
+def test_bom_kept_by_write_is_not_counted_by_the_host(tmp_path: Path, run: Runner) -> None:
     index = tmp_path / "MEMORY.md"
     index.write_bytes(b"\xef\xbb\xbf- a\n")
-    content = "x" * 24_999 + "\n"  # 25,000 bytes as given; the host writes 25,003
-    out = run(payload("Write", index, content=content))
+    # The host writes 25,003 bytes (BOM kept) but loads 25,000 units: the BOM is dropped.
+    assert decision(run(payload("Write", index, content="x" * 25_000 + "\n"))) == "nudge"
+    out = run(payload("Write", index, content="x" * 25_001 + "\n"))
     assert decision(out) == "deny"
-    assert "25,003 bytes" in reason(out)
+    assert "25,001 UTF-16 units" in reason(out)
 
 
 # --- shrinking is always allowed -----------------------------------------------------------
@@ -142,7 +150,7 @@ def test_over_in_bytes_but_fewer_lines_still_denied_when_bytes_grow(tmp_path: Pa
     # Fewer lines but longer ones: bytes grow past the cap -> denied on the byte dimension.
     out = run(payload("Write", index, content=index_text(90, width=300)))
     assert decision(out) == "deny"
-    assert "bytes (hard cap 25,000" in reason(out)
+    assert "UTF-16 units (hard cap 25,000" in reason(out)
 
 
 def test_same_size_edit_of_over_cap_index_is_allowed(tmp_path: Path, run: Runner) -> None:
@@ -165,11 +173,14 @@ def test_crlf_index_edited_with_lf_strings_is_predicted_with_crlf(tmp_path: Path
     assert "from 200 to 201 lines" in reason(out)
 
 
-def test_crlf_old_string_does_not_match_so_host_refuses(tmp_path: Path, run: Runner) -> None:
+def test_unmatched_crlf_old_string_is_judged_by_its_worst_case(tmp_path: Path, run: Runner) -> None:
     index = tmp_path / "MEMORY.md"
     index.write_bytes(index_text(200).replace("\n", "\r\n").encode())
+    # 2.1.332 rejects an Edit it cannot match before PreToolUse runs, so one that reaches the
+    # hook is applied: the model's "no match" is judged as new_string added in full.
     out = run(payload("Edit", index, old_string="hook 3\r\n", new_string="hook 3\r\n- a\r\n- b\r\n"))
-    assert decision(out) == "silent"
+    assert decision(out) == "deny"
+    assert "worst case" in reason(out) and "up to 203 lines" in reason(out)
 
 
 def test_curly_quoted_index_edited_with_straight_quotes(tmp_path: Path, run: Runner) -> None:
@@ -182,20 +193,25 @@ def test_curly_quoted_index_edited_with_straight_quotes(tmp_path: Path, run: Run
     assert "from 200 to 201 lines" in reason(out)
 
 
-def test_ambiguous_old_string_is_left_to_the_host(tmp_path: Path, run: Runner) -> None:
+def test_ambiguous_old_string_is_judged_by_its_worst_case(tmp_path: Path, run: Runner) -> None:
     index = tmp_path / "MEMORY.md"
     index.write_text(index_text(200) + "dup\ndup\n")
     out = run(payload("Edit", index, old_string="dup\n", new_string="dup\n" * 50))
-    assert decision(out) == "silent"
+    assert decision(out) == "deny" and "worst case" in reason(out)
+    assert decision(run(payload("Edit", index, old_string="dup\n", new_string="dip"))) == "nudge"
     out = run(payload("Edit", index, old_string="dup\n", new_string="dup\nmore\n", replace_all=True))
     assert decision(out) == "deny"
     assert "from 202 to 204 lines" in reason(out)
 
 
-def test_absent_old_string_is_left_to_the_host(tmp_path: Path, run: Runner) -> None:
+def test_absent_old_string_is_judged_by_its_worst_case(tmp_path: Path, run: Runner) -> None:
     index = tmp_path / "MEMORY.md"
     index.write_text(index_text(200))
-    assert decision(run(payload("Edit", index, old_string="nope", new_string="x\n" * 99))) == "silent"
+    out = run(payload("Edit", index, old_string="nope", new_string="x\n" * 99))
+    assert decision(out) == "deny"
+    assert "up to 299 lines" in reason(out) and "no \\u escapes" in reason(out)
+    index.write_text(index_text(100))
+    assert decision(run(payload("Edit", index, old_string="nope", new_string="x\n" * 9))) == "silent"
 
 
 def test_edit_with_empty_old_string_creates_a_missing_index(tmp_path: Path, run: Runner) -> None:
@@ -204,8 +220,10 @@ def test_edit_with_empty_old_string_creates_a_missing_index(tmp_path: Path, run:
     assert decision(out) == "deny"
     index.parent.mkdir()
     index.write_text("- a\n")
-    # On an existing file the host refuses an empty old_string itself.
-    assert decision(run(payload("Edit", index, old_string="", new_string=index_text(300)))) == "silent"
+    # On an existing file the host refuses an empty old_string before hooks run; should one
+    # reach the hook anyway, it is judged by its worst case.
+    assert decision(run(payload("Edit", index, old_string="", new_string=index_text(300)))) == "deny"
+    assert decision(run(payload("Edit", index, old_string="", new_string=index_text(3)))) == "silent"
 
 
 def test_multiedit_applies_edits_in_order(tmp_path: Path, run: Runner) -> None:
@@ -219,7 +237,8 @@ def test_multiedit_applies_edits_in_order(tmp_path: Path, run: Runner) -> None:
     assert decision(out) == "deny"
     assert "from 199 to 201 lines" in reason(out)
     edits[1]["old_string"] = "not there"
-    assert decision(run(payload("MultiEdit", index, edits=edits))) == "silent"
+    out = run(payload("MultiEdit", index, edits=edits))
+    assert decision(out) == "deny" and "worst case" in reason(out)
 
 
 def test_non_utf8_index(tmp_path: Path, run: Runner) -> None:
@@ -252,26 +271,45 @@ def test_symlink_to_index_is_guarded(tmp_path: Path, run: Runner) -> None:
     assert decision(run(payload("Write", linked_dir / "MEMORY.md", content=index_text(201)))) == "deny"
 
 
-def test_directory_at_index_path_allows_with_unverified_nudge(tmp_path: Path, run: Runner) -> None:
+def test_directory_at_index_path_judges_a_write_from_its_content(tmp_path: Path, run: Runner) -> None:
     (tmp_path / "MEMORY.md").mkdir()
     out = run(payload("Write", tmp_path / "MEMORY.md", content=index_text(300)))
-    assert decision(out) == "nudge"
-    assert "NOT checked" in reason(out)
+    assert decision(out) == "deny"
+    assert "not a regular file" in reason(out) and "judged from the Write's own content" in reason(out)
+    out = run(payload("Write", tmp_path / "MEMORY.md", content=index_text(160)))
+    assert decision(out) == "nudge" and "past the warn cap" in reason(out)
+    assert run(payload("Write", tmp_path / "MEMORY.md", content=index_text(40))) is None
 
 
 def test_fifo_at_index_path_is_not_opened(tmp_path: Path, run: Runner) -> None:
     # Opening a FIFO for reading would block the hook until the host kills it.
     os.mkfifo(tmp_path / "MEMORY.md")
     out = run(payload("Write", tmp_path / "MEMORY.md", content=index_text(300)))
-    assert decision(out) == "nudge"
-    assert "NOT checked" in reason(out)
+    assert decision(out) == "deny"
+    assert "not a regular file" in reason(out)
+    out = run(payload("Edit", tmp_path / "MEMORY.md", old_string="a", new_string="b\n" * 300))
+    assert decision(out) == "deny" and "worst case" in reason(out)
 
 
 def test_index_linked_to_an_endless_device_is_not_read(tmp_path: Path, run: Runner) -> None:
     (tmp_path / "MEMORY.md").symlink_to("/dev/zero")
-    out = run(payload("Write", tmp_path / "MEMORY.md", content="- a\n"))
-    assert decision(out) == "nudge"
-    assert "not a regular file" in reason(out)
+    assert run(payload("Write", tmp_path / "MEMORY.md", content="- a\n")) is None
+    out = run(payload("Write", tmp_path / "MEMORY.md", content=index_text(201)))
+    assert decision(out) == "deny" and "not a regular file" in reason(out)
+
+
+def test_unreadable_index_write_is_judged_from_the_payload(tmp_path: Path, run: Runner) -> None:
+    if os.geteuid() == 0:
+        pytest.skip("root reads a file whatever its mode")  # pragma: no cover - CI runs as root too
+    index = tmp_path / "MEMORY.md"
+    index.write_text(index_text(10))
+    index.chmod(0)
+    try:
+        assert run(payload("Write", index, content=index_text(40))) is None
+        out = run(payload("Write", index, content=index_text(170)))
+        assert decision(out) == "nudge" and "past the warn cap" in reason(out)
+    finally:
+        index.chmod(0o644)
 
 
 @pytest.mark.parametrize(
@@ -299,7 +337,9 @@ def test_env_caps(tmp_path: Path, run: Runner) -> None:
     assert decision(run(payload("Write", index, content=index_text(51)), env)) == "deny"
     assert decision(run(payload("Write", index, content=index_text(41)), env)) == "nudge"
     env = {"ENGRAMORY_HARD_BYTES": "1000", "ENGRAMORY_WARN_BYTES": "900"}
-    assert decision(run(payload("Write", index, content="x" * 1000 + "\n"), env)) == "deny"
+    assert decision(run(payload("Write", index, content="x" * 1000 + "\n"), env)) == "nudge"
+    out = run(payload("Write", index, content="x" * 1001 + "\n"), env)
+    assert decision(out) == "deny" and "1,001 UTF-16 units (hard cap 1,000" in reason(out)
 
 
 @pytest.mark.parametrize("bad", ["abc", "0", "-5", "1e3", "", " "])
@@ -369,7 +409,7 @@ def test_read_only_files_are_denied(tmp_path: Path, run: Runner) -> None:
 
 def test_output_is_ascii_json_on_one_line(tmp_path: Path) -> None:
     index = tmp_path / "MEMORY.md"
-    proc = run_hook_subprocess(payload("Write", index, content="\u00e9\u2014" * 9000 + "\n"))
+    proc = run_hook_subprocess(payload("Write", index, content="\u00e9\u2014" * 13000 + "\n"))
     assert proc.returncode == 0 and proc.stderr == b""
     out = proc.stdout.decode("ascii")
     assert out.count("\n") == 1 and out.endswith("\n")

@@ -9,7 +9,6 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from engramory.hosts import claude
-from engramory.size import count_lines
 from tests.conftest import payload, run_hook_subprocess
 
 ENV = {"ENGRAMORY_WARN": "10", "ENGRAMORY_HARD": "20", "ENGRAMORY_WARN_BYTES": "300", "ENGRAMORY_HARD_BYTES": "400"}
@@ -35,10 +34,17 @@ def decide(tmp_path: Path, before: str | None, tool: str, **tool_input: object) 
     return "deny" if inner.get("permissionDecision") == "deny" else "nudge"
 
 
+WINDOW = claude.window()
+
+
+def measure(data: bytes) -> tuple[int, int]:
+    """Lines and UTF-16 units as Claude Code counts them (the window the guard judges by)."""
+    return WINDOW.measure(data)
+
+
 def grows_over(before: bytes, after: bytes) -> bool:
-    return (count_lines(after) > HARD_LINES and count_lines(after) > count_lines(before)) or (
-        len(after) > HARD_BYTES and len(after) > len(before)
-    )
+    (bl, bu), (al, au) = measure(before), measure(after)
+    return (al > HARD_LINES and al > bl) or (au > HARD_BYTES and au > bu)
 
 
 @PROFILE
@@ -47,7 +53,7 @@ def test_write_denied_exactly_when_it_grows_an_over_cap_dimension(tmp_path: Path
     b = (before or "").encode()
     a = after.encode()
     result = decide(tmp_path, before, "Write", content=after)
-    if count_lines(a) <= HARD_LINES and len(a) <= HARD_BYTES:
+    if measure(a)[0] <= HARD_LINES and measure(a)[1] <= HARD_BYTES:
         assert result != "deny"  # within the caps: never denied
     assert (result == "deny") == grows_over(b, a)
 

@@ -3,11 +3,9 @@
 Contract: exit 0 always. A deny is one JSON object with hookSpecificOutput.hookEventName =
 "PreToolUse", permissionDecision "deny" and permissionDecisionReason; a nudge carries only
 additionalContext; otherwise nothing is printed. Never "allow" or "ask": the guard must not
-approve anything on the user's behalf. Any failure of our own is a silent exit 0 (fail open),
-with one line on stderr, which Claude Code keeps in its debug log.
+approve anything on the user's behalf. Any failure of our own is a silent exit 0 (fail open,
+engramory.hookrun), with one line on stderr, which Claude Code keeps in its debug log.
 """
-
-import sys
 
 from engramory import jsonlite, scope
 
@@ -20,6 +18,7 @@ if TYPE_CHECKING:
     from engramory.size import Window
 
 STDIN_LIMIT = 256 << 20  # a payload is an edit; past this it is not one we can judge
+TAG = "engramory guard"
 
 # --- registry declarations (see engramory/hosts/__init__.py) ---
 NAME = "claude"
@@ -130,28 +129,14 @@ def _handle_payload(payload: "dict[str, Any] | None", env: "Mapping[str, str] | 
         return ""
     from engramory import guard
 
-    decision = guard.evaluate(req, env)
+    decision = guard.evaluate(req, env, window())
     if decision is None:
         return ""
     return render(decision)
 
 
 def main(argv: "list[str] | None" = None) -> int:
-    code = 0
-    try:
-        raw = sys.stdin.buffer.read(STDIN_LIMIT)
-        out, err, code = respond(raw)
-        if err:
-            sys.stderr.write(err)
-        if out:
-            sys.stdout.write(out + "\n")
-            sys.stdout.flush()
-    except BaseException as exc:  # noqa: BLE001 - a guard must never lock the user out
-        if isinstance(exc, KeyboardInterrupt):
-            return 0
-        try:
-            sys.stderr.write("engramory guard: internal error, edit allowed: %r\n" % (exc,))
-        except Exception:  # noqa: BLE001 - nothing left to report to
-            pass
-        return 0
-    return code
+    """The PreToolUse hook process (engramory.hookrun: bounded stdin, fail open)."""
+    from engramory.hookrun import run
+
+    return run(NAME)

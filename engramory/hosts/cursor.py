@@ -23,7 +23,6 @@ checked on its own, through engramory.patches.
 from __future__ import annotations
 
 import os
-import sys
 
 from engramory import jsonlite, scope
 
@@ -38,6 +37,7 @@ if TYPE_CHECKING:
 
 STDIN_LIMIT = 256 << 20
 NO_OPINION = "{}"
+FAIL_OPEN = NO_OPINION  # engramory.hookrun prints this when the guard itself fails
 DENY_EXIT = 2
 
 # --- registry declarations (see engramory/hosts/__init__.py) ---
@@ -230,7 +230,7 @@ def handle(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str, str, 
     if requests:
         from engramory import guard
     for req in requests:
-        decision = guard.evaluate(req, env)
+        decision = guard.evaluate(req, env, window())
         if decision is None:
             continue
         if decision.action == guard.DENY:
@@ -246,23 +246,8 @@ def respond(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str, str,
 
 
 def main(argv: list[str] | None = None) -> int:
-    code = 0
-    out = NO_OPINION
-    try:
-        raw = sys.stdin.buffer.read(STDIN_LIMIT)
-        out, err, code = handle(raw)
-        if err:
-            sys.stderr.write(err)
-    except BaseException as exc:  # noqa: BLE001 - a guard must never lock the user out
-        out, code = NO_OPINION, 0
-        if not isinstance(exc, KeyboardInterrupt):
-            try:
-                sys.stderr.write("%s: internal error, edit allowed: %r\n" % (TAG, exc))
-            except Exception:  # noqa: BLE001 - nothing left to report to
-                pass
-    try:
-        sys.stdout.write(out + "\n")
-        sys.stdout.flush()
-    except Exception:  # noqa: BLE001 - Cursor closed the pipe; exit code still carries the answer
-        pass
-    return code
+    """The preToolUse hook process (engramory.hookrun: bounded stdin, `{}` and exit 0 on
+    any failure of ours)."""
+    from engramory.hookrun import run
+
+    return run(NAME)

@@ -528,6 +528,7 @@ def _write_request(tool: str, path: str, after: bytes) -> Request:
 
     req = edits.Request(tool, path, edits.WRITE)
     req.content = after.decode("utf-8", "replace")
+    req.after = after  # judged as these exact bytes, never re-encoded
     return req
 
 
@@ -692,8 +693,14 @@ def decide(
         return None, notes
     from engramory import guard
 
+    win = window()
     for req, estimated in requests:
-        decision = guard.evaluate(req, env)
+        if req.after is not None:
+            # Our own exact prediction of what Hermes writes: judged as it is (a UTF-16LE
+            # index that Hermes rewrites as UTF-8 is sized as UTF-8, not re-encoded).
+            decision = guard.judge(req.path, guard.read_regular(req.path), req.after, env, win, req.tool)
+        else:
+            decision = guard.evaluate(req, env, win)
         if decision is None:
             continue
         if estimated:
@@ -794,19 +801,11 @@ def handle_shell(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str,
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The shell hook: always exit 0; a block is printed, an allow prints nothing."""
-    try:
-        raw = sys.stdin.buffer.read(STDIN_LIMIT)
-        out, err = handle_shell(raw)
-        if err:
-            sys.stderr.write(err)
-        if out:
-            sys.stdout.write(out + "\n")
-            sys.stdout.flush()
-    except BaseException as exc:  # noqa: BLE001 - fail open
-        if not isinstance(exc, KeyboardInterrupt):
-            _complain(exc)
-    return 0
+    """The shell hook (engramory.hookrun): always exit 0; a block is printed, an allow
+    prints nothing."""
+    from engramory.hookrun import run
+
+    return run(NAME)
 
 
 def respond(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str, str, int]:
