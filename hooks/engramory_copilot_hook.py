@@ -1,20 +1,22 @@
 #!/usr/bin/env python3
-"""GitHub Copilot CLI hook (preToolUse, postToolUse, sessionStart; native dialect):
-`python3 -I -S <this file> <event>`. The guard denies a `create`, `edit` or `apply_patch`
-that would grow a memory index past its hard cap; the notices tell the model when an index is
-over it.
+"""GitHub Copilot CLI hook (native dialect): preToolUse (the guard, for create, edit and
+apply_patch), postToolUse after bash and sessionStart (notices). Copilot reads exit 1 as a
+deny and runs this for every tool call, so nothing here ever exits non-zero.
 
-Exit 0 whatever happens: Copilot reads exit 1 as a deny and runs this hook for every tool
-call, so a broken copy must let everything through.
+Runs from any copy of the bundle as `python3 -I -S <this file> <event>`: it puts the bundle
+root (the folder above hooks/) on sys.path itself; engramory.hookrun does the rest (bounded
+stdin, the host's answer, and fail open: exit 0 whatever happens).
 """
 
 import sys
 
+ENTRY = {"preToolUse": "respond", "postToolUse": "post", "sessionStart": "start"}
+
 try:
     sys.path.insert(0, __file__.rsplit("/", 2)[0] if __file__.count("/") >= 2 else "..")
-    from engramory.hosts.copilot import main
-except BaseException as exc:  # noqa: BLE001
-    sys.stderr.write("engramory guard: cannot load the bundle, tool call allowed: %r\n" % (exc,))
+    from engramory.hookrun import run
+except BaseException as exc:  # noqa: BLE001 - a broken copy must not block the user
+    sys.stderr.write("engramory copilot hook: cannot load the bundle, allowed: %r\n" % (exc,))
     raise SystemExit(0) from None
 
-raise SystemExit(main())
+raise SystemExit(run("copilot", ENTRY.get(sys.argv[1] if len(sys.argv) > 1 else "", "respond")))

@@ -471,7 +471,9 @@ VERIFIED_NPM_HOSTS = {
     "Factory droid": ("droid", "@factory/cli-linux-x64"),
     "GitHub Copilot CLI": ("copilot", "@github/copilot"),
     "opencode": ("opencode", "opencode-ai"),
+    "Cline": ("cline", "cline"),
 }
+VERIFIED_AS = {"Cline": "Cline CLI"}  # the row is the host; what was verified is its CLI
 LEVELS = ("enforced before the write", "checked after", "discipline only", "not supported")
 SECTION_FIELDS = ("Hook point.", "What ships.", "Guarantee.", "Setup.", "Verified on.", "Known host bugs")
 
@@ -520,7 +522,8 @@ def test_porting_claims_match_what_ships_and_what_was_tested() -> None:
     assert rows["Cursor"][4].startswith("not verified")
     for title, (suite, package) in VERIFIED_NPM_HOSTS.items():
         pin = json.loads((ROOT / "tests" / suite / "package.json").read_text())["dependencies"][package]
-        assert rows[title][4].startswith("%s %s, end-to-end suite on the real CLI" % (title, pin)), rows[title]
+        name = VERIFIED_AS.get(title, title)
+        assert rows[title][4].startswith("%s %s, end-to-end suite on the real CLI" % (name, pin)), rows[title]
     for host, row in rows.items():
         shipped = not row[2].startswith("no shim") and not host.startswith("Hosts without file access")
         assert shipped == (host in ("Claude Code", "Cursor", "Hermes", *VERIFIED_NPM_HOSTS)), row

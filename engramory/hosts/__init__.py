@@ -54,6 +54,7 @@ REGISTRY = {
     "droid": "engramory.hosts.droid",
     "copilot": "engramory.hosts.copilot",
     "opencode": "engramory.hosts.opencode",
+    "cline": "engramory.hosts.cline",
 }
 
 

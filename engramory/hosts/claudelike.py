@@ -11,8 +11,6 @@ on Copilot, so no code path here exits non-zero: an internal error is an allow w
 on stderr (the host's debug log).
 """
 
-import sys
-
 from engramory import jsonlite, scope
 
 TYPE_CHECKING = False
@@ -21,6 +19,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from engramory.guard import Decision
+    from engramory.size import Window
 
 STDIN_LIMIT = 256 << 20
 WRITE = "write"
@@ -40,12 +39,14 @@ class Dialect:
         path_keys: "tuple[str, ...]",
         predict: "Callable[[str, bytes | None, dict[str, Any]], bytes | None]",
         index_paths: "Callable[[str, Mapping[str, str]], list[str]]",
+        window: "Callable[[], Window] | None" = None,
     ) -> None:
         self.name = name
         self.tools = tools  # tool name -> WRITE or EDIT
         self.path_keys = path_keys
         self.predict = predict  # (kind, before, tool_input) -> bytes after, or None
         self.index_paths = index_paths
+        self.window = window  # the host's load window (hosts.<name>.window)
 
 
 def parse(raw: bytes) -> "dict[str, Any] | None":
@@ -68,46 +69,51 @@ def path_of(tool_input: "dict[str, Any]", keys: "tuple[str, ...]") -> "str | Non
 
 
 def judge(
-    path: str, tool: str, predict: "Callable[[bytes | None], bytes | None]", env: "Mapping[str, str] | None"
+    path: str,
+    tool: str,
+    predict: "Callable[[bytes | None], bytes | None]",
+    env: "Mapping[str, str] | None",
+    window: "Window | None" = None,
 ) -> "Decision | None":
-    """guard.evaluate for a host that predicts its own bytes: the same read-only rules, caps,
-    unreadable-file notes and trace, with `predict(before)` in place of Claude Code's model."""
-    from engramory import config, edits, guard
+    """Read the file (bounded), predict with this host's own edit model, and hand the bytes
+    to the one decision, guard.judge, under this host's load window. `predict(before)` ->
+    the bytes the host will write, or None when it refuses the call (then nothing is said)."""
+    from engramory import config, guard
 
-    settings = config.from_env(env)
-    if not guard.is_index(path, settings):
-        # Not an index: only a store's read-only rules can apply, and they need no prediction.
-        req = edits.Request(tool, path, edits.WRITE)
-        req.content = ""
-        return guard.evaluate(req, env)
-    req = edits.Request(tool, path, edits.WRITE)
-    root = scope.dirname(scope.realpath(path))
-    store = config.load_store_config(root)
-    if store.read_only:
-        ro = guard._read_only_decision(req, root, store)  # noqa: SLF001 - the core's own rule, reused
-        if ro is not None:
-            return ro
-    caps, notes = config.in_force(settings, store)
-    before: bytes | None
+    environ = scope.environ() if env is None else env
+    if not guard.is_index(path, config.from_env(environ)):
+        return guard.judge(path, None, b"", environ, window, tool)  # a store's read-only rules only
+    before: bytes | None = None
     try:
         st = scope.stat(path)
-        if st.st_mode & 0o170000 != 0o100000:
-            return guard._unverified(req, caps, notes, "it is not a regular file")  # noqa: SLF001
+        if st.st_mode & 0o170000 != 0o100000:  # a FIFO would block the read: never open it
+            return guard.judge_bound(path, None, "", environ, window, tool, why="it is not a regular file")
         if st.st_size > guard.READ_LIMIT:
-            return guard._unverified(req, caps, notes, "it is %s bytes, too large to read" % "{:,}".format(st.st_size))  # noqa: SLF001
+            return guard.judge_bound(path, None, "", environ, window, tool, why="it is too large to read",
+                                     before_size=(None, st.st_size))
         with open(path, "rb") as f:
-            before = f.read()
+            before = f.read(guard.READ_LIMIT + 1)
     except FileNotFoundError:
         before = None
     except OSError as exc:
-        return guard._unverified(req, caps, notes, exc.strerror or exc.__class__.__name__)  # noqa: SLF001
+        return guard.judge_bound(path, None, "", environ, window, tool, why=exc.strerror or exc.__class__.__name__)
     after = predict(before)
-    trace = (env if env is not None else scope.environ()).get(guard.TRACE_ENV)
-    if trace:
-        guard._trace(trace, req, after)  # noqa: SLF001
+    target = environ.get(guard.TRACE_ENV)
+    if target:
+        trace(target, path, tool, after)
     if after is None:
-        return None
-    return guard.decide(path, tool, before or b"", after, caps, notes)
+        return None  # the host refuses this call itself and writes nothing
+    return guard.judge(path, before, after, environ, window, tool)
+
+
+def trace(target: str, path: str, tool: str, after: "bytes | None") -> None:
+    """Test-only (guard.TRACE_ENV): one JSON line per prediction, for the differential suites."""
+    line = jsonlite.dumps({"path": path, "tool": tool, "refused": after is None, "after": after.hex() if after is not None else None})
+    try:
+        with open(target, "a", encoding="utf-8") as f:
+            f.write(line + "\n")
+    except OSError:
+        pass
 
 
 def render_pre(decision: "Decision") -> str:
@@ -137,7 +143,8 @@ def pre_tool(payload: "dict[str, Any]", dialect: Dialect, env: "Mapping[str, str
     environ = scope.environ() if env is None else env
     if not scope.interesting(full, environ):
         return ""
-    decision = judge(full, tool, lambda before: dialect.predict(kind, before, tool_input), env)
+    win = dialect.window() if dialect.window is not None else None
+    decision = judge(full, tool, lambda before: dialect.predict(kind, before, tool_input), env, win)
     return render_pre(decision) if decision is not None else ""
 
 
@@ -179,26 +186,16 @@ def respond(raw: bytes, dialect: Dialect, event: str = PRE, env: "Mapping[str, s
     return notice(event, payload, dialect, env), "", 0
 
 
-def main(dialect_module: str, argv: "list[str] | None" = None) -> int:
-    """Entry script body: `<script> [PreToolUse|PostToolUse|SessionStart]`. Exit 0 always."""
-    try:
-        args = sys.argv[1:] if argv is None else argv
-        event = args[0] if args and args[0] in EVENTS else PRE
-        import importlib
+def entries(dialect: Dialect) -> "tuple[Callable[..., tuple[str, str, int]], ...]":
+    """(respond, post, start) for a host module: the entry points engramory.hookrun calls."""
 
-        module = importlib.import_module(dialect_module)
-        raw = sys.stdin.buffer.read(STDIN_LIMIT)
-        out, err, _ = respond(raw, module.DIALECT, event)
-        if err:
-            sys.stderr.write(err)
-        if out:
-            sys.stdout.write(out + "\n")
-            sys.stdout.flush()
-    except BaseException as exc:  # noqa: BLE001 - a guard must never lock the user out
-        if isinstance(exc, KeyboardInterrupt):
-            return 0
-        try:
-            sys.stderr.write("engramory guard: internal error, tool call allowed: %r\n" % (exc,))
-        except Exception:  # noqa: BLE001 - nothing left to report to
-            pass
-    return 0
+    def pre(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
+        return respond(raw, dialect, PRE, env)
+
+    def post(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
+        return respond(raw, dialect, POST, env)
+
+    def start(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
+        return respond(raw, dialect, START, env)
+
+    return pre, post, start

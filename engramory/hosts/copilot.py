@@ -158,7 +158,7 @@ def predict(kind: str, before: "bytes | None", tool_input: "dict[str, Any]") -> 
     return predict_with_bound(before, tool_input, kind)[0]
 
 
-DIALECT = claudelike.Dialect(NAME, TOOLS, ("path",), predict, index_paths)
+DIALECT = claudelike.Dialect(NAME, TOOLS, ("path",), predict, index_paths, window)
 
 
 # --- the dialect ------------------------------------------------------------------------------
@@ -216,7 +216,7 @@ def _pre(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> "Decisio
         after, bound[0] = predict_with_bound(before, args, kind)
         return after
 
-    return _lenient(claudelike.judge(full, str(tool), run, env), bound[0])
+    return _lenient(claudelike.judge(full, str(tool), run, env, window()), bound[0])
 
 
 def _patch(text: str, cwd: "str | None", env: "Mapping[str, str] | None", environ: "Mapping[str, str]") -> "Decision | None":
@@ -239,7 +239,7 @@ def _patch(text: str, cwd: "str | None", env: "Mapping[str, str] | None", enviro
                 return None if before is not None else patches.apply_to(None, op)  # Add on an existing file fails
             return patches.apply_to(before if source == target else read_regular(source), op)
 
-        decision = claudelike.judge(target, PATCH_TOOL, run, env)
+        decision = claudelike.judge(target, PATCH_TOOL, run, env, window())
         if decision is not None:
             return decision
     return None
@@ -284,23 +284,9 @@ def respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, s
     return respond_event(raw, PRE, env)
 
 
-def main(argv: "list[str] | None" = None) -> int:
-    import sys
+def post(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
+    return respond_event(raw, POST, env)
 
-    try:
-        args = sys.argv[1:] if argv is None else argv
-        event = args[0] if args and args[0] in EVENTS else PRE
-        out, err, _ = respond_event(sys.stdin.buffer.read(claudelike.STDIN_LIMIT), event)
-        if err:
-            sys.stderr.write(err)
-        if out:
-            sys.stdout.write(out + "\n")
-            sys.stdout.flush()
-    except BaseException as exc:  # noqa: BLE001 - exit 1 would deny every tool call
-        if isinstance(exc, KeyboardInterrupt):
-            return 0
-        try:
-            sys.stderr.write("engramory guard: internal error, tool call allowed: %r\n" % (exc,))
-        except Exception:  # noqa: BLE001
-            pass
-    return 0
+
+def start(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
+    return respond_event(raw, START, env)

@@ -44,6 +44,7 @@ TITLE = "opencode"
 VERIFIED = "1.18.33"
 INSTALLER = "engramory.install_opencode"
 SHELL_TOOLS = ("bash",)
+FAIL_OPEN = "{}"  # engramory.hookrun prints this when anything of ours fails: the plugin reads it as "go on"
 BOM_CHAR = "\ufeff"
 BOM = b"\xef\xbb\xbf"
 
@@ -461,7 +462,7 @@ def predict(kind: str, before: "bytes | None", args: "dict[str, Any]") -> "bytes
 
 
 TOOLS = {"write": claudelike.WRITE, "edit": claudelike.EDIT}
-DIALECT = claudelike.Dialect(NAME, TOOLS, ("filePath",), predict, index_paths)
+DIALECT = claudelike.Dialect(NAME, TOOLS, ("filePath",), predict, index_paths, window)
 
 
 def _patch(text: str, directory: "str | None", env: "Mapping[str, str] | None", environ: "Mapping[str, str]") -> "Decision | None":
@@ -484,7 +485,7 @@ def _patch(text: str, directory: "str | None", env: "Mapping[str, str] | None", 
             old = before if source == target else read_regular(source)
             return apply_patch_update(old, op.hunks) if old is not None else None
 
-        decision = claudelike.judge(target, "apply_patch", run, env)
+        decision = claudelike.judge(target, "apply_patch", run, env, window())
         if decision is not None:
             return decision
     return None
@@ -507,7 +508,7 @@ def before_tool(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> "
     full = scope.resolve_path(raw, base)  # opencode joins a relative path to the session directory
     if not scope.interesting(full, environ):
         return None
-    return claudelike.judge(full, str(tool), lambda before: predict(kind, before, args), env)
+    return claudelike.judge(full, str(tool), lambda before: predict(kind, before, args), env, window())
 
 
 def respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
@@ -534,23 +535,3 @@ def respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, s
             text = inner.get("additionalContext", "") if isinstance(inner, dict) else ""
         return jsonlite.dumps({"context": text} if text else {}), "", 0
     return "{}", "", 0
-
-
-def main(argv: "list[str] | None" = None) -> int:
-    import sys
-
-    try:
-        out, err, _ = respond(sys.stdin.buffer.read(claudelike.STDIN_LIMIT))
-        if err:
-            sys.stderr.write(err)
-        sys.stdout.write(out + "\n")
-        sys.stdout.flush()
-    except BaseException as exc:  # noqa: BLE001 - the plugin reads anything but a deny as "go on"
-        if isinstance(exc, KeyboardInterrupt):
-            return 0
-        try:
-            sys.stdout.write("{}\n")
-            sys.stderr.write("engramory guard: internal error, edit allowed: %r\n" % (exc,))
-        except Exception:  # noqa: BLE001
-            pass
-    return 0

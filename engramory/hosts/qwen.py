@@ -265,8 +265,7 @@ def predict(kind: str, before: "bytes | None", tool_input: "dict[str, Any]") -> 
     return apply_edit(before, old, new, tool_input.get("replace_all") is True)
 
 
-DIALECT = claudelike.Dialect(NAME, TOOLS, ("file_path",), predict, index_paths)
+DIALECT = claudelike.Dialect(NAME, TOOLS, ("file_path",), predict, index_paths, window)
 
-
-def respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
-    return claudelike.respond(raw, DIALECT, claudelike.PRE, env)
+# The entry points engramory.hookrun calls (hooks/engramory_qwen_hook.py <event>).
+respond, post, start = claudelike.entries(DIALECT)
