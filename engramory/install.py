@@ -95,7 +95,7 @@ HOOKS: tuple[tuple[str, str | None, str], ...] = (
 SCRIPTS = tuple(script for _, _, script in HOOKS)
 
 SCOPES = ("user", "project", "local")
-HOSTS = ("claude", "cursor", "hermes", "qwen", "droid", "copilot", "opencode", "cline")
+HOSTS = ("claude", "cursor", "hermes", "qwen", "droid", "copilot", "opencode", "cline", "openclaw")
 RESTART = (
     "Restart Claude Code (or open /hooks and review them) so the hook changes take effect."
 )

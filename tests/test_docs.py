@@ -472,6 +472,7 @@ VERIFIED_NPM_HOSTS = {
     "GitHub Copilot CLI": ("copilot", "@github/copilot"),
     "opencode": ("opencode", "opencode-ai"),
     "Cline": ("cline", "cline"),
+    "OpenClaw": ("openclaw", "openclaw"),
 }
 VERIFIED_AS = {"Cline": "Cline CLI"}  # the row is the host; what was verified is its CLI
 LEVELS = ("enforced before the write", "checked after", "discipline only", "not supported")

@@ -55,6 +55,7 @@ REGISTRY = {
     "copilot": "engramory.hosts.copilot",
     "opencode": "engramory.hosts.opencode",
     "cline": "engramory.hosts.cline",
+    "openclaw": "engramory.hosts.openclaw",
 }
 
 
