@@ -243,6 +243,8 @@ def _patch(text: str, base: "str | None", derived: "list[str]", env: "Mapping[st
 
 def before_tool(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> "Decision | None":
     tool, params = payload.get("tool"), payload.get("params")
+    if tool not in ("write", "edit", "apply_patch") or not isinstance(params, dict):
+        return None
     environ = scope.environ() if env is None else env
     ws = payload.get("workspace")
     base = ws if isinstance(ws, str) and ws else workspace(environ)  # relative paths: the agent workspace

@@ -25,8 +25,6 @@ Edit model, ported from opencode 1.18.33's embedded source:
   (so CRLF on them becomes LF); the result always ends with a newline; `Add File` overwrites.
 """
 
-import re
-
 from engramory import jsonlite, scope
 from engramory.hosts import claudelike
 
@@ -156,21 +154,22 @@ def _block_anchor(o: str, e: str) -> "Iterator[str]":
         yield o[x:y]
 
 
-_WS = re.compile(r"\s+")
-
-
 def _ws_norm(s: str) -> str:
-    return _trim(_WS.sub(" ", s))
+    import re  # only here: the edit path, never the hot path of a tool the guard leaves alone
+
+    return _trim(re.sub(r"\s+", " ", s))
 
 
 def _whitespace_normalised(o: str, e: str) -> "Iterator[str]":
+    import re
+
     t = _ws_norm(e)
     lines = o.split("\n")
     for u in lines:
         if _ws_norm(u) == t:
             yield u
         elif t in _ws_norm(u):
-            words = _WS.split(_trim(e))
+            words = re.split(r"\s+", _trim(e))
             if words:
                 pattern = r"\s+".join(re.escape(w) for w in words)
                 m = re.search(pattern, u)
@@ -184,15 +183,14 @@ def _whitespace_normalised(o: str, e: str) -> "Iterator[str]":
                 yield block
 
 
-_INDENT = re.compile(r"^(\s*)")
-
-
 def _dedent(s: str) -> str:
+    import re
+
     u = s.split("\n")
     m = [x for x in u if len(_trim(x)) > 0]
     if not m:
         return s
-    least = min(len(_INDENT.match(x).group(1)) for x in m)  # type: ignore[union-attr]
+    least = min(len(re.match(r"^(\s*)", x).group(1)) for x in m)  # type: ignore[union-attr]
     return "\n".join(x if len(_trim(x)) == 0 else x[least:] for x in u)
 
 
@@ -205,12 +203,14 @@ def _indentation_flexible(o: str, e: str) -> "Iterator[str]":
             yield block
 
 
-_ESC = re.compile(r"\\(n|t|r|'|\"|`|\\|\n|\$)")
+_ESC = r"\\(n|t|r|'|\"|`|\\|\n|\$)"
 _ESC_MAP = {"n": "\n", "t": "\t", "r": "\r", "'": "'", '"': '"', "`": "`", "\\": "\\", "\n": "\n", "$": "$"}
 
 
 def _unescape(s: str) -> str:
-    return _ESC.sub(lambda m: _ESC_MAP[m.group(1)], s)
+    import re
+
+    return re.sub(_ESC, lambda m: _ESC_MAP[m.group(1)], s)
 
 
 def _escape_normalised(o: str, e: str) -> "Iterator[str]":
@@ -294,6 +294,8 @@ def _js_replacement(new: str, match: str, before: str, after: str) -> str:
     """`new` as String.prototype.replace reads a replacement string: $$, $&, $`, $'."""
     if "$" not in new:
         return new
+    import re
+
     return re.sub(r"\$([$&`'])", lambda m: {"$": "$", "&": match, "`": before, "'": after}[m.group(1)], new)
 
 
