@@ -1,34 +1,54 @@
 #!/usr/bin/env python3
-"""Time `engramory doctor` on generated stores of 1,000 and 10,000 notes.
+"""Time `engramory doctor` as a user runs it: a fresh process per run, on upstream-shaped
+stores of 1,000, 10,000 and 50,000 notes, plus the SessionStart hook and hostile notes.
 
-Prints a table: notes, best wall time of several runs (load + checks, no rendering), the CPU
-time of that run (this process and the child that scans note content on large stores: more
-than the wall time when both cores were used), time per note, findings, and
-the ratio between the two sizes (10x the notes should cost close to 10x the time).
-Target: 10,000 notes in under 0.4 s. Run: `python3 bench/bench_doctor.py`.
+For each size: wall time, CPU time and peak RSS of the whole process tree (the doctor and
+anything it starts: read from wait4's rusage of the child, RUSAGE_CHILDREN-style, so a
+forked helper counts), then the same for a baseline measured in the same run, and the
+ratios. The baseline is `--baseline CMD` (e.g. upstream Engramory 0.10's
+`python3 tools/engramory_doctor.py`, which takes ROOT last) when given, else this doctor
+at the commit before issue 11 (`--baseline-rev`, read with `git show` into a temporary
+folder) when git has it, else a trivial `python3 -c pass` process (start-up cost only).
+
+Upstream-shaped: protocol notes of every type with name, description, type, created,
+updated, Why/How labels on feedback and project notes, [[links]] between neighbours, one
+short index line per live note under a heading per type while the index stays under 1 MB
+(upstream's parse limit), 2 % archived.
+
+Targets (issue 11): peak RSS at 50,000 notes <= 80 MB; wall and CPU growing linearly
+(50,000 / 10,000 close to x5); SessionStart hook under 0.5 s at 50,000 notes; each 1 MiB
+adversarial note audited in under 1 s.
+
+Run: `python3 bench/bench_doctor.py [--sizes 1000,10000,50000] [--baseline CMD]`.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
+import shlex
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+HERE = os.path.dirname(os.path.realpath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
 
-from engramory import doctor  # noqa: E402
+import adversarial  # noqa: E402
 
 TYPES = ("user", "feedback", "project", "reference")
 TOPICS = ("deploy", "database", "review", "testing", "release", "logging", "billing", "search",
           "cache", "auth", "editor", "docs", "ci", "metrics", "backup", "queue")
+BASELINE_REV = "1965ce9"  # main before issue 11
 
 
 def make_store(root: str, count: int) -> None:
-    """A realistic store: protocol notes of every type, each indexed under its heading, some
-    [[linked]], some archived, bodies of a few hundred bytes."""
     os.makedirs(os.path.join(root, "archive"), exist_ok=True)
-    index = {t: [] for t in TYPES}
+    index: dict[str, list[str]] = {t: [] for t in TYPES}
     for i in range(count):
         t = TYPES[i % 4]
         topic = TOPICS[i % len(TOPICS)]
@@ -51,51 +71,137 @@ def make_store(root: str, count: int) -> None:
         with open(os.path.join(root, rel), "w", encoding="utf-8") as f:
             f.write(text)
         if not archived:
-            index[t].append("- [%s %d](%s.md) \u2014 %s hook" % (topic, i, slug, topic))
+            index[t].append("- [%d](%s.md)" % (i, slug))
+    # One short pointer per live note, as long as the index stays under 1,000,000 bytes:
+    # upstream 0.10 refuses to parse an index past 1 MiB (it stops at the size verdict),
+    # so a larger one would compare a full audit with an early exit. Past that the notes
+    # are unindexed (orphans) for both doctors to report.
     lines = ["# Memory Index", ""]
+    total = 0
     for t in TYPES:
-        lines += ["## %s" % t] + index[t] + [""]
+        lines.append("## %s" % t)
+        for line in index[t]:
+            total += len(line) + 1
+            if total > 1_000_000:
+                break
+            lines.append(line)
+        lines.append("")
     with open(os.path.join(root, "MEMORY.md"), "w", encoding="utf-8") as f:
         f.write("\n".join(lines))
 
 
-def _cpu() -> float:
-    """CPU seconds of this process and of its finished children (the doctor scans note
-    content in a forked child on large stores, beside the other checks)."""
-    t = os.times()
-    return t.user + t.system + t.children_user + t.children_system
+def run_tree(argv: list[str], stdin: bytes = b"", env: dict[str, str] | None = None) -> tuple[float, float, int, int]:
+    """(wall s, CPU s, peak RSS KB, exit) of a process and every process it waited for:
+    wait4's rusage covers the child and its reaped descendants; ru_maxrss is the largest
+    of them (a forked helper that outgrew its parent would show)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=env)
+    assert proc.stdin is not None
+    proc.stdin.write(stdin)
+    proc.stdin.close()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, proc.returncode
 
 
-def time_doctor(root: str, runs: int) -> tuple[float, float, int]:
-    best = cpu = float("inf")
-    found = 0
-    ctx = doctor.Context(git=False)
-    for _ in range(runs):
-        start, start_cpu = time.perf_counter(), _cpu()
-        _, findings = doctor.audit(root, ctx)
-        wall, used = time.perf_counter() - start, _cpu() - start_cpu
-        if wall < best:
-            best, cpu = wall, used
-        found = len(findings)
-    return best, cpu, found
+def best(argv: list[str], runs: int, **kw: object) -> tuple[float, float, int]:
+    rows = [run_tree(argv, **kw) for _ in range(runs)]  # type: ignore[arg-type]
+    wall = min(r[0] for r in rows)
+    cpu = min(r[1] for r in rows)
+    rss = max(r[2] for r in rows)
+    return wall, cpu, rss
+
+
+def baseline_cmd(args: argparse.Namespace, tmp: str) -> tuple[list[str], str]:
+    if args.baseline:
+        return shlex.split(args.baseline), "given: %s" % args.baseline
+    old = os.path.join(tmp, "baseline")
+    try:
+        data = subprocess.run(["git", "-C", REPO, "archive", args.baseline_rev, "engramory", "tools"],
+                              capture_output=True, timeout=60, check=True).stdout
+        os.makedirs(old)
+        subprocess.run(["tar", "-x", "-C", old], input=data, check=True, timeout=60)
+        return ([sys.executable, "-I", "-S", os.path.join(old, "tools", "engramory_doctor.py")],
+                "this doctor before issue 11 (git %s)" % args.baseline_rev)
+    except (OSError, subprocess.SubprocessError):
+        return [sys.executable, "-c", "pass"], "a trivial python3 process"
+
+
+def _mb(kb: int) -> str:
+    return "%.1f" % (kb / 1024)
+
+
+def session_start_payload(root: str) -> bytes:
+    return json.dumps({"session_id": "bench", "hook_event_name": "SessionStart", "cwd": root,
+                       "source": "startup"}).encode()
 
 
 def main() -> int:
-    sizes = (1_000, 10_000)
-    rows = []
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="1000,10000,50000")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--baseline", help="baseline doctor command; ROOT is appended")
+    parser.add_argument("--baseline-rev", default=BASELINE_REV)
+    parser.add_argument("--no-adversarial", action="store_true")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    doctor = [sys.executable, "-I", "-S", os.path.join(REPO, "tools", "engramory_doctor.py")]
+    hook = [sys.executable, "-I", "-S", os.path.join(REPO, "hooks", "engramory_session_start.py")]
     with tempfile.TemporaryDirectory() as tmp:
+        base, base_name = baseline_cmd(args, tmp)
+        print("baseline: %s" % base_name)
+        print("%8s  %-9s  %9s  %8s  %9s   %-30s" % ("notes", "what", "wall (s)", "cpu (s)", "peak MB",
+                                                  "ratio to baseline (wall/cpu/RSS)"))
+        rows = []
         for count in sizes:
             root = os.path.join(tmp, "store-%d" % count)
             make_store(root, count)
-            rows.append((count,) + time_doctor(root, runs=max(5, 20_000 // count)))  # small runs are noisier
-    print("%8s  %9s  %8s  %13s  %9s" % ("notes", "wall (s)", "cpu (s)", "per note (us)", "findings"))
-    for count, secs, cpu, found in rows:
-        print("%8s  %9.3f  %8.3f  %13.1f  %9d" % ("{:,}".format(count), secs, cpu, secs / count * 1e6, found))
-    (n1, t1, c1, _), (n2, t2, c2, _) = rows
-    print("ratio %s/%s notes: wall x%.2f, cpu x%.2f for x%.0f the notes (linear = x%.0f)"
-          % ("{:,}".format(n2), "{:,}".format(n1), t2 / t1, c2 / c1, n2 / n1, n2 / n1))
-    print("target: %s notes in under 0.4 s: %s (%.3f s wall)"
-          % ("{:,}".format(n2), "met" if t2 < 0.4 else "NOT met", t2))
+            extra = ["--skip", "store-in-git"]
+            ours = best(doctor + [root] + extra, args.runs)
+            theirs = best(base + [root] + (extra if "before issue 11" in base_name else []), args.runs)
+            env = dict(os.environ, CLAUDE_CODE_PROJECT_DIR_NAME="bench", HOME=os.path.join(tmp, "home"),
+                       CLAUDE_CONFIG_DIR=os.path.join(tmp, "cfg"))
+            mem = os.path.join(tmp, "cfg", "projects", "bench")
+            os.makedirs(mem, exist_ok=True)
+            link = os.path.join(mem, "memory")
+            if os.path.lexists(link):
+                os.remove(link)
+            os.symlink(root, link)
+            hook_row = best(hook, args.runs, stdin=session_start_payload(root), env=env) if os.path.exists(
+                hook[-1]) else (float("nan"), float("nan"), 0)
+            rows.append((count, ours, theirs, hook_row))
+            for what, r in (("doctor", ours), ("baseline", theirs), ("hook", hook_row)):
+                ratio = ""
+                if what == "doctor":
+                    ratio = "x%.2f / x%.2f / x%.2f" % (r[0] / theirs[0], r[1] / max(theirs[1], 1e-9),
+                                                       r[2] / max(theirs[2], 1))
+                print("%8s  %-9s  %9.3f  %8.3f  %9s   %s" % ("{:,}".format(count), what, r[0], r[1], _mb(r[2]), ratio))
+            shutil.rmtree(root)
+        if len(rows) >= 2:
+            (n1, a, _, _), (n2, b, _, _) = rows[-2], rows[-1]
+            print("growth %s -> %s notes (x%.0f): wall x%.2f, cpu x%.2f"
+                  % ("{:,}".format(n1), "{:,}".format(n2), n2 / n1, b[0] / a[0], b[1] / a[1]))
+        last = rows[-1]
+        print("target peak RSS <= 80 MB at %s notes: %s (%s MB)" % (
+            "{:,}".format(last[0]), "met" if last[1][2] <= 80 * 1024 else "NOT met", _mb(last[1][2])))
+        print("target SessionStart hook < 0.5 s at %s notes: %s (%.3f s)" % (
+            "{:,}".format(last[0]), "met" if last[3][0] < 0.5 else "NOT met", last[3][0]))
+        if not args.no_adversarial:
+            adv_root = os.path.join(tmp, "adversarial")
+            worst = 0.0
+            print("%-22s  %9s  %8s  %9s" % ("1 MiB hostile note", "wall (s)", "cpu (s)", "peak MB"))
+            for name, text in sorted(adversarial.cases().items()):
+                os.makedirs(adv_root, exist_ok=True)
+                with open(os.path.join(adv_root, "MEMORY.md"), "w") as f:
+                    f.write("- [n](project-n.md) - the hostile note\n")
+                with open(os.path.join(adv_root, "project-n.md"), "w", encoding="utf-8") as f:
+                    f.write(text)
+                r = best(doctor + [adv_root, "--skip", "store-in-git"], 1)
+                worst = max(worst, r[0])
+                print("%-22s  %9.3f  %8.3f  %9s" % (name, r[0], r[1], _mb(r[2])))
+            print("target each 1 MiB hostile note < 1 s: %s (worst %.3f s)" % ("met" if worst < 1 else "NOT met", worst))
     return 0
 
 

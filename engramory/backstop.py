@@ -133,7 +133,8 @@ def over_message(r: Reading, tool: str) -> str:
         text += "; now outside the window: %s%s" % (
             "; ".join(r.outside), " and %s more" % _n(r.more) if r.more else "",
         )
-    text += ". Compact it now, using Edit/Write on the index rather than shell commands (the guard checks those). " + COMPACT_STEPS
+    text += ". Compact it now: `%s` shows the plan. %s Do not edit the index with other shell commands: " \
+        "the guard checks only the file tools." % (compact_command(os.path.dirname(r.path)), COMPACT_STEPS)
     if r.notes:
         text += " " + " ".join(r.notes)
     return text
@@ -145,12 +146,13 @@ def start_line(r: Reading) -> str:
     if r.status == OVER:
         return (
             "the memory index %s is over its hard cap: %s (hard cap %s lines / %s bytes), so "
-            "its last entries were not loaded; compact it first (pointer-ify long lines, merge "
-            "duplicates, archive cold notes)." % (r.path, _size_text(r), _n(c.hard_lines), _n(c.hard_bytes))
+            "its last entries were not loaded; compact it first: `engramory compact` on its folder "
+            "(or the skill's tools/engramory.py compact) plans it without losing a fact; show the plan, "
+            "then apply it with --apply -." % (r.path, _size_text(r), _n(c.hard_lines), _n(c.hard_bytes))
         )
     return (
         "the memory index %s is past its warn cap: %s (warn %s lines / %s bytes, hard %s / %s); "
-        "plan a compaction pass before adding much more."
+        "plan a compaction pass before adding much more (`engramory compact` on its folder shows one)."
         % (r.path, _size_text(r), _n(c.warn_lines), _n(c.warn_bytes), _n(c.hard_lines), _n(c.hard_bytes))
     )
 
@@ -217,8 +219,7 @@ def load_state(path: str | None) -> dict[str, str]:
     if path is None:
         return {}
     try:
-        with open(path, "rb") as f:
-            raw = f.read(STATE_MAX_BYTES)
+        raw = config.read_bounded(path, STATE_MAX_BYTES)  # stat first: never blocks on a FIFO
     except OSError:
         return {}
     out: dict[str, str] = {}
@@ -277,17 +278,28 @@ def parse(raw: bytes) -> dict[str, Any] | None:
 
 def post_tool(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) -> str:
     """PostToolUse: "" unless an index changed since last seen and is now over its hard cap."""
+    messages = post_tool_messages(payload, env)
+    return render(POST_TOOL_USE, "\n\n".join(messages)) if messages else ""
+
+
+def post_tool_messages(
+    payload: Mapping[str, Any], env: Mapping[str, str] | None = None, indexes: list[str] | None = None
+) -> list[str]:
+    """One message per known index that changed since last seen and is now over its hard cap."""
     if env is None:
         env = os.environ
-    indexes = known_indexes(payload, env)
+    if indexes is None:
+        indexes = known_indexes(payload, env)
     if not indexes:
-        return ""
+        return []
+    tool = payload.get("tool_name")
+    reviewed = reconcile_stores(indexes, "after " + (tool[:80] if isinstance(tool, str) else "a tool"), False)
     spath = state_path(env, payload.get("session_id"))
     state = load_state(spath)
     now = {p: signature(p) for p in indexes}
     changed = [p for p in indexes if state.get(p) != now[p]]
     if not changed:
-        return ""
+        return reviewed
     merged = dict(state)
     merged.update(now)
     save_state(spath, merged)
@@ -300,37 +312,58 @@ def post_tool(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) 
         reading = read_index(p, env)
         if reading is not None and reading.status == OVER:
             messages.append(over_message(reading, tool[:80]))
-    return render(POST_TOOL_USE, "\n\n".join(messages)) if messages else ""
+    messages.extend(reviewed)
+    return messages
 
 
 # The doctor's own size findings repeat what the notice already says; git is a subprocess.
 DOCTOR_SKIP = ("index-over-cap", "index-warn-zone", "store-in-git")
 
 
-def doctor_line(root: str, env: Mapping[str, str] | None = None) -> str | None:
+# --- doctor (issue 11): the doctor part of SessionStart, after the notice, on a budget ---
+DOCTOR_BUDGET = 0.2  # seconds for the doctor part of SessionStart, whatever the store's size
+
+
+def doctor_line(root: str, env: Mapping[str, str] | None = None, budget: float = DOCTOR_BUDGET) -> str | None:
     """One line when the store at `root` has doctor errors, or None. Runs once per session
-    (never on the per-call path): importing the doctor alone costs about 0.1 s. A missing
-    or failing doctor never costs the session its start."""
+    (never on the per-call path) and stops reading notes after `budget` seconds, so a store
+    of any size starts the session in time (the host gives up on the hook at 10 s and then
+    loses its notice too). A missing or failing doctor never costs the session its start."""
     try:
         from engramory import doctor
-        from engramory import store as store_mod
 
-        st = store_mod.load(root, env)
-        findings = doctor.run_checks(st, doctor.Context(git=False), DOCTOR_SKIP)
-        errors = int(doctor.counts_of(findings).get(doctor.ERROR, 0))
+        errors, complete = doctor.quick_errors(root, env, budget, DOCTOR_SKIP)
     except Exception:  # noqa: BLE001 - a broken or absent doctor must not break the session start
         return None
     if errors <= 0:
         return None
-    return "the memory store %s has %d doctor error%s; run `engramory doctor %s` to see and fix them." % (
-        root, errors, "" if errors == 1 else "s", root,
+    return "the memory store %s has %s%d doctor error%s; run `engramory doctor %s` to see and fix them." % (
+        root, "" if complete else "at least ", errors, "" if errors == 1 else "s", root,
     )
+
+
+def doctor_lines(roots: Sequence[str], env: Mapping[str, str] | None, budget: float = DOCTOR_BUDGET) -> list[str]:
+    """doctor_line for each store, sharing one time budget."""
+    import time
+
+    end = time.monotonic() + budget
+    out = []
+    for root in roots:
+        left = end - time.monotonic()
+        if left <= 0:
+            break
+        line = doctor_line(root, env, left)
+        if line:
+            out.append(line)
+    return out
+# --- end doctor ---
 
 
 def session_start(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) -> str:
     """SessionStart: one short notice when a known index is past its warn or hard cap (or its
     store has doctor errors); "" otherwise. Also seeds the PostToolUse state, so a state that
-    was already reported here is not reported again after the first shell command."""
+    was already reported here is not reported again after the first shell command. The size
+    notice is made first; the doctor part runs after it, on a time budget."""
     if env is None:
         env = os.environ
     indexes = known_indexes(payload, env)
@@ -341,18 +374,65 @@ def session_start(payload: Mapping[str, Any], env: Mapping[str, str] | None = No
         prune_state(os.path.dirname(spath), time.time())
     save_state(spath, {p: signature(p) for p in indexes})
     lines = []
+    roots = []
     for p in indexes:
         reading = read_index(p, env)
         if reading is None:
             continue
         if reading.status != OK:
             lines.append(start_line(reading))
-        doctor = doctor_line(os.path.dirname(p), env)
-        if doctor:
-            lines.append(doctor)
+        roots.append(os.path.dirname(p))
+    lines.extend(reconcile_stores(indexes, "at session start", True))
+    lines += doctor_lines(roots, env)
     if not lines:
         return ""
     return render(SESSION_START, "engramory: " + " ".join(lines))
+
+
+# -- review of what others changed (engramory.review; owner: compact) ------------------------
+
+
+def compact_command(root: str) -> str:
+    """The command line that plans a compaction of the store at `root`, runnable as it is:
+    this bundle's tools/engramory.py under this interpreter (nothing installed needed)."""
+    import shlex
+    import sys
+
+    tool = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools", "engramory.py")
+    if os.path.isfile(tool):
+        return "%s %s compact %s" % (shlex.quote(sys.executable or "python3"), shlex.quote(tool), shlex.quote(root))
+    return "engramory compact %s" % shlex.quote(root)
+
+
+def reconcile_stores(indexes: Sequence[str], source: str, notice: bool) -> list[str]:
+    """Reconcile the content manifest of each known store that exists (one stat per note;
+    only files whose size or mtime moved are read) and journal what something else changed.
+    Returns lines for the model: at session start (`notice`), one per store with unreviewed
+    deletions or changes; after a tool, one per store where that tool deleted notes. Never
+    raises: a failing review must not cost the session its hook."""
+    out: list[str] = []
+    for index in indexes:
+        root = os.path.dirname(index)
+        if not os.path.isfile(index):
+            continue
+        try:
+            from engramory import review
+
+            found = review.reconcile(root, source)
+            if notice:
+                line = review.notice_line(root)
+                if line:
+                    out.append(line)
+            elif found.deleted and found.entry is not None:
+                out.append(
+                    "engramory: this call deleted %d note%s from the memory store %s (%s); journal entry %d "
+                    "keeps them: `engramory undo %d` brings them back, `engramory review %s` lists them."
+                    % (len(found.deleted), "" if len(found.deleted) == 1 else "s", root,
+                       ", ".join(found.deleted[:5]) + (" and more" if len(found.deleted) > 5 else ""),
+                       found.entry.id, found.entry.id, root))
+        except Exception:  # noqa: BLE001 - see the docstring
+            continue
+    return out
 
 
 # -- entry points ------------------------------------------------------------------------
@@ -364,13 +444,15 @@ TAG = "engramory backstop hook"
 def post_tool_respond(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str, str, int]:
     """PostToolUse: stdin bytes -> (stdout, stderr, exit), for engramory.hookrun."""
     payload = parse(raw)
-    return (post_tool(payload, env) if payload is not None else ""), "", 0
+    # after_tool_or_late: PostToolUse, or the late re-check on UserPromptSubmit (below)
+    return (after_tool_or_late(payload, env) if payload is not None else ""), "", 0
 
 
 def session_start_respond(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str, str, int]:
     """SessionStart: stdin bytes -> (stdout, stderr, exit), for engramory.hookrun."""
     payload = parse(raw)
-    return (session_start(payload, env) if payload is not None else ""), "", 0
+    # session_start_and_seed: also the first stamps of the store configs (below)
+    return (session_start_and_seed(payload, env) if payload is not None else ""), "", 0
 
 
 def post_tool_main(argv: Sequence[str] | None = None) -> int:
@@ -383,3 +465,98 @@ def session_start_main(argv: Sequence[str] | None = None) -> int:
     from engramory.hookrun import run
 
     return run("engramory.backstop", "session_start_respond", "engramory SessionStart hook")
+
+
+# -- late writes and the store config (install branch, issue 10) ----------------------------
+#
+# Measured on Claude Code 2.1.332: a Bash call with run_in_background (and a Monitor command)
+# fires PostToolUse when it is launched, before it writes. When it finishes, the CLI hands the
+# model a task notification, and UserPromptSubmit fires for it (Stop also fires, at the end of
+# every turn, but its output reaches the model only by blocking the stop). The same entry
+# script is wired to UserPromptSubmit and re-checks the known indexes by their size:mtime
+# stamps (one stat each), so a late write is reported on the next event the host fires.
+# The store config beside each index is watched the same way: a shell command that changes
+# it is reported, since it decides what the guard enforces.
+
+USER_PROMPT_SUBMIT = "UserPromptSubmit"
+LATE_EVENTS = (USER_PROMPT_SUBMIT,)
+
+
+def after_tool_or_late(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) -> str:
+    """The PostToolUse entry script's handler: PostToolUse, or a late re-check when wired to
+    UserPromptSubmit. Store config changes are reported on both."""
+    event = payload.get("hook_event_name")
+    if event in LATE_EVENTS:
+        return late_check(payload, env)
+    if env is None:
+        env = os.environ
+    indexes = known_indexes(payload, env)
+    messages = post_tool_messages(payload, env, indexes)
+    tool = payload.get("tool_name")
+    when = "after this %s call" % (tool if isinstance(tool, str) else "tool")[:80]
+    messages.extend(config_messages(payload, env, when, indexes))
+    return render(POST_TOOL_USE, "\n\n".join(messages)) if messages else ""
+
+
+def late_check(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) -> str:
+    """UserPromptSubmit: report an index that grew over its hard cap (or a store config that
+    changed) since the last hook looked, e.g. by a background command."""
+    if env is None:
+        env = os.environ
+    indexes = known_indexes(payload, env)
+    late = "since the last check (a background command, another program or an edit changed it)"
+    messages = [
+        m.replace("after this tool call", late, 1)
+        for m in post_tool_messages(dict(payload, tool_name="tool"), env, indexes)
+    ]
+    messages.extend(config_messages(payload, env, late, indexes))
+    if not messages:
+        return ""
+    return render(USER_PROMPT_SUBMIT, "\n\n".join(messages))
+
+
+def config_paths(indexes: Sequence[str]) -> list[str]:
+    out = []
+    for index in indexes:
+        p = os.path.join(os.path.dirname(index), config.CONFIG_NAME)
+        if p not in out:
+            out.append(p)
+    return out
+
+
+def config_messages(
+    payload: Mapping[str, Any], env: Mapping[str, str] | None, when: str, indexes: list[str] | None = None
+) -> list[str]:
+    """One message per store config (beside a known index) that appeared, changed or went
+    since the last look. The first look of a session only records the stamps."""
+    if env is None:
+        env = os.environ
+    paths = config_paths(known_indexes(payload, env) if indexes is None else indexes)
+    if not paths:
+        return []
+    spath = state_path(env, payload.get("session_id"))
+    spath = spath[: -len(".state")] + ".config.state" if spath else None
+    state = load_state(spath)
+    now = {p: signature(p) for p in paths}
+    changed = [p for p in paths if p in state and state[p] != now[p]]
+    if any(state.get(p) != now[p] for p in paths):
+        merged = dict(state)
+        merged.update(now)
+        save_state(spath, merged)
+    out = []
+    for p in changed:
+        what = "was removed" if now[p] == "-" else ("was created" if state[p] == "-" else "changed")
+        out.append(
+            "engramory: %s, the store config %s %s. It sets the caps and the readOnly rules the guard "
+            "enforces, and it is the user's to change, not the agent's: if a command of yours did this, "
+            "put the file back as it was and tell the user; if the user asked for it, tell them what "
+            "changed." % (when, p, what)
+        )
+    return out
+
+
+def session_start_and_seed(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) -> str:
+    """SessionStart, plus the first stamps of the store configs (nothing is reported at start:
+    there is no earlier state to compare with)."""
+    config_messages(payload, env, "")
+    return session_start(payload, env)

@@ -13,7 +13,7 @@ import os
 import sys
 
 from engramory.cliutil import EX_NOINPUT, Parser
-from engramory.config import caps_for
+from engramory.config import caps_for, window_problems
 from engramory.excerpt import quote
 from engramory.guard import READ_LIMIT
 from engramory.size import OK, OVER, WARN, count_lines, lines_outside_window, verdict
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 EXIT = {OK: 0, WARN: 1, OVER: 2}
+HEAD_READ = 1 << 20  # an index larger than this (40 times the byte cap) is read this far only
 
 
 def check_file(path: str, env: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -37,6 +38,17 @@ def check_file(path: str, env: Mapping[str, str] | None = None) -> dict[str, Any
     if st.st_size > READ_LIMIT:
         lines = None
         nbytes = st.st_size
+    elif st.st_size > HEAD_READ:
+        # --- doctor (issue 11): far past any cap, the first MiB and the size prove enough ---
+        lines = None
+        nbytes = st.st_size
+        with open(path, "rb") as f:
+            data = f.read(HEAD_READ)
+        for number, text in lines_outside_window(data, caps):
+            if len(outside) == 5:
+                break
+            outside.append({"line": number, "text": quote(text)})
+        # --- end doctor ---
     else:
         with open(path, "rb") as f:
             data = f.read()
@@ -45,9 +57,12 @@ def check_file(path: str, env: Mapping[str, str] | None = None) -> dict[str, Any
             if len(outside) == 5:
                 break
             outside.append({"line": number, "text": quote(text)})
+    status = verdict(lines, nbytes, caps)
+    if status == OK and window_problems(caps):  # a cap above the window no longer protects (config.py)
+        status = WARN
     return {
         "path": path,
-        "status": verdict(lines, nbytes, caps),
+        "status": status,
         "lines": lines,
         "bytes": nbytes,
         "caps": caps.as_dict(),
@@ -62,7 +77,7 @@ def _n(value: int) -> str:
 
 def describe(r: dict[str, Any]) -> str:
     c = r["caps"]
-    lines = "lines not counted (too large to read)" if r["lines"] is None else "%s lines" % _n(r["lines"])
+    lines = "lines not counted (too large to read whole)" if r["lines"] is None else "%s lines" % _n(r["lines"])
     text = "%s: %s: %s, %s bytes (warn %s lines / %s bytes, hard %s / %s)" % (
         r["status"], r["path"], lines, _n(r["bytes"]),
         _n(c["warn_lines"]), _n(c["warn_bytes"]), _n(c["hard_lines"]), _n(c["hard_bytes"]),

@@ -19,6 +19,17 @@ COMMANDS = {
     "install": ("engramory.install", "main", "wire the guard and the skill into a host"),
     "uninstall": ("engramory.install", "uninstall_main", "take out exactly what install put in"),
     "hosts": ("engramory.hostlist", "main", "list the hosts engramory guards and their verified versions"),
+    # curation: every write is one locked, atomic, journaled step (engramory.journal)
+    "new": ("engramory.curate", "new_main", "save a note and its index pointer in one step, with a receipt"),
+    "update": ("engramory.curate", "update_main", "change a note; bump its date and keep its pointer in step"),
+    "archive": ("engramory.curate", "archive_main", "move notes into archive/ and drop their pointers"),
+    "restore": ("engramory.curate", "restore_main", "move archived notes back and re-add their pointers"),
+    "search": ("engramory.search", "main", "ranked search over notes, live and archived, when the index has no fit"),
+    "log": ("engramory.history", "log_main", "list the store's journal: every write engramory made"),
+    "undo": ("engramory.history", "undo_main", "put back one journal entry byte for byte (newest by default)"),
+    # compaction and review of what others changed (engramory.compact, engramory.review)
+    "compact": ("engramory.compact", "main", "plan (and apply) a compaction of the index that cannot lose a fact"),
+    "review": ("engramory.review", "main", "list notes changed or deleted outside engramory since the last review"),
 }
 
 

@@ -34,7 +34,8 @@ CONFIG_CAPS = (
     ("hardLines", "hard_lines"),
     ("hardBytes", "hard_bytes"),
 )
-CONFIG_KEYS = ("version",) + tuple(k for k, _ in CONFIG_CAPS) + ("noteMaxBytes", "readOnly")
+# "agentMayEdit": true is how the user lets the agent change this file (see protect_config).
+CONFIG_KEYS = ("version",) + tuple(k for k, _ in CONFIG_CAPS) + ("noteMaxBytes", "readOnly", "agentMayEdit")
 DEFAULTS = {
     "warn_lines": WARN_LINES,
     "warn_bytes": WARN_BYTES,
@@ -154,6 +155,8 @@ def validate(obj: "Any") -> "list[str]":
         w, h = obj.get(warn), obj.get(hard)
         if type(w) is int and type(h) is int and w > h:
             errors.append("%r (%d) is above %r (%d)" % (warn, w, hard, h))
+    if "agentMayEdit" in obj and not isinstance(obj["agentMayEdit"], bool):
+        errors.append("\"agentMayEdit\" must be true or false, not %r" % (obj["agentMayEdit"],))
     if "readOnly" in obj:
         ro = obj["readOnly"]
         if not isinstance(ro, list) or not all(isinstance(g, str) and g.strip() for g in ro):
@@ -161,12 +164,22 @@ def validate(obj: "Any") -> "list[str]":
     return errors
 
 
+def read_bounded(path: str, limit: int) -> bytes:
+    """At most `limit` bytes of the regular file `path`. Stat first: a FIFO would block the
+    open itself (the hook would time out, check and doctor would hang), a device may never
+    end; both are refused with OSError before anything is opened. Links are followed."""
+    st = scope.stat(path)
+    if st.st_mode & 0o170000 != 0o100000:  # not S_ISREG, without importing stat
+        raise OSError(22, "not a regular file (a folder, FIFO or device)", path)
+    with open(path, "rb") as f:
+        return f.read(limit)
+
+
 def load_store_config(root: str) -> "StoreConfig":
     """Read and validate `<root>/.engramory.json`. Never raises."""
     cfg = StoreConfig(scope.join(root, CONFIG_NAME))
     try:
-        with open(cfg.path, "rb") as f:
-            raw = f.read(CONFIG_MAX_BYTES + 1)
+        raw = read_bounded(cfg.path, CONFIG_MAX_BYTES + 1)
     except FileNotFoundError:
         return cfg
     except NotADirectoryError:
@@ -199,13 +212,87 @@ def load_store_config(root: str) -> "StoreConfig":
 
 
 
-def in_force(settings: "Settings", store: "StoreConfig") -> "tuple[Caps, list[str]]":
+def in_force(
+    settings: "Settings", store: "StoreConfig", window: "Any" = None
+) -> "tuple[Caps, list[str]]":
     """The caps in force for a store's index and the notes to pass on: the store's file over
-    the environment over the defaults; an unusable store file is ignored, and said so."""
+    the environment over the defaults; an unusable store file is ignored, and said so; a
+    hard cap above the host's window (`window`: a size.Window; default Claude Code's) is kept
+    but said, since it no longer protects."""
     notes = list(settings.notes)
     if store.exists and not store.usable:
         notes.append(store.problem())
-    return store.caps(settings.caps), notes
+    caps = store.caps(settings.caps)
+    if window is None:
+        notes.extend(window_problems(caps, store))
+    else:
+        big = 1 << 62  # a host without a limit of that kind
+        notes.extend(window_problems(
+            caps, store, window.lines if window.lines is not None else big,
+            window.size if window.size is not None else big, "the host",
+        ))
+    return caps, notes
+
+
+# -- the config protects itself (issue 10) ---------------------------------------------------
+
+# The window of the host that loads the index: Claude Code 2.1.332 loads 200 lines and 25,000
+# UTF-16 units (the defaults are exactly that). Hosts with another window pass their own.
+WINDOW_LINES = HARD_LINES
+WINDOW_UNITS = HARD_BYTES
+
+
+def window_problems(
+    caps: "Caps", store: "StoreConfig | None" = None, lines: int = WINDOW_LINES, units: int = WINDOW_UNITS,
+    host: str = "Claude Code",
+) -> "list[str]":
+    """One sentence per hard cap above the host's window: an index may then grow past what
+    the host loads with no deny, so the cap no longer protects. Names where the value comes
+    from (the store config's key, else the environment variable)."""
+    out = []
+    for attr, limit, unit, key, var in (
+        ("hard_lines", lines, "lines", "hardLines", "ENGRAMORY_HARD"),
+        ("hard_bytes", units, "bytes", "hardBytes", "ENGRAMORY_HARD_BYTES"),
+    ):
+        value = getattr(caps, attr)
+        if value <= limit:
+            continue
+        if store is not None and store.usable and key in store.data:
+            where = "%r in %s" % (key, store.path)
+        else:
+            where = var
+        out.append(
+            "the hard cap %s = %s %s is above the %s %s %s loads: an index can grow past the window "
+            "with no deny, so the cap no longer protects it; lower it to %s or less"
+            % (where, "{:,}".format(value), unit, "{:,}".format(limit), unit, host, "{:,}".format(limit))
+        )
+    return out
+
+
+def is_config_path(path: str) -> bool:
+    """`path` is a store config (named .engramory.json, or a link to one). Cheap."""
+    if scope.basename(path) == CONFIG_NAME:
+        return True
+    return scope.islink(path) and scope.basename(scope.realpath(path)) == CONFIG_NAME
+
+
+def protect_config(path: str) -> "str | None":
+    """The deny reason when the agent's Edit/Write of `path` would change a store config, or
+    None. The config decides what the guard enforces (caps, readOnly), so the agent must not
+    be able to raise a cap or drop a readOnly glob and then do what it forbade. The user
+    allows the agent's edits by putting `"agentMayEdit": true` in the file themselves."""
+    if not is_config_path(path):
+        return None
+    real = scope.realpath(path)
+    cfg = load_store_config(scope.dirname(real))
+    if cfg.usable and cfg.data.get("agentMayEdit") is True:
+        return None
+    return (
+        "engramory: %s is the memory store's own config (caps, readOnly): it is read-only to the "
+        "agent, so that no edit can raise a cap or drop a readOnly rule and then do what it "
+        "forbade. Leave it as it is and tell the user what you wanted to change; they can edit it "
+        "themselves, or let you by adding \"agentMayEdit\": true to it." % path
+    )
 
 
 def caps_for(index: str, env: "Mapping[str, str] | None" = None) -> "tuple[Caps, list[str]]":

@@ -26,16 +26,16 @@ import json
 import math
 import os
 import re
-import subprocess
 import sys
 import unicodedata
 
 from engramory import automemory, config, frontmatter
+from engramory import size as size_mod
 from engramory import store as store_mod
 from engramory.automemory import sanitize_project_path  # noqa: F401 - part of this module's interface
 from engramory.cliutil import Parser
 from engramory.excerpt import quote
-from engramory.size import OVER, WARN, count_lines, lines_outside_window, verdict
+from engramory.size import OVER, WARN, verdict
 from engramory.store import ARCHIVE, PROTOCOL, TYPES, Note, Store
 
 TYPE_CHECKING = False
@@ -57,22 +57,25 @@ MAX_PER_NOTE = 10  # findings of one code in one note; past this the note is one
 CODES: dict[str, tuple[str, bool, str]] = {
     # the store as a whole
     "config-invalid": (ERROR, False, "the store config .engramory.json has unknown keys or invalid values"),
+    "config-above-window": (ERROR, False, "a hard cap (.engramory.json or ENGRAMORY_HARD*) is above what the host loads"),
     "store-in-git": (ERROR, False, "the store is inside a git work tree that does not ignore it"),
+    "store-split": (WARNING, False, "one project's memory lies in two folders (two spellings of its path); --all only"),
     "dir-unlistable": (ERROR, True, "a folder under ROOT cannot be listed"),
     "not-a-file": (WARNING, True, "a .md entry is not a regular file (FIFO, socket, device) and was not read"),
-    "symlink-escape": (ERROR, True, "a note is a symlink that leads outside ROOT; it was not read"),
+    "symlink-escape": (ERROR, True, "a note or the index is a symlink that leads outside ROOT; it was not read"),
     # the index
     "index-missing": (ERROR, False, "ROOT has no MEMORY.md index"),
     "index-over-cap": (ERROR, False, "the index is past its hard cap: the host does not load its tail"),
     "index-warn-zone": (WARNING, False, "the index is past its warn cap: compact it soon"),
     "index-long-line": (WARNING, False, "an index line over 200 characters: content leaked out of a note"),
+    "index-parse-limit": (WARNING, False, "the index is so far past its caps that only its start was searched for pointers"),
     "index-heading-type": (WARNING, False, "an index line sits under a heading of another type than its note"),
     "pointer-broken": (ERROR, False, "an index pointer leads to no file"),
     "pointer-escapes-root": (ERROR, False, "an index pointer leads outside ROOT (by path or symlink)"),
     "pointer-into-archive": (WARNING, False, "an index pointer leads into archive/"),
     "pointer-duplicate": (WARNING, False, "the same note is pointed to twice"),
     # the graph of notes
-    "note-orphan": (WARNING, False, "a note neither indexed nor [[linked]]: recall cannot find it"),
+    "note-orphan": (ERROR, False, "a note neither indexed nor [[linked]]: recall cannot find it"),
     "note-link-only": (INFO, False, "a note reachable only through [[links]], not from the index"),
     "link-dangling": (INFO, False, "a [[link]] to a note not written yet (allowed)"),
     "slug-duplicate": (ERROR, False, "two notes share a file name or name up to case"),
@@ -102,7 +105,15 @@ CODES: dict[str, tuple[str, bool, str]] = {
     "injection": (WARNING, True, "text that reads as an instruction to ignore rules or send data: read it"),
     "hidden-unicode": (WARNING, True, "invisible or bidirectional characters that can hide text"),
     "near-duplicate": (WARNING, False, "another note of the same type says nearly the same (report only)"),
+    # recall: what Claude Code's memory selector reads (filename, type, description)
+    "description-weak": (WARNING, False, "a description too empty, generic, short or long for the host's selector to judge relevance from"),
+    "description-collision": (WARNING, False, "two notes whose descriptions the host's selector cannot tell apart"),
+    "recall-fm-unread": (WARNING, False, "frontmatter that ends past the 30 lines / 65,536 bytes the host's recall scan reads"),
+    "recall-unreachable": (WARNING, False, "a note outside the index window and outside the host's 200 newest recall candidates"),
 }
+# `--no-schema`: adopting an existing store, hold it to structure only (upstream's flag).
+NO_SCHEMA_CODES = frozenset([c for c in CODES if c.startswith("fm-")] + ["labels-missing"])
+OUTPUT_CAP = 20  # text lines per code; past it one "and N more" line (--json has them all)
 
 # The frontmatter verdicts that schemas/frontmatter.schema.json expresses (tests cross-check).
 SCHEMA_CODES = frozenset(["fm-missing-field", "fm-empty-field", "fm-not-text", "fm-unknown-type", "fm-bad-date"])
@@ -132,11 +143,12 @@ class Finding:
 class Context:
     """What the checks may know besides the store: today's date and whether to run git."""
 
-    __slots__ = ("today", "git")
+    __slots__ = ("today", "git", "quick")
 
-    def __init__(self, today: datetime.date | None = None, git: bool = True) -> None:
+    def __init__(self, today: datetime.date | None = None, git: bool = True, quick: bool = False) -> None:
         self.today = today or datetime.date.today()
         self.git = git
+        self.quick = quick  # the SessionStart audit: errors only, on a time budget
 
 
 def _n(value: int) -> str:
@@ -163,6 +175,8 @@ def check_config(st: Store, ctx: Context) -> Iterator[Finding]:
 def git_exposure(root: str, paths: list[str]) -> tuple[str, list[str]] | None:
     """(work tree, paths git does not ignore) when `root` lies inside another git work tree;
     None when it is not in one, is the top of its own repository, or git is unavailable."""
+    import subprocess  # only here: the hook's quick audit never starts git
+
     def run(args: list[str], data: str | None = None) -> subprocess.CompletedProcess[str] | None:
         try:
             return subprocess.run(["git", "-C", root] + args, input=data, capture_output=True,
@@ -189,7 +203,7 @@ def git_exposure(root: str, paths: list[str]) -> tuple[str, list[str]] | None:
 def check_git(st: Store, ctx: Context) -> Iterator[Finding]:
     if not ctx.git:
         return
-    paths = ([st.index_name] if st.index_raw is not None else []) + [n.rel for n in st.notes]
+    paths = ([st.index_name] if st.index_read else []) + [n.rel for n in st.notes]
     found = git_exposure(st.root, paths)
     if found:
         work_tree, exposed = found
@@ -219,41 +233,63 @@ def check_index(st: Store, ctx: Context) -> Iterator[Finding]:
             yield Finding(code, name, 0,
                           "no index in this folder: create %s with one pointer line per note "
                           "(see templates/MEMORY.md)" % name)
-        elif code == "index-too-large":
-            assert st.caps is not None
-            yield Finding("index-over-cap", name, 0,
-                          "%s bytes, far over the hard cap of %s bytes; too large to read, so its pointers "
-                          "were not checked: compact it" % (_n(st.index_size), _n(st.caps.hard_bytes)))
+        elif code == "symlink-escape":
+            yield Finding(code, name, 0,
+                          "the index is a symlink to a file outside the store; not read: keep the index "
+                          "inside ROOT (replace the link with the file itself)")
+        elif code == "not-a-file":
+            yield Finding(code, name, 0, "%s; not read: the index must be a regular file" % reason,
+                          severity=ERROR)
         else:
             yield Finding(code, name, 0, "the index cannot be read (%s); recall starts from it: fix it first" % reason)
-        if st.index_raw is None:
-            return
+        return
     raw = st.index_raw
-    assert raw is not None and st.caps is not None
+    assert raw is not None and st.caps is not None and st.index_text is not None
     caps = st.caps
-    lines, nbytes = count_lines(raw), len(raw)
-    status = verdict(lines, nbytes, caps)
-    sizes = "%s lines, %s bytes (warn %s lines / %s bytes, hard %s / %s)" % (
-        _n(lines), _n(nbytes), _n(caps.warn_lines), _n(caps.warn_bytes), _n(caps.hard_lines), _n(caps.hard_bytes))
+    for offset, line in st.index_bad_bytes[:MAX_PER_NOTE]:
+        yield Finding("file-not-utf8", name, line,
+                      "byte %s is not UTF-8; the host reads it as U+FFFD: save the index as UTF-8 "
+                      "(pointers were still checked)" % _n(offset))
+    # --- sized as the host counts it, through the registry's window (issue 9) ---
+    window = host_window(caps)
+    unit = window.unit
+    whole = len(raw) >= st.index_size
+    if whole:
+        lines: int | None
+        lines, units = window.measure(raw)
+        size_text = "%s %s" % (_n(units), unit)
+    else:
+        # read only in part: a UTF-8 character is at most 4 bytes and 2 UTF-16 units, so the
+        # file size alone proves a floor far over any cap (the issue's 60 MB index: 0.1 s)
+        lines, units = None, st.index_size // 3
+        size_text = "%s bytes (at least %s %s)" % (_n(st.index_size), _n(units), unit)
+    status = verdict(lines, units, caps)
+    sizes = "%s, %s (warn %s lines / %s %s, hard %s / %s)" % (
+        "%s lines" % _n(lines) if lines is not None else "lines not all counted (read its first %s bytes)" % _n(len(raw)),
+        size_text, _n(caps.warn_lines), _n(caps.warn_bytes), unit, _n(caps.hard_lines), _n(caps.hard_bytes))
     if status == OVER:
         outside = []
-        for number, text in lines_outside_window(raw, caps):
+        for number, text in window.outside(raw):
             outside.append("line %d %s" % (number, quote(text, 50)))
             if len(outside) == 3:
                 break
+    # --- end registry ---
         first = int(outside[0].split(" ", 2)[1]) if outside else 0
         yield Finding("index-over-cap", name, first,
                       "%s; the host does not load past the window, so these entries are never recalled: "
                       "%s; compact now (pointer-ify long lines, merge, archive)" % (sizes, "; ".join(outside) or "none"))
     elif status == WARN:
         yield Finding("index-warn-zone", name, 0, "%s; plan a compaction pass before it reaches the hard cap" % sizes)
-    if st.index_text is None:
-        return
-    for number, line in enumerate(st.index_text.split("\n"), 1):
-        if len(line) > INDEX_LINE_MAX:
+    if st.index_cut:
+        yield Finding("index-parse-limit", name, st.index_parsed_lines + 1,
+                      "pointers were searched only in the first %s lines (%d times the caps); the rest lies "
+                      "far outside what the host loads: notes pointed to only from there count as unindexed"
+                      % (_n(st.index_parsed_lines), store_mod.PARSE_FACTOR))
+    for number, text_line in enumerate(st.index_text.split("\n", st.index_parsed_lines)[:st.index_parsed_lines], 1):
+        if len(text_line) > INDEX_LINE_MAX:
             yield Finding("index-long-line", name, number,
                           "%s characters (keep a pointer under %d): move the content into its note "
-                          "and leave one hook + link: %s" % (_n(len(line)), INDEX_LINE_MAX, quote(line, 50)))
+                          "and leave one hook + link: %s" % (_n(len(text_line)), INDEX_LINE_MAX, quote(text_line, 50)))
 
 
 def check_pointers(st: Store, ctx: Context) -> Iterator[Finding]:
@@ -303,13 +339,46 @@ def _link_key(target: str) -> str:
     return t[:-3] if t.endswith(".md") else t
 
 
-def _slug_map(st: Store) -> dict[str, list[Note]]:
-    by: dict[str, list[Note]] = {}
+class _Groups:
+    """key -> notes, holding a lone note bare and a list only where keys collide: at 50,000
+    notes a list per key was most of the doctor's peak memory. Keys are hashed (a 64-bit
+    int instead of the text): a false collision is as unlikely as it is harmless here."""
+
+    __slots__ = ("by",)
+
+    def __init__(self) -> None:
+        self.by: dict[int, Note | list[Note]] = {}
+
+    def add(self, key: str, n: Note) -> None:
+        h = hash(key)
+        had = self.by.get(h)
+        if had is None:
+            self.by[h] = n
+        elif isinstance(had, list):
+            if had[-1] is not n:
+                had.append(n)
+        elif had is not n:
+            self.by[h] = [had, n]
+
+    def get(self, key: str) -> list[Note]:
+        had = self.by.get(hash(key))
+        return [] if had is None else had if isinstance(had, list) else [had]
+
+    def groups(self) -> Iterator[list[Note]]:
+        """Every key shared by two or more notes."""
+        for had in self.by.values():
+            if isinstance(had, list):
+                yield had
+
+
+def _slug_map(st: Store) -> _Groups:
+    by = _Groups()
     for n in st.notes:
-        by.setdefault(n.slug.lower(), []).append(n)
+        slug = n.slug.lower()
+        by.add(slug, n)
         nm = n.name
-        if nm and nm.strip().lower() != n.slug.lower():
-            by.setdefault(nm.strip().lower(), []).append(n)
+        if nm and nm.strip().lower() != slug:
+            by.add(nm.strip().lower(), n)
     return by
 
 
@@ -318,17 +387,23 @@ def check_graph(st: Store, ctx: Context) -> Iterator[Finding]:
     indexed = {p.rel for p in st.pointers if p.exists and not p.escapes}
     linked: set[str] = set()
     for n in st.live:
-        for target, line in n.links:
+        dangling = 0
+        for target, line in n.link_list():
             hits = slugs.get(_link_key(target))
             if hits:
                 for h in hits:
                     if h is not n:
                         linked.add(h.rel)
             else:
-                yield Finding("link-dangling", n.rel, line,
-                              "[[%s]] names no note yet (allowed: write it when it is worth keeping)"
-                              % quote(target, 60)[1:-1])
-    if st.index_raw is None:
+                dangling += 1
+                if dangling <= MAX_PER_NOTE:
+                    yield Finding("link-dangling", n.rel, line,
+                                  "[[%s]] names no note yet (allowed: write it when it is worth keeping)"
+                                  % quote(target, 60)[1:-1])
+        if dangling > MAX_PER_NOTE:
+            yield Finding("link-dangling", n.rel, 0, "and %s more [[links]] to notes not written yet in this note"
+                          % _n(dangling - MAX_PER_NOTE))
+    if not st.index_read:
         return  # with no index every note would be an orphan: index-missing says it once
     for n in st.live:
         if n.rel in indexed:
@@ -338,27 +413,33 @@ def check_graph(st: Store, ctx: Context) -> Iterator[Finding]:
                           "reachable only through [[links]]: add an index line if recall should find it directly")
         else:
             yield Finding("note-orphan", n.rel, 0,
-                          "neither in the index nor [[linked]]: add a pointer line to %s, or move it to "
+                          "neither in the index nor [[linked]]: a session never loads it (at best the host's "
+                          "selector may pick it from its description); add a pointer line to %s, or move it to "
                           "archive/ if it is retired" % st.index_name)
 
 
 def check_slugs(st: Store, ctx: Context) -> Iterator[Finding]:
-    by: dict[str, list[Note]] = {}
+    """Names that collide on a case-insensitive, normalizing disk: `Deploy.md` and
+    `deploy.md`, or `café.md` in NFC and in NFD (one file on macOS)."""
+    by = _Groups()
     for n in st.live:
-        keys = {n.slug.lower()}
+        slug = n.slug
+        key = store_mod.fold(slug) if not slug.isascii() else slug.lower()
+        by.add(key, n)
         nm = n.name
-        if nm and nm.strip():
-            keys.add(nm.strip().lower())
-        for k in keys:
-            by.setdefault(k, []).append(n)
-    for key, group in by.items():
-        if len(group) < 2:
-            continue
+        if nm and nm is not slug and nm.strip():
+            by.add(store_mod.fold(nm.strip()), n)
+    for group in by.groups():
+        def keys(n: Note) -> set[str]:
+            return {store_mod.fold(n.slug)} | ({store_mod.fold(n.name.strip())} if n.name and n.name.strip() else set())
+
+        common = keys(group[0]) & keys(group[1])
+        key = min(common) if common else store_mod.fold(group[0].slug)
         for n in group:
             others = ", ".join(shown(o.rel) for o in group if o is not n)
             yield Finding("slug-duplicate", n.rel, 0,
-                          "the slug %s is also used by %s ([[links]] and case-insensitive disks cannot tell "
-                          "them apart): rename one, or merge them" % (quote(key, 60), others))
+                          "the slug %s is also used by %s ([[links]] and case-insensitive or normalizing disks "
+                          "cannot tell them apart): rename one, or merge them" % (quote(key, 60), others))
 
 
 # -- one note at a time ------------------------------------------------------------------------
@@ -394,7 +475,26 @@ def _future_limit(today: datetime.date) -> str:
 
 
 def frontmatter_findings(n: Note, today: datetime.date) -> list[Finding]:
-    """Everything wrong with one note's frontmatter, judged by the note's form."""
+    """Everything wrong with one note's frontmatter, judged by the note's form; at most
+    MAX_PER_NOTE of one code per note, then one line with the count of the rest (a hostile
+    note of 100,000 malformed lines is one problem, not 100,000 findings)."""
+    found = _frontmatter_findings(n, today)
+    if len(found) <= MAX_PER_NOTE:
+        return found
+    per: dict[str, int] = {}
+    out = []
+    for f in found:
+        k = per[f.code] = per.get(f.code, 0) + 1
+        if k <= MAX_PER_NOTE:
+            out.append(f)
+    for code, k in per.items():
+        if k > MAX_PER_NOTE:
+            out.append(Finding(code, n.rel, 0, "and %s more %s problems in this note's frontmatter"
+                               % (_n(k - MAX_PER_NOTE), code)))
+    return out
+
+
+def _frontmatter_findings(n: Note, today: datetime.date) -> list[Finding]:
     fm = n.fm
     assert fm is not None
     out: list[Finding] = []
@@ -548,7 +648,9 @@ _HOW_TO_APPLY = re.compile(r"how[ \t]+to[ \t]+apply")
 
 
 def has_label(low: str, label: str) -> bool:
-    """Whether the lowercased body has `label` ("why" or "how to apply") as a line-start label."""
+    """Whether the lowercased body has `label` ("why" or "how to apply") as a line-start label.
+    Only the first hit on a line can be a label (a label has nothing but markup before it),
+    so after a miss the search moves on to the next line: each line is looked at once."""
     finder = _HOW_TO_APPLY if label != "why" else None
     pos = 0
     while True:
@@ -560,10 +662,14 @@ def has_label(low: str, label: str) -> bool:
             start, end = (m.start(), m.end()) if m else (-1, -1)
         if start < 0:
             return False
-        line_start = low.rfind("\n", 0, start) + 1
+        nl = low.rfind("\n", pos, start)  # pos is always a line start
+        line_start = nl + 1 if nl >= 0 else pos
         if _LABEL_BEFORE.match(low, line_start, start) and _LABEL_AFTER.match(low, end):
             return True
-        pos = start + 1
+        nl = low.find("\n", start)
+        if nl < 0:
+            return False
+        pos = nl + 1
 
 
 _WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
@@ -597,27 +703,32 @@ def relative_dates(low: str) -> list[tuple[int, int]]:
     return spans
 
 
+def labels_and_dates(n: Note) -> Iterator[Finding]:
+    """Why/How labels and relative dates of one live note whose text is at hand."""
+    if n.fm is None:
+        return
+    t = n.type
+    if t not in ("feedback", "project"):
+        return
+    low = n.body.lower()
+    missing = [label for word, label in (("why", "Why:"), ("how to apply", "How to apply:"))
+               if not has_label(low, word)]
+    if missing:
+        yield Finding("labels-missing", n.rel, n.fm.body_line,
+                      "a %s note needs %s as line-start label%s (e.g. **Why:** ... / **How to apply:** ...): "
+                      "say why the rule exists and what to do next time"
+                      % (t, " and ".join(missing), "s" if len(missing) > 1 else ""),
+                      severity=ERROR if n.form == PROTOCOL else WARNING)
+    if t == "project" and len(low) == len(n.body):
+        for start, end in relative_dates(low)[:MAX_PER_NOTE]:
+            yield Finding("relative-date", n.rel, n.line_at(start),
+                          "relative date %s will rot: write the absolute date (YYYY-MM-DD)"
+                          % quote(n.body[start:end], 40))
+
+
 def check_labels_and_dates(st: Store, ctx: Context) -> Iterator[Finding]:
     for n in st.live:
-        if n.fm is None:
-            continue
-        t = n.type
-        if t not in ("feedback", "project"):
-            continue
-        low = n.body.lower()
-        missing = [label for word, label in (("why", "Why:"), ("how to apply", "How to apply:"))
-                   if not has_label(low, word)]
-        if missing:
-            yield Finding("labels-missing", n.rel, n.fm.body_line,
-                          "a %s note needs %s as line-start label%s (e.g. **Why:** ... / **How to apply:** ...): "
-                          "say why the rule exists and what to do next time"
-                          % (t, " and ".join(missing), "s" if len(missing) > 1 else ""),
-                          severity=ERROR if n.form == PROTOCOL else WARNING)
-        if t == "project" and len(low) == len(n.body):
-            for start, end in relative_dates(low)[:MAX_PER_NOTE]:
-                yield Finding("relative-date", n.rel, n.line_at(start),
-                              "relative date %s will rot: write the absolute date (YYYY-MM-DD)"
-                              % quote(n.body[start:end], 40))
+        yield from labels_and_dates(n)
 
 
 # -- content: secrets, injection, hidden text ---------------------------------------------------
@@ -711,10 +822,11 @@ class _Batch:
     store rather than once per note: the scan then costs C-speed passes over the text
     instead of tens of Python calls per note. `starts` maps an offset back to its note."""
 
-    __slots__ = ("text", "starts")
+    __slots__ = ("text", "starts", "_last")
 
     def __init__(self, parts: list[str]) -> None:
         self.text = _SEP.join(parts)
+        self._last = (-1, 0, 1)
         self.starts = []
         pos = 0
         for part in parts:
@@ -722,9 +834,17 @@ class _Batch:
             pos += len(part) + len(_SEP)
 
     def locate(self, offset: int) -> tuple[int, int]:
-        """(note index, 1-based line within that note) of an offset."""
+        """(note index, 1-based line within that note) of an offset. Counting goes on from
+        the last offset asked for when it is in the same note and not before it, so a scan
+        that asks in text order costs one pass over the text, however many matches it has."""
         i = bisect.bisect_right(self.starts, offset) - 1
-        return i, self.text.count("\n", self.starts[i], offset) + 1
+        last_i, last_off, last_line = self._last
+        if last_i == i and last_off <= offset:
+            line = last_line + self.text.count("\n", last_off, offset)
+        else:
+            line = self.text.count("\n", self.starts[i], offset) + 1
+        self._last = (i, offset, line)
+        return i, line
 
 
 def scan_notes(notes: Sequence[Note]) -> list[Finding]:
@@ -773,6 +893,8 @@ def _scan_group(notes: Sequence[Note]) -> list[list[tuple[str, int, str]]]:
             shown = "the header %s" % quote(value, 50) if "private key" in kind else mask(value)
             found[i].append(("secret", line, "%s (%s): remove it from memory, rotate it, and record only "
                                               "where it lives" % (kind, shown)))
+    for spans in tokens:
+        spans.sort()
     for _literal, rx in ASSIGN_PATTERNS:
         for m in rx.finditer(big_low):
             i, line = low.locate(m.start())
@@ -780,7 +902,9 @@ def _scan_group(notes: Sequence[Note]) -> list[list[tuple[str, int, str]]]:
                 # an ASCII note's lowercase copy lines up with it character for character
                 start, end = m.start(1) - low.starts[i], m.end(1) - low.starts[i]
                 value = texts[i][start:end]
-                if any(a <= start < b for a, b in tokens[i]):
+                spans = tokens[i]
+                k = bisect.bisect_right(spans, (start, 1 << 62)) - 1
+                if k >= 0 and spans[k][0] <= start < spans[k][1]:
                     continue
             else:
                 value = m.group(1)
@@ -819,20 +943,38 @@ def _seen(text: str) -> str:
 
 
 def _hidden(text: str) -> list[tuple[str, int, str]]:
+    """Hidden characters, at most MAX_PER_NOTE + 1 of each kind (the rest would be capped
+    anyway), with line numbers counted on from the previous hit: one pass over the text."""
     out = []
+    pos_line = [0, 1]
+
+    def line_of(offset: int) -> int:
+        if offset < pos_line[0]:
+            pos_line[0], pos_line[1] = 0, 1
+        pos_line[1] += text.count("\n", pos_line[0], offset)
+        pos_line[0] = offset
+        return pos_line[1]
+
+    found = 0
     for m in HIDDEN_RE.finditer(text):
         if m.start() == 0 and m.group() == "\ufeff":
             continue
-        out.append(("hidden-unicode", text.count("\n", 0, m.start()) + 1,
+        out.append(("hidden-unicode", line_of(m.start()),
                     "invisible/bidirectional character U+%04X can hide or reorder text: read the raw "
                     "file and remove it" % ord(m.group())))
+        found += 1
+        if found > MAX_PER_NOTE:
+            break
+    pos_line[0], pos_line[1] = 0, 1
     pos = text.find(ZWJ)
-    while pos >= 0:
+    found = 0
+    while pos >= 0 and found <= MAX_PER_NOTE:
         before = text[pos - 1] if pos else " "
         after = text[pos + 1] if pos + 1 < len(text) else " "
         if ord(before) < 0x2000 or ord(after) < 0x2000:  # between two emoji it joins them
-            out.append(("hidden-unicode", text.count("\n", 0, pos) + 1,
+            out.append(("hidden-unicode", line_of(pos),
                         "zero-width joiner U+200D outside an emoji sequence can hide text: remove it"))
+            found += 1
         pos = text.find(ZWJ, pos + 1)
     return out
 
@@ -842,9 +984,12 @@ def scan_note(n: Note) -> list[Finding]:
     return scan_notes([n])
 
 
+QUICK_INDEX_CHARS = 1 << 16  # the quick audit scans this much of an index for secrets
+
+
 def check_content(st: Store, ctx: Context) -> Iterator[Finding]:
     notes = [n for n in st.notes if n.text is not None]
-    if st.index_text is not None:
+    if st.index_text is not None and not (ctx.quick and len(st.index_text) > QUICK_INDEX_CHARS):
         # the index is loaded into every session: the worst place for a secret or an injection
         index = Note(st.index_path, st.index_name, False)
         index.text = st.index_text
@@ -865,24 +1010,25 @@ def check_duplicates(st: Store, ctx: Context) -> Iterator[Finding]:
     """Same type and either the same description words (any order, case and punctuation,
     stopwords aside) or the same body text once case and spacing are normalised. Each note
     gets two text keys and lands in a bucket: linear in the number of notes, never pairwise."""
-    by_desc: dict[str, list[Note]] = {}
-    by_body: dict[str, list[Note]] = {}
+    by_desc = _Groups()
+    by_body = _Groups()
     stop = STOPWORDS
     for n in st.live:
         t = n.type
-        if t not in TYPES or n.text is None:
+        if t not in TYPES or n.error is not None:
             continue
         desc = n.description
         if desc:
             words = {w for w in WORD_RE.findall(desc.lower()) if w not in stop}
             if len(words) >= 3:
-                by_desc.setdefault(t + ":" + " ".join(sorted(words)), []).append(n)
-        body_words = n.body.lower().split()
-        if len(body_words) >= 8:
-            by_body.setdefault(t + ":" + " ".join(body_words), []).append(n)
+                by_desc.add(t + ":" + " ".join(sorted(words)), n)
+        if n.body_key is not None:
+            by_body.add("%s:%d" % (t, n.body_key), n)
     reported: set[str] = set()
-    for why, buckets in (("the same description words", by_desc), ("the same body text", by_body)):
-        for group in buckets.values():
+    pairs: tuple[tuple[str, Iterable[list[Note]]], ...] = (
+        ("the same description words", by_desc.groups()), ("the same body text", by_body.groups()))
+    for why, buckets in pairs:
+        for group in buckets:
             if len(group) < 2:
                 continue
             first = group[0]
@@ -895,86 +1041,201 @@ def check_duplicates(st: Store, ctx: Context) -> Iterator[Finding]:
                               "never merges)" % (n.type, why, shown(first.rel)))
 
 
+# -- recall: what the host's memory selector reads --------------------------------------------
+# Measured on Claude Code 2.1.332 (tests/e2e/test_recall_scan.py): besides the index, a side
+# call offers its model the 200 newest notes (by modification time) as one line each,
+# `- [type] path (mtime): description`, read from the first 30 lines / 65,536 bytes of each
+# note; `name:` is not sent. So the description is all the selector judges relevance from.
+
+GENERIC_DESCRIPTIONS = frozenset(
+    "note notes memory memories todo misc miscellaneous info information stuff things tbd wip "
+    "placeholder description summary details general update updates fix fixes untitled test".split())
+DESCRIPTION_MIN_WORDS = 4
+DESCRIPTION_MAX_CHARS = 300
+
+
+def _desc_words(desc: str) -> list[str]:
+    return WORD_RE.findall(desc.lower())
+
+
+def check_descriptions(st: Store, ctx: Context) -> Iterator[Finding]:
+    by_text = _Groups()
+    for n in st.live:
+        desc = n.description
+        if n.error is not None or desc is None or not desc.strip():
+            continue  # a missing or empty description is fm-missing-field / fm-empty-field
+        words = _desc_words(desc)
+        slug_words = WORD_RE.findall(n.slug.lower().replace("_", " "))
+        why = ""
+        if len(desc) > DESCRIPTION_MAX_CHARS:
+            why = "%s characters: the selector reads it whole beside every other note; keep one line under %d" % (
+                _n(len(desc)), DESCRIPTION_MAX_CHARS)
+        elif all(w in GENERIC_DESCRIPTIONS or w.isdigit() for w in words) or words == slug_words:
+            why = "%s says nothing the file name does not" % quote(desc, 60)
+        elif len(words) < DESCRIPTION_MIN_WORDS:
+            why = "%s is %d word%s" % (quote(desc, 60), len(words), "" if len(words) == 1 else "s")
+        if why:
+            yield Finding("description-weak", n.rel, n.fm.line_of.get("description", 1) if n.fm else 0,
+                          "%s; the host's selector picks notes by description alone: say what the note is "
+                          "about, specifically, in one line" % why)
+        key = " ".join(words)
+        if key:
+            by_text.add(key, n)
+    for group in by_text.groups():
+        if len(group) < 2:
+            continue
+        first = group[0]
+        same_type = len({n.type for n in group}) == 1
+        if same_type and len({w for w in _desc_words(first.description or "") if w not in STOPWORDS}) >= 3:
+            continue  # near-duplicate already reports these
+        for n in group[1:]:
+            yield Finding("description-collision", n.rel, 0,
+                          "the same description as %s: the host's selector cannot tell the two apart; "
+                          "describe what each one is about" % shown(first.rel))
+
+
+def host_window(caps: size_mod.Caps) -> size_mod.Window:
+    """Claude Code's load window (the registry's), held to the caps in force."""
+    from engramory.hosts import claude
+
+    return claude.window().limited(caps.hard_lines, caps.hard_bytes)
+
+
+def _window_lines(st: Store) -> int:
+    """How many lines of the index the host loads (pointers past them are never read)."""
+    raw = st.index_raw or b""
+    assert st.caps is not None
+    end = host_window(st.caps).loaded_length(raw)
+    return raw.count(b"\n", 0, end) + (1 if end and not raw[:end].endswith(b"\n") else 0)
+
+
+def check_recall(st: Store, ctx: Context) -> Iterator[Finding]:
+    for n in st.live:
+        if n.error is None and not n.host_reads:
+            yield Finding("recall-fm-unread", n.rel, 1,
+                          "the frontmatter ends past line %d or byte %s, where the host's recall scan stops "
+                          "reading: it sees no description or type for this note; move name, description "
+                          "and type to the top and keep the block short"
+                          % (store_mod.HOST_SCAN_LINES, _n(store_mod.HOST_SCAN_BYTES)))
+    if not st.index_read or st.streamed and st.stopped:
+        return
+    window = _window_lines(st)
+    in_window = {p.rel for p in st.pointers if p.exists and not p.escapes and p.line <= window}
+    anywhere = {p.rel for p in st.pointers if p.exists and not p.escapes}
+    newest = sorted(st.notes, key=lambda n: -n.mtime)[:store_mod.HOST_CANDIDATES]
+    candidates = {n.rel for n in newest}
+    for n in st.live:
+        if n.rel in in_window or n.rel in candidates or n.rel not in anywhere:
+            continue  # notes in no index line at all are note-orphan / note-link-only
+        yield Finding("recall-unreachable", n.rel, 0,
+                      "indexed only past the %s lines the host loads, and not among the %d newest notes its "
+                      "selector is offered: no session can recall it; compact the index"
+                      % (_n(window), store_mod.HOST_CANDIDATES))
+# -- the config protects itself (install branch, issue 10; the rule is config.window_problems) --
+
+def check_config_window(st: Store, ctx: Context) -> Iterator[Finding]:
+    if st.caps is None:
+        return
+    for message in config.window_problems(st.caps, st.config):
+        key = "hardLines" if " lines is above" in message else "hardBytes"
+        yield Finding("config-above-window", config.CONFIG_NAME, st.config.line_of.get(key, 0), message)
+
+
 CHECKS: tuple[Callable[[Store, Context], Iterable[Finding]], ...] = (
-    check_config, check_git, check_walk, check_index, check_pointers, check_graph, check_slugs,
+    check_config, check_config_window, check_git, check_walk, check_index, check_pointers, check_graph, check_slugs,
     check_files, check_frontmatter, check_labels_and_dates, check_content, check_duplicates,
+    check_descriptions, check_recall,
 )
 
 
-PARALLEL_MIN_NOTES = 2000
+# checks that never find an error: the quick (SessionStart) audit, which counts errors, skips them
+WARNINGS_ONLY = (check_duplicates, check_descriptions, check_recall)
 
 
-def _in_child(check: Callable[[Store, Context], Iterable[Finding]], st: Store, ctx: Context) -> Callable[[], list[Finding]]:
-    """Start `check` in a forked child and return a function that collects its findings.
-    The content scan is a third of a large store's checks and needs nothing the others
-    produce, so on two cores it runs beside them. Small stores, platforms without fork, a
-    process with other threads (fork would copy their locks), or any failure of the child:
-    the check simply runs here instead."""
-    def here() -> list[Finding]:
-        return list(check(st, ctx))
+class _ContentBatch:
+    """Notes whose content is scanned together once their text adds up to BATCH_CHARS: the
+    patterns stay few C-speed passes over joined text, and memory stays one batch."""
 
-    threading = sys.modules.get("threading")
-    if (len(st.notes) < PARALLEL_MIN_NOTES or not hasattr(os, "fork")
-            or (threading is not None and threading.active_count() > 1)):
-        return here
-    try:
-        r, w = os.pipe()
-        pid = os.fork()
-    except OSError:
-        return here
-    if pid == 0:  # the child: compute, hand the findings over, and leave without cleanup
-        status = 1
-        try:
-            os.close(r)
-            data = json.dumps([f.as_dict() for f in check(st, ctx)]).encode()
-            with os.fdopen(w, "wb") as out:
-                out.write(data)
-            status = 0
-        finally:
-            os._exit(status)
-    os.close(w)
+    BATCH_CHARS = 1 << 18
 
-    def collect() -> list[Finding]:
-        with os.fdopen(r, "rb") as f:
-            data = f.read()
-        _, status = os.waitpid(pid, 0)
-        if status != 0:
-            return here()
-        try:
-            return [Finding(d["code"], d["path"], d["line"], d["message"], d["severity"]) for d in json.loads(data)]
-        except (ValueError, KeyError, TypeError):
-            return here()
+    def __init__(self, out: list[Finding]) -> None:
+        self.out = out
+        self.notes: list[Note] = []
+        self.chars = 0
 
-    return collect
+    def add(self, n: Note) -> None:
+        if n.text is None:
+            return
+        copy = Note(n.path, n.rel, n.archived)
+        copy.text = n.text
+        self.notes.append(copy)
+        self.chars += len(n.text)
+        if self.chars >= self.BATCH_CHARS:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.notes:
+            self.out.extend(scan_notes(self.notes))
+        self.notes = []
+        self.chars = 0
 
 
-def run_checks(st: Store, ctx: Context | None = None, skip: Iterable[str] = ()) -> list[Finding]:
+def run_checks(st: Store, ctx: Context | None = None, skip: Iterable[str] = (), sort: bool = True) -> list[Finding]:
     """Every finding for the store, sorted; codes in `skip` are left out."""
     ctx = ctx or Context()
     skipped = set(skip)
     if "store-in-git" in skipped:
-        ctx = Context(ctx.today, git=False)
-    content = _in_child(check_content, st, ctx)
-    found = [f for check in CHECKS if check is not check_content for f in check(st, ctx)]
-    found += content()
-    out = [f for f in found if f.code not in skipped]
-    out.sort(key=Finding.sort_key)
+        ctx = Context(ctx.today, git=False, quick=ctx.quick)
+    checks = [c for c in CHECKS if not ctx.quick or c not in WARNINGS_ONLY]
+    out = [f for check in checks for f in check(st, ctx) if f.code not in skipped]
+    if sort:
+        out.sort(key=Finding.sort_key)
     return out
 
 
-def audit(root: str, ctx: Context | None = None, skip: Iterable[str] = ()) -> tuple[Store, list[Finding]]:
-    """Read the store at `root` and run every check. The cyclic garbage collector is paused
-    meanwhile: the doctor builds tens of thousands of small objects that live until it exits,
-    and collecting them again and again costs a tenth of the run. Raises OSError when `root`
-    cannot be listed."""
+def audit(root: str, ctx: Context | None = None, skip: Iterable[str] = (),
+          env: Mapping[str, str] | None = None, deadline: float | None = None) -> tuple[Store, list[Finding]]:
+    """Read the store at `root`, streaming: each note's own checks run as it is read and its
+    text is then dropped, so memory holds findings and a few fields per note, never bodies.
+    The cyclic garbage collector is paused meanwhile (the doctor builds many small objects
+    that live until it exits). Raises OSError when `root` cannot be listed."""
+    ctx = ctx or Context()
     enabled = gc.isenabled()
     gc.disable()
     try:
-        st = store_mod.load(root)
-        return st, run_checks(st, ctx, skip)
+        per_note: list[Finding] = []
+        batch = _ContentBatch(per_note)
+        today = ctx.today
+
+        def visit(n: Note) -> None:
+            if n.fm is not None:
+                per_note.extend(frontmatter_findings(n, today))
+                if not n.archived:
+                    per_note.extend(labels_and_dates(n))
+            batch.add(n)
+
+        st = store_mod.load(root, env, visit, deadline)
+        batch.flush()
+        skipped = set(skip)
+        found = run_checks(st, ctx, skipped, sort=False)
+        found.extend(f for f in per_note if f.code not in skipped)
+        per_note.clear()
+        found.sort(key=Finding.sort_key)
+        return st, found
     finally:
         if enabled:
             gc.enable()
+
+
+def quick_errors(root: str, env: Mapping[str, str] | None = None, budget: float = 0.25,
+                 skip: Iterable[str] = ()) -> tuple[int, bool]:
+    """(doctor errors, complete) within `budget` seconds: for the SessionStart hook, which
+    must answer fast at any store size. `complete` is False when reading stopped at the
+    budget (the count then covers the notes read so far)."""
+    import time
+
+    st, found = audit(root, Context(git=False, quick=True), skip, env, time.monotonic() + budget)
+    return sum(1 for f in found if f.severity == ERROR), not st.stopped
 
 
 # -- where the store is ------------------------------------------------------------------------
@@ -1018,9 +1279,19 @@ def display_path(root: str, rel: str) -> str:
     return shown(os.path.join(root, rel))
 
 
-def render_text(findings: Sequence[Finding], root: str, st: Store) -> str:
-    out = ["%s:%d: %s %s: %s" % (display_path(root, f.path), f.line, f.severity, f.code, f.message)
-           for f in findings]
+def render_text(findings: Sequence[Finding], root: str, st: Store, cap: int = OUTPUT_CAP) -> str:
+    """One line per finding, at most `cap` per code (then one "and N more" line, after the
+    rest): a store of 200,000 broken notes still prints a page, not 68 MB."""
+    out = []
+    seen: dict[str, int] = {}
+    for f in findings:
+        n = seen[f.code] = seen.get(f.code, 0) + 1
+        if n <= cap:
+            out.append("%s:%d: %s %s: %s" % (display_path(root, f.path), f.line, f.severity, f.code, f.message))
+    for code, n in seen.items():
+        if n > cap:
+            out.append("... and %s more %s finding%s (%s in all; `--json` lists every one)"
+                       % (_n(n - cap), code, "" if n - cap == 1 else "s", _n(n)))
     c = counts_of(findings)
     live = len(st.live)
     out.append("%d error%s, %d warning%s, %d info; checked %d live note%s, %d archived, %d index pointer%s in %s" % (
@@ -1072,6 +1343,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--strict", action="store_true", help="exit 1 on warnings as well as errors")
     parser.add_argument("--skip", action="append", default=[], metavar="CODE",
                         help="leave out findings with this code (repeatable), e.g. --skip store-in-git")
+    parser.add_argument("--no-schema", action="store_true",
+                        help="structure only, for adopting an existing store: skip the frontmatter and label "
+                        "checks (%s)" % ", ".join(sorted(NO_SCHEMA_CODES)))
+    parser.add_argument("--all", action="store_true",
+                        help="audit every store Claude Code knows on this machine (each project's auto "
+                        "memory, autoMemoryDirectory, agent-memory folders): one summary line each")
     parser.add_argument("--list-checks", action="store_true", help="print every check code and exit")
     args = parser.parse_args(argv)
     if args.list_checks:
@@ -1080,6 +1357,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = [c for c in args.skip if c not in CODES]
     if unknown:
         parser.error("unknown check code %s for --skip (see --list-checks)" % ", ".join(repr(c[:40]) for c in unknown))
+    if args.no_schema:
+        args.skip = list(args.skip) + sorted(NO_SCHEMA_CODES)
+    if args.all:
+        if args.root is not None:
+            parser.error("--all audits every known store: pass no ROOT with it")
+        from engramory import stores
+
+        return int(stores.audit_all(args.skip, args.json, args.strict))
     chosen = "argument"
     root = args.root
     if root is None:

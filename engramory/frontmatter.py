@@ -57,9 +57,11 @@ _NON_STRING_KEYS = frozenset(
 )
 # The fast path: a block whose every line is `key: value` with a value that is either plain
 # text starting with a letter (no tab, colon or hash) or a YYYY-MM-DD date, or nothing. Such
-# a value needs no further reading; any other block goes to the careful reader.
+# a value needs no further reading; any other block goes to the careful reader. Trailing
+# spaces belong to the plain value itself (never to a second ` *` after it): two quantifiers
+# over the same spaces made a long run of them before a colon cost quadratic time.
 _FAST_BLOCK = re.compile(
-    r"---[ \t]*\r?\n((?: *[A-Za-z][A-Za-z0-9_-]*:(?: +(?:[A-Za-z][^\t\r\n:#]*|[0-9]{4}-[0-9]{2}-[0-9]{2}))? *\r?\n)*)"
+    r"---[ \t]*\r?\n((?: *[A-Za-z][A-Za-z0-9_-]*:(?: +(?:[A-Za-z][^\t\r\n:#]*|[0-9]{4}-[0-9]{2}-[0-9]{2} *)| *)\r?\n)*)"
     r"---[ \t]*(?:\r?\n|\Z)"
 )
 _FAST_LINE = re.compile(r"( *)([A-Za-z][A-Za-z0-9_-]*):(?: +([^\r\n]*))?\r?\n")

@@ -44,11 +44,14 @@ SHOW_OUTSIDE = 3
 TRACE_ENV = "ENGRAMORY_TRACE_FILE"
 
 COMPACT_STEPS = (
-    "Compact first, re-counting after each step: (1) pointer-ify: move any prose in index "
-    "lines back into its note, so each line is one short hook and a link; (2) merge "
-    "duplicate pointers and their notes; (3) archive cold or superseded notes into archive/ "
-    "and drop their index lines. Edits that shrink the index are always allowed, so you can "
-    "compact step by step; if it still does not fit, ask the user which memories to retire."
+    "Compact first, with the command that cannot lose a fact: `engramory compact ROOT` (ROOT: "
+    "the folder of this index; from the skill folder, `python3 <skill folder>/tools/engramory.py "
+    "compact ROOT`) plans to pointer-ify long lines, merge duplicate pointers and identical "
+    "notes, drop dead pointers and archive cold notes, and writes nothing. Show the plan to the "
+    "user, apply it with `engramory compact ROOT --apply -` (one journal entry; `engramory undo "
+    "ID` reverses it), retry this edit, then settle by hand what the plan proposes "
+    "(propose-merge). Exit 2 means the target needs a decision: ask the user which memories to "
+    "retire. Edits that shrink the index are always allowed."
 )
 
 
@@ -137,7 +140,7 @@ def _caps_in_force(
             if value is not None:
                 setattr(base, attr, value)
     settings.caps = base
-    caps, notes = config.in_force(settings, store)
+    caps, notes = config.in_force(settings, store, window)
     return caps, notes, store
 
 
@@ -155,8 +158,13 @@ def _prelude(
     """(a read-only deny, caps, notes, window) for a change to `path`; caps None: not an
     index, nothing more to decide."""
     environ = scope.environ() if env is None else env
-    settings = config.from_env(environ)
     win = window or STANDARD
+    # The store config protects itself: decided in config.protect_config (install branch).
+    if config.is_config_path(path):
+        reason = config.protect_config(path)
+        if reason is not None:
+            return Decision(DENY, reason, path), None, [], win
+    settings = config.from_env(environ)
     if not is_index(path, settings):
         root = scope.store_root_for(path, settings.index_paths)
         if root is None:

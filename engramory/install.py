@@ -22,6 +22,7 @@ lives in engramory.installer, which every host's installer uses.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 
 from engramory import __version__, installer
@@ -91,11 +92,16 @@ HOOKS: tuple[tuple[str, str | None, str], ...] = (
     ("PreToolUse", EDIT_MATCHER, GUARD_SCRIPT),
     ("PostToolUse", SHELL_MATCHER, POST_TOOL_SCRIPT),
     ("SessionStart", None, SESSION_START_SCRIPT),
+    # A background shell command (run_in_background, Monitor) writes after its PostToolUse
+    # (measured, 2.1.332); when it ends, the CLI hands the model a task notification, which
+    # fires UserPromptSubmit: the hook re-checks the indexes by their stamps there. (Stop
+    # fires too, but reaches the model only by blocking the stop, so it is not wired.)
+    ("UserPromptSubmit", None, POST_TOOL_SCRIPT),
 )
-SCRIPTS = tuple(script for _, _, script in HOOKS)
+SCRIPTS = tuple(dict.fromkeys(script for _, _, script in HOOKS))
 
 SCOPES = ("user", "project", "local")
-HOSTS = ("claude", "cursor", "hermes", "qwen", "droid", "copilot", "opencode", "cline", "openclaw")
+HOSTS = ("claude", "cursor", "hermes", "codex", "gemini", "qwen", "droid", "copilot", "opencode", "cline", "openclaw")
 RESTART = (
     "Restart Claude Code (or open /hooks and review them) so the hook changes take effect."
 )
@@ -113,19 +119,27 @@ def is_our_handler(handler: Any) -> bool:
     return any("/skills/%s/hooks/%s" % (SKILL_NAME, script) in command for script in SCRIPTS)
 
 
-def wanted_hooks(skill_dir: str, interpreter: str) -> list[tuple[str, str | None, dict[str, Any]]]:
-    return [
-        (
-            event,
-            matcher,
-            {
-                "type": "command",
-                "command": hook_command(interpreter, os.path.join(skill_dir, "hooks", script)),
-                "timeout": HOOK_TIMEOUT,
-            },
-        )
-        for event, matcher, script in HOOKS
-    ]
+# Committed (project scope) settings must work in every clone: the script is found through
+# the variable Claude Code sets for every hook (measured on 2.1.332: $CLAUDE_PROJECT_DIR, the
+# folder the session started in), and the interpreter through PATH.
+PROJECT_DIR_VAR = "CLAUDE_PROJECT_DIR"
+PORTABLE_PYTHON = "python3"
+
+
+def wanted_hooks(
+    skill_dir: str, interpreter: str, project: str | None = None
+) -> list[tuple[str, str | None, dict[str, Any]]]:
+    """Our three handlers. With `project` (project scope) the commands name the bundle
+    relative to $CLAUDE_PROJECT_DIR and run `python3`, so a clone at another path works."""
+    out = []
+    for event, matcher, script in HOOKS:
+        path = os.path.join(skill_dir, "hooks", script)
+        if project is None:
+            command = hook_command(interpreter, path)
+        else:
+            command = hook_command(PORTABLE_PYTHON, os.path.relpath(path, project), base_var=PROJECT_DIR_VAR)
+        out.append((event, matcher, {"type": "command", "command": command, "timeout": HOOK_TIMEOUT}))
+    return out
 
 
 # -- where things go ---------------------------------------------------------------------
@@ -137,6 +151,7 @@ class Target:
     def __init__(self, scope: str, env: Mapping[str, str] | None = None, cwd: str | None = None) -> None:
         self.scope = scope
         project = os.path.abspath(cwd or os.getcwd())
+        self.project = project
         if scope == "user":
             base = claude_config_dir(env)
             self.settings = os.path.join(base, "settings.json")
@@ -169,11 +184,16 @@ def _parser(prog: str, uninstall: bool) -> Parser:
         prog=prog,
         description=what + ". The memory store itself is never touched.",
         epilog="Scopes: user = $CLAUDE_CONFIG_DIR or ~/.claude (skills/engramory, settings.json); "
-        "project = ./.claude (skills/engramory, settings.json); local = ./.claude/skills/engramory "
-        "with the hooks in ./.claude/settings.local.json. --host cursor: the preToolUse guard into "
+        "project = ./.claude (skills/engramory, settings.json; committed: the hooks run python3 "
+        "from PATH and find the bundle through $CLAUDE_PROJECT_DIR, so every clone works); local = "
+        "./.claude/skills/engramory with the hooks in ./.claude/settings.local.json. --host cursor: the preToolUse guard into "
         "~/.cursor/hooks.json (user) or ./.cursor/hooks.json (project), first in its list. --host "
         "hermes: the plugin into $HERMES_HOME/plugins/engramory (HERMES_HOME, else ~/.hermes), "
-        "enabled in its config.yaml; user scope only, no --link. Exit status: 0 done (or healthy, for --check), 1 refused with "
+        "enabled in its config.yaml; user scope only, no --link. --host codex: the hooks into "
+        "$CODEX_HOME/hooks.json (CODEX_HOME, else ~/.codex; project: ./.codex/hooks.json), trusted in "
+        "$CODEX_HOME/config.toml (Codex runs no untrusted hook). --host gemini: BeforeTool, AfterTool "
+        "and SessionStart hooks into $GEMINI_CLI_HOME/.gemini/settings.json (else ~/.gemini; project: "
+        "./.gemini/settings.json), the runtime beside it in engramory/. Exit status: 0 done (or healthy, for --check), 1 refused with "
         "nothing changed, a write that failed (the message says what was left) or, for --check, "
         "a problem found; 64 usage error.",
     )
@@ -188,8 +208,12 @@ def _parser(prog: str, uninstall: bool) -> Parser:
         )
         parser.add_argument(
             "--check", action="store_true",
-            help="verify the installed wiring (interpreter and scripts exist and run) and change nothing",
+            help="tell whether the guard would act here, and change nothing: every settings file "
+            "Claude Code reads for this folder (managed, user, project, local), disableAllHooks, env "
+            "blocks setting ENGRAMORY_*, matchers, async handlers, every bundle module, and a smoke "
+            "run of each hook that must deny or report; exit 1 with the reason and the fix if not",
         )
+        parser.add_argument("--json", action="store_true", help="with --check: the report as one JSON object")
     return parser
 
 
@@ -218,7 +242,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _other_host(args, uninstall=False)
     target = Target(args.scope)
     if args.check:
-        return run_check(target)
+        return run_check(target, as_json=args.json)
     try:
         return install(target, dry_run=args.dry_run, link=args.link)
     except SettingsError as exc:
@@ -251,7 +275,25 @@ def install(target: Target, dry_run: bool = False, link: bool = False, interpret
     plan = plan_skill(target, source, files, link)
     old_manifest_path = target.manifest_path()
     old_manifest = read_manifest(old_manifest_path)
-    new_data, created, report = add_hook_groups(doc.data, wanted_hooks(target.skill_dir, exe), is_our_handler)
+    made_dirs = [d for d in (os.path.dirname(target.settings), target.skills) if not os.path.isdir(d)]
+    portable = target.scope == "project"
+    if portable and link:
+        raise SettingsError(
+            "--scope project --link would commit links to %s, a folder of this machine only; use "
+            "--scope project without --link (a copy the team commits), or --scope local --link" % source
+        )
+    if portable:
+        found = shutil.which(PORTABLE_PYTHON)
+        if not found:
+            raise SettingsError(
+                "--scope project writes hooks that run `%s` from PATH (committed settings cannot name "
+                "this machine's interpreter), and there is no %s on PATH here; install Python 3 as "
+                "python3, or use --scope local (this machine only)" % (PORTABLE_PYTHON, PORTABLE_PYTHON)
+            )
+        exe = found
+    new_data, created, report = add_hook_groups(
+        doc.data, wanted_hooks(target.skill_dir, exe, target.project if portable else None), is_our_handler
+    )
     after = doc.raw if canonical(new_data) == canonical(doc.data) else doc.render(new_data)
     change = Change(target.settings, doc.raw, after)
 
@@ -304,7 +346,7 @@ def install(target: Target, dry_run: bool = False, link: bool = False, interpret
             claim["files"] = sorted(set(plan.files) | set(claim.get("files") or []))
             write_manifest(os.path.join(target.skill_dir, MANIFEST), claim)
         apply_skill(plan, target, source)
-        _record_install(target, plan, doc, created, old_manifest)
+        _record_install(target, plan, doc, created, old_manifest, made_dirs)
         broken = installer.bundle_problems(target.skill_dir, exe)
         if broken:
             raise WriteError(
@@ -333,7 +375,8 @@ def install(target: Target, dry_run: bool = False, link: bool = False, interpret
 
 
 def _record_install(
-    target: Target, plan: SkillPlan, doc: JsonDoc, created: list[str], old: dict[str, Any] | None
+    target: Target, plan: SkillPlan, doc: JsonDoc, created: list[str], old: dict[str, Any] | None,
+    made_dirs: Sequence[str] = (),
 ) -> None:
     """Write the manifest: the files we own and, per settings file, what install created, so
     uninstall gives back exactly what was there before. `old` is the manifest found before
@@ -352,6 +395,8 @@ def _record_install(
     record = manifest["settings"].get(target.settings)
     if not isinstance(record, dict):
         record = {"created_file": not doc.exists, "created": created}
+        if made_dirs:
+            record["created_dirs"] = list(made_dirs)  # folders install made: uninstall removes them when empty
     else:
         prior = [c for c in record.get("created", []) if isinstance(c, str)]
         record = dict(record, created=prior + [c for c in created if c not in prior])
@@ -434,6 +479,12 @@ def uninstall(target: Target, dry_run: bool = False) -> int:
 
     try:
         saved, leftovers = _apply_uninstall(target, change, skill_action, manifest, mpath)
+        made = record.get("created_dirs") if isinstance(record, dict) else None
+        for folder in sorted((d for d in made or [] if isinstance(d, str)), key=len, reverse=True):
+            try:
+                os.rmdir(folder)  # only when empty: install made it and nothing else is in it now
+            except OSError:
+                pass
     except OSError as exc:
         raise WriteError(
             "could not remove or write %s: %s; check the permissions, then run this again"
@@ -455,7 +506,16 @@ def _apply_uninstall(
     target: Target, change: Change, skill_action: str, manifest: dict[str, Any] | None, mpath: str
 ) -> tuple[str | None, list[str]]:
     dest = target.skill_dir
-    saved = apply_change(change)
+    if change.after is None and change.before is not None:
+        # A settings file install created that holds only our entries: nothing of the user's to
+        # back up, so no backup is left behind either.
+        if installer.read_regular(change.path) != change.before:
+            raise SettingsError("%s: changed on disk while this ran (another program wrote it); nothing "
+                                "was written to it: run this again" % change.path)
+        os.unlink(change.path)
+        saved = None
+    else:
+        saved = apply_change(change)
     leftovers: list[str] = []
     if skill_action == "unlink":
         os.unlink(dest)
@@ -580,29 +640,27 @@ def plugin_also_enabled(settings_paths: Iterable[str]) -> list[str]:
     return found
 
 
-def run_check(target: Target) -> int:
+def run_check(target: Target, as_json: bool = False) -> int:
+    """`install --check`: every scope Claude Code reads for this folder, the handlers, the
+    environment and a smoke run of each hook (engramory.install_check). 0 only when the
+    guard acts."""
+    from engramory import install_check
+
+    if as_json:
+        return install_check.run(scope=target.scope, as_json=True)
     out = sys.stdout.write
-    good, problems = check_wiring(target.settings)
-    out("engramory install --check (%s scope): %s\n" % (target.scope, target.settings))
-    if not problems and not os.path.isfile(os.path.join(target.skill_dir, "SKILL.md")):
-        out("  note: %s has no SKILL.md: the hooks work, but the skill is not listed to the model\n"
-            % target.skill_dir)
     if os.path.isfile(os.path.join(target.skill_dir, PLUGIN_MANIFEST)):
         out("  note: %s holds %s: Claude Code loads it as a plugin as well, so each hook would "
             "run twice; reinstall from a checkout kept elsewhere\n" % (target.skill_dir, PLUGIN_MANIFEST))
     for plugin in plugin_also_enabled([target.settings, Target("user").settings]):
         out("  note: the engramory plugin is enabled too (%s): each hook would run twice; keep one "
             "way in (`claude plugin disable %s`, or `engramory uninstall`)\n" % (plugin, plugin))
-    for line in good:
-        out("  ok: %s\n" % line)
-    for problem in problems:
-        out("  problem: %s\n" % problem)
-    if problems:
-        out("  next step: run `%s -m engramory install --scope %s` from the engramory checkout, "
-            "then restart Claude Code\n" % (sys.executable or "python3", target.scope))
-        return 1
-    out("  healthy: all %d hooks are wired and run\n" % len(HOOKS))
-    return 0
+    return install_check.run(scope=target.scope)
+
+
+def check(args: argparse.Namespace) -> int:
+    """The registry's INSTALLER contract: `install --check` for Claude Code."""
+    return run_check(Target(getattr(args, "scope", "user") or "user"))
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ import subprocess
 import sys
 
 from engramory import __version__, fsutil
+from engramory.automemory import claude_config_dir
 from engramory.installer import (
     HOOK_TIMEOUT,
     LINK_MANIFEST,
@@ -45,6 +46,7 @@ from engramory.installer import (
     plan_skill,
     prune_empty,
     read_manifest,
+    read_regular,
     remove_listed,
     restore_bytes,
     source_root,
@@ -206,20 +208,19 @@ def _files(source: str) -> list[str]:
 def _claude_also_wired(target: Target) -> list[str]:
     """Claude settings files that already run the Claude guard: Cursor runs those too when its
     third-party hooks setting is on, so the edit would be judged twice."""
-    home = os.path.expanduser("~")
     candidates = [
-        os.path.join(home, ".claude", "settings.json"),
+        os.path.join(claude_config_dir(), "settings.json"),  # $CLAUDE_CONFIG_DIR, else ~/.claude
         os.path.join(target.project, ".claude", "settings.json"),
         os.path.join(target.project, ".claude", "settings.local.json"),
     ]
     found = []
     for path in candidates:
         try:
-            with open(path, "rb") as f:
-                if CLAUDE_SCRIPT.encode() in f.read(4 << 20):
-                    found.append(path)
+            data = read_regular(path, 4 << 20)
         except OSError:
-            pass
+            continue
+        if data is not None and CLAUDE_SCRIPT.encode() in data:
+            found.append(path)
     return found
 
 
@@ -429,10 +430,8 @@ def _uninstall(target: Target, dry_run: bool) -> int:
 
 
 def _delete_if_unchanged(path: str, expected: bytes) -> None:
-    try:
-        with open(path, "rb") as f:
-            current = f.read()
-    except FileNotFoundError:
+    current = read_regular(path)
+    if current is None:
         return
     if current != expected:
         raise SettingsError(
@@ -457,6 +456,30 @@ def _remaining(folder: str) -> list[str]:
 
 
 # -- install --check -----------------------------------------------------------------------
+
+
+def _acts(words: list[str], exe: str, script: str) -> list[str]:
+    """Problems that show the guard would not act although it starts: a bundle module that
+    does not import (the guard then allows everything, exit 0), or a smoke Write of a
+    400-line MEMORY.md that is not denied."""
+    import tempfile
+
+    from engramory import installer
+
+    problems = installer.bundle_problems(os.path.dirname(os.path.dirname(script)), exe)
+    if problems:
+        return ["%s: the guard would allow every edit" % p for p in problems]
+    with tempfile.TemporaryDirectory(prefix="engramory-check-") as tmp:
+        index = os.path.join(tmp, "MEMORY.md")
+        body = "".join("- [n%d](n%d.md) x\n" % (i, i) for i in range(400))
+        payload = {"hook_event_name": EVENT, "tool_name": "Write", "tool_input": {"path": index, "contents": body}}
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAMORY_")}
+        ran = installer.smoke(words, payload, env=env, cwd=tmp)
+        answer = ran.json()
+        if ran.error or not (isinstance(answer, dict) and answer.get("permission") == "deny"):
+            return ["a smoke Write of a 400-line MEMORY.md was not denied (exit %d, %r)%s"
+                    % (ran.rc, ran.stdout[:80], ": " + ran.error if ran.error else "")]
+    return []
 
 
 def run_check(target: Target) -> int:
@@ -510,6 +533,7 @@ def run_check(target: Target) -> int:
                     out("  ok: %s runs (%s)\n" % (SCRIPT, exe))
             except (OSError, subprocess.SubprocessError) as exc:
                 problems.append("could not run it: %s" % exc)
+            problems.extend(_acts(words, exe, script))
     for problem in problems:
         out("  problem: %s\n" % problem)
     if problems:
@@ -518,3 +542,12 @@ def run_check(target: Target) -> int:
         return 1
     out("  healthy: the guard is wired first in %s and runs\n" % EVENT)
     return 0
+
+
+def check(args: argparse.Namespace) -> int:
+    """The registry's INSTALLER contract: `install --host cursor --check`."""
+    scope = getattr(args, "scope", "user") or "user"
+    if scope not in SCOPES:
+        sys.stderr.write("engramory install: --scope %s is not a Cursor scope; use user or project\n" % scope)
+        return 64
+    return run_check(Target(scope))

@@ -36,6 +36,7 @@ from engramory.installer import (
     apply_change,
     prune_empty,
     read_manifest,
+    read_regular,
     remove_listed,
     safe_rel,
     source_root,
@@ -432,11 +433,8 @@ def plugin_files(source: str) -> list[tuple[str, str]]:
 
 
 def _read(path: str) -> bytes | None:
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except FileNotFoundError:
-        return None
+    """Stat first, regular files only, bounded (installer.read_regular): None when missing."""
+    return read_regular(path)
 
 
 def _plan_files(target: Target, files: list[tuple[str, str]]) -> tuple[list[str], list[str], list[str]]:
@@ -669,3 +667,8 @@ def run_check(target: Target) -> int:
         return 1
     out("  healthy: the plugin is installed and enabled\n")
     return 0
+
+
+def check(args: argparse.Namespace) -> int:
+    """The registry's INSTALLER contract: `install --host hermes --check`."""
+    return run_check(Target(hermes_home()))

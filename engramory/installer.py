@@ -67,9 +67,12 @@ install --check
     bundle_problems(bundle_dir, python)              every listed file there, every module imports
 
 A host module's usual shape: `install(args)`, `uninstall(args)`, `check(args)` (the registry's
-INSTALLER contract), each building its settings change with JsonDoc + add_hook_groups (or its
-own merge for a flat list), copying with plan_skill/apply_skill, verifying with Report + smoke.
-See install.py (Claude Code) and install_cursor.py (Cursor) for two complete examples.
+INSTALLER contract). For a host whose hooks live in one JSON file, engramory.installer_json
+is the whole flow: declare a `Wiring` (settings path, bundle folder, hooks(), smoke_cases())
+and call installer_json.install / uninstall / check. Otherwise build the settings change with
+JsonDoc + add_hook_groups (or an own merge for a flat list), copy with plan_skill/apply_skill
+and verify with Report + smoke: install.py (Claude Code) and install_cursor.py (Cursor) are two
+complete examples.
 """
 
 from __future__ import annotations
@@ -234,7 +237,7 @@ class JsonDoc:
 
     def render(self, data: Mapping[str, Any]) -> bytes:
         """The bytes this file holds once it says `data`: only what differs is rewritten."""
-        if self.raw is not None and canonical(data) == canonical(self.data):
+        if self.raw is not None and jsonedit.same(dict(data), self.data):
             return self.raw
         text = jsonedit.edit(self.text, dict(data), comments=self.comments, tree=self.tree)
         try:
@@ -707,8 +710,10 @@ def same_path(a: str, b: str) -> bool:
 
 def read_manifest(path: str) -> dict[str, Any] | None:
     try:
-        with open(path, "rb") as f:
-            data = json.loads(f.read().decode("utf-8"))
+        raw = read_regular(path, 4 << 20)
+        if raw is None:
+            return None
+        data = json.loads(raw.decode("utf-8"))
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or data.get("installer") != SKILL_NAME:

@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 MAX_DEPTH = 400
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
 _WS = " \t\n\r"
+_STRING = re.compile(r'"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*"')
+_SPACE = re.compile(r"[ \t\n\r]*")
 
 
 class JsonError(ValueError):
@@ -117,6 +119,9 @@ class _Parser:
 
     def skip(self, i: int) -> int:
         s, n = self.s, len(self.s)
+        i = _SPACE.match(s, i).end()  # type: ignore[union-attr]  # always matches
+        if not self.comments:
+            return i
         while i < n:
             c = s[i]
             if c in _WS:
@@ -134,12 +139,20 @@ class _Parser:
         return i
 
     def string(self, i: int) -> tuple[str, int]:
-        s = self.s
-        j = i + 1
-        n = len(s)
-        while True:
-            if j >= n:
-                raise self.fail("unterminated string", i)
+        m = _STRING.match(self.s, i)
+        if m is None:
+            return self._bad_string(i)
+        raw = m.group(0)
+        if "\\" not in raw:
+            return raw[1:-1], m.end()
+        try:
+            return json.loads(raw), m.end()
+        except ValueError:
+            raise self.fail("bad escape in a string", i) from None
+
+    def _bad_string(self, i: int) -> tuple[str, int]:
+        s, j, n = self.s, i + 1, len(self.s)
+        while j < n:
             c = s[j]
             if c == '"':
                 break
@@ -149,11 +162,7 @@ class _Parser:
             if c < " ":
                 raise self.fail("control character in a string", j)
             j += 1
-        try:
-            value = json.loads(s[i : j + 1])
-        except ValueError:
-            raise self.fail("bad escape in a string", i) from None
-        return value, j + 1
+        raise self.fail("unterminated string" if j >= n else "bad escape in a string", i)
 
     def value(self, i: int, depth: int) -> Node:
         if depth > MAX_DEPTH:
@@ -268,6 +277,22 @@ def canonical(value: Any) -> str:
     return json.dumps(norm(value), sort_keys=True, ensure_ascii=True)
 
 
+def same(a: Any, b: Any) -> bool:
+    """canonical(a) == canonical(b), without building either string."""
+    if a is b:
+        return True
+    ta, tb = type(a), type(b)
+    if ta is dict or tb is dict:
+        return ta is tb and a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if ta is list or tb is list:
+        return ta is tb and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if ta in (Number, BigInt) or tb in (Number, BigInt):
+        return ta is tb and a.text == b.text
+    if ta is float or tb is float:
+        return ta is tb and repr(a) == repr(b)
+    return ta is tb and a == b
+
+
 def dump(value: Any, unit: str | None, newline: str = "\n", indent: str = "") -> str:
     """`value` as JSON; `unit` None for one line, else the indent of one level. Numbers parsed
     from a file come back as they were written; a float that is not finite is refused."""
@@ -336,7 +361,7 @@ class _Editor:
         self.splices.append((node.start, node.end, self.render(value, node.start, True)))
 
     def change(self, node: Node, new: Any) -> None:
-        if canonical(node.value) == canonical(new):
+        if same(node.value, new):
             return
         if node.kind == "object" and isinstance(new, dict):
             self.change_object(node, new)

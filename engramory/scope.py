@@ -304,7 +304,10 @@ def raw_path(tool_input: "Any") -> "str | None":
 
 def interesting(path: str, env: "Mapping[str, str]") -> bool:
     """Whether the guard has anything to say about a change to `path`: it is an index, or it
-    lies in a store whose config may mark it read-only."""
+    lies in a store whose config may mark it read-only, or it is a store config itself
+    (read-only to the agent: config.protect_config)."""
+    if basename(path) == CONFIG_NAME:
+        return True
     paths = index_paths(env)
     if is_index(path, index_name(env)[0], paths):
         return True

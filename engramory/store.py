@@ -20,27 +20,59 @@ import os
 import posixpath
 import re
 import stat
+import time
+import unicodedata
 from urllib.parse import unquote
 
 from engramory import config, frontmatter
 from engramory.config import caps_for
-from engramory.guard import READ_LIMIT
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from typing import Callable
 
     from engramory.size import Caps
 
 ARCHIVE = "archive"
+TEMPLATES = "templates"  # copies of the bundle's own templates: never live notes
 TYPES = ("user", "feedback", "project", "reference")
 READ_MAX = 4 << 20  # a note past this is not read: it is reported by size alone
+INDEX_READ_MAX = 1 << 20  # an index is read this far at most; its size tells the rest
+PARSE_FACTOR = 4  # pointers are parsed only this many times the hard caps into the index
+# Only these schemes leave the machine; any other "scheme:" (file://, vscode://, and C:/ on
+# Windows) names a local path and is held to the same escape check as a plain path.
+REMOTE_SCHEMES = frozenset(["http", "https", "ftp", "ftps", "ssh", "mailto"])
 
 LINK_RE = re.compile(r"\[([^\]\n]*)\]\(\s*(<[^>\n]*>|[^)\s]+)(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'))?\s*\)")
 WIKI_RE = re.compile(r"\[\[([^\[\]\n|#]+)(?:#[^\[\]\n|]*)?(?:\|[^\[\]\n]*)?\]\]")
 HEADING_RE = re.compile(r"#{1,6}[ \t]+(.*?)[ \t#]*\Z")
 _SPECIAL_FIRST = "`~<#"
-SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+SCHEME_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
+
+
+def is_remote(target: str) -> bool:
+    """Whether a link target is a remote URL (http, https, ftp, ftps, ssh, mailto, git+...)."""
+    m = SCHEME_RE.match(target)
+    if m is None:
+        return False
+    scheme = m.group(1).lower()
+    return scheme in REMOTE_SCHEMES or scheme.startswith("git+")
+
+
+def local_path(target: str) -> str:
+    """The local path a non-remote target names: file:// URLs lose their scheme."""
+    if target[:7].lower() == "file://":
+        rest = target[7:]
+        if rest.startswith("localhost/"):
+            rest = rest[9:]
+        return rest if rest.startswith("/") else "/" + rest
+    return target
+
+
+def fold(name: str) -> str:
+    """A name as a case-insensitive, normalizing disk (macOS, Windows) compares it."""
+    return unicodedata.normalize("NFC", name).casefold()
 
 # The two frontmatter forms (see `form_of`).
 PROTOCOL = "protocol"
@@ -60,11 +92,12 @@ def form_of(fm: frontmatter.Frontmatter) -> str:
 
 class Note:
     """One `.md` file under ROOT. `error` says why it could not be read (then `text` is
-    None); `raw` is kept only for the size and for byte-level checks."""
+    None). When the store is streamed (`load(..., visit=...)`) the text, body and parsed
+    frontmatter are dropped after the visit: what stays is what the whole-store checks use."""
 
     __slots__ = (
         "path", "rel", "slug", "archived", "size", "text", "error", "fm", "form",
-        "body", "links", "real", "type", "name", "description",
+        "body", "links", "real", "type", "name", "description", "mtime", "body_key", "host_reads",
     )
 
     def __init__(self, path: str, rel: str, archived: bool) -> None:
@@ -79,16 +112,34 @@ class Note:
         self.fm: frontmatter.Frontmatter | None = None
         self.form = CLAUDE
         self.body = ""
-        self.links: list[tuple[str, int]] = []  # ([[target]], line)
+        self.links: tuple[str | int, ...] = ()  # [[target]], line, [[target]], line, ... (flat: less memory)
         self.real = path
         self.type: str | None = None  # in either form; None when absent or not text
         self.name: str | None = None
         self.description: str | None = None
+        self.mtime = 0.0
+        self.body_key: int | None = None  # hash of the normalised body (near duplicates)
+        # whether the host's recall scan sees the frontmatter: it reads only the first
+        # HOST_SCAN_LINES lines / HOST_SCAN_BYTES bytes of a note
+        self.host_reads = True
+
+    def link_list(self) -> list[tuple[str, int]]:
+        """The [[links]] as (target, 1-based line) pairs."""
+        it = iter(self.links)
+        return [(str(t), int(line)) for t, line in zip(it, it)]
 
     def line_at(self, offset: int) -> int:
         """1-based line of a character offset in the body."""
         assert self.fm is not None
         return self.fm.body_line + self.body.count("\n", 0, offset)
+
+
+# Claude Code 2.1.332's recall scan (measured): it reads the first 30 lines and 65,536 bytes
+# of each note; a frontmatter block not closed inside that gives it no description or type.
+HOST_SCAN_LINES = 30
+HOST_SCAN_BYTES = 65536
+HOST_CANDIDATES = 200  # the newest notes by modification time it offers its selector
+_TYPE_STR = {t: t for t in TYPES}
 
 
 class Pointer:
@@ -113,7 +164,8 @@ class Store:
     __slots__ = (
         "root", "real_root", "index_name", "index_path", "index_raw", "index_text", "index_error",
         "pointers", "notes", "by_rel", "unlistable", "skipped", "escaping_links", "config", "caps",
-        "cap_notes", "index_size",
+        "cap_notes", "index_size", "index_bad_bytes", "index_parsed_lines", "index_cut",
+        "case_insensitive", "streamed", "stopped",
     )
 
     def __init__(self, root: str, index_name: str) -> None:
@@ -121,10 +173,13 @@ class Store:
         self.real_root = os.path.realpath(root)
         self.index_name = index_name
         self.index_path = os.path.join(root, index_name)
-        self.index_raw: bytes | None = None
-        self.index_text: str | None = None
+        self.index_raw: bytes | None = None  # at most INDEX_READ_MAX bytes of it
+        self.index_text: str | None = None  # decoded leniently when it is not UTF-8
         self.index_error: tuple[str, str] | None = None
-        self.index_size = 0  # set only when the index is too large to read
+        self.index_size = 0  # the file size, whether or not all of it was read
+        self.index_bad_bytes: list[tuple[int, int]] = []  # (byte offset, line) not UTF-8
+        self.index_parsed_lines = 0  # lines searched for pointers
+        self.index_cut = False  # pointers past the parse limit were not read
         self.pointers: list[Pointer] = []
         self.notes: list[Note] = []
         self.by_rel: dict[str, Note] = {}
@@ -134,10 +189,18 @@ class Store:
         self.config: config.StoreConfig = config.StoreConfig(os.path.join(root, config.CONFIG_NAME))
         self.caps: Caps | None = None
         self.cap_notes: list[str] = []
+        self.case_insensitive = False
+        self.streamed = False  # texts were dropped after the visit
+        self.stopped = False  # the deadline passed: later notes were not read
 
     @property
     def live(self) -> list[Note]:
         return [n for n in self.notes if not n.archived]
+
+    @property
+    def index_read(self) -> bool:
+        """Whether the index was read (fully or its first part)."""
+        return self.index_text is not None
 
 
 def _reason(exc: OSError) -> str:
@@ -148,11 +211,33 @@ def inside(real: str, real_root: str) -> bool:
     return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
-def _walk(store: Store) -> None:
-    """Collect every note under ROOT without following symlinked folders."""
+def case_insensitive(folder: str, probe: str = "") -> bool:
+    """Whether the filesystem holding `folder` compares names without case (macOS, Windows):
+    the folder's own name, or failing that `probe` (a file in it), spelled in another case
+    names the same file."""
+    real = os.path.realpath(folder)
+    for parent, name in ((os.path.dirname(real), os.path.basename(real)), (real, probe)):
+        swapped = name.lower() if name != name.lower() else name.upper()
+        if not name or swapped == name:
+            continue
+        try:
+            return os.path.samefile(os.path.join(parent, name), os.path.join(parent, swapped))
+        except OSError:
+            continue
+    return False
+
+
+def _walk(store: Store, deadline: float | None = None) -> None:
+    """Collect every note under ROOT without following symlinked folders. `templates/` at
+    the top and any index file in a subfolder are not notes (the bundle's own templates,
+    copied in, must not be audited as live memory)."""
     stack = [""]
     index_rel = store.index_name
+    index_low = index_rel.lower()
     while stack:
+        if deadline is not None and time.monotonic() > deadline:
+            store.stopped = True
+            return
         rel_dir = stack.pop()
         folder = os.path.join(store.root, rel_dir) if rel_dir else store.root
         try:
@@ -161,16 +246,21 @@ def _walk(store: Store) -> None:
         except OSError as exc:
             store.unlistable.append((rel_dir or ".", _reason(exc)))
             continue
-        for entry in entries:
+        for k, entry in enumerate(entries):
+            if deadline is not None and k & 255 == 255 and time.monotonic() > deadline:
+                store.stopped = True
+                return
             name = entry.name
             if name.startswith("."):
                 continue
             rel = rel_dir + "/" + name if rel_dir else name
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    stack.append(rel)
+                    if rel != TEMPLATES:
+                        stack.append(rel)
                     continue
-                if not name.lower().endswith(".md") or rel == index_rel:
+                low = name.lower()
+                if not low.endswith(".md") or rel == index_rel or (rel_dir and low == index_low):
                     continue
                 is_link = entry.is_symlink()
                 if not is_link and not entry.is_file(follow_symlinks=False):
@@ -195,35 +285,42 @@ _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXE
 _CHUNK = 1 << 16
 
 
-def _read_bytes(note: Note) -> bytes | None:
-    """The note's bytes, or None with `note.error` set. O_NONBLOCK keeps a FIFO that
-    appears between the walk and the read from hanging the doctor; plain os.read is used
-    because it costs a third less than a buffered file object over 10,000 small files."""
+def read_bounded(path: str, limit: int, check_regular: bool = True) -> tuple[bytes, os.stat_result]:
+    """At most `limit` + 1 bytes of a regular file, and its stat. O_NONBLOCK keeps a FIFO
+    from hanging the open; the fstat refuses anything but a regular file (a FIFO, a device,
+    /dev/zero) before a byte is read. Raises OSError (ENOTREG-like: EINVAL) otherwise."""
+    fd = os.open(path, _OPEN_FLAGS)
     try:
-        fd = os.open(note.path, _OPEN_FLAGS)
-    except OSError as exc:
-        note.error = ("file-unreadable", _reason(exc))
-        return None
-    try:
-        if note.real != note.path and not stat.S_ISREG(os.fstat(fd).st_mode):
-            note.error = ("file-unreadable", "not a regular file")
-            return None
-        data = os.read(fd, _CHUNK)
-        if len(data) == _CHUNK:
+        st = os.fstat(fd)
+        if check_regular and not stat.S_ISREG(st.st_mode):
+            raise OSError(22, "not a regular file")
+        data = os.read(fd, min(_CHUNK, limit + 1))
+        if len(data) == _CHUNK and limit + 1 > _CHUNK:
             parts = [data]
             total = len(data)
-            while total <= READ_MAX:
-                more = os.read(fd, _CHUNK)
+            while total <= limit:
+                more = os.read(fd, min(_CHUNK, limit + 1 - total))
                 if not more:
                     break
                 parts.append(more)
                 total += len(more)
             data = b"".join(parts)
+        return data, st
+    finally:
+        os.close(fd)
+
+
+def _read_bytes(note: Note) -> bytes | None:
+    """The note's bytes (at most READ_MAX + 1), or None with `note.error` set. Plain os.read
+    is used because it costs a third less than a buffered file object over 10,000 files."""
+    try:
+        data, st = read_bounded(note.path, READ_MAX)
     except OSError as exc:
         note.error = ("file-unreadable", _reason(exc))
         return None
-    finally:
-        os.close(fd)
+    note.mtime = st.st_mtime
+    if len(data) > READ_MAX:
+        note.size = max(len(data), st.st_size)
     return data
 
 
@@ -231,20 +328,21 @@ def _read_note(note: Note) -> None:
     raw = _read_bytes(note)
     if raw is None:
         return
-    note.size = len(raw)
     if len(raw) > READ_MAX:
-        try:
-            note.size = max(note.size, os.path.getsize(note.path))
-        except OSError:
-            pass
         note.error = ("note-too-large", "larger than %s bytes; not read" % "{:,}".format(READ_MAX))
         return
+    note.size = len(raw)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         note.error = ("file-not-utf8", "byte %d is not UTF-8 (%s)" % (exc.start, exc.reason))
         return
     parse_note(note, text)
+    head = raw[:HOST_SCAN_BYTES]
+    if note.fm is not None and note.fm.closed:
+        # the closing fence must lie inside what the host reads of the note
+        end_line = note.fm.end_line
+        note.host_reads = end_line <= HOST_SCAN_LINES and len(text[:note.fm.body_start].encode()) <= len(head)
 
 
 def parse_note(note: Note, text: str) -> Note:
@@ -257,19 +355,40 @@ def parse_note(note: Note, text: str) -> Note:
     t = fields.get("type")
     if t is None:
         t = fm.nested("metadata", "type")
-    note.type = t if isinstance(t, str) else None
+    # one shared string per type and for a name equal to the slug: 50,000 notes, 6 MB less
+    note.type = _TYPE_STR.get(t, t) if isinstance(t, str) else None
     name, desc = fields.get("name"), fields.get("description")
-    note.name = name if isinstance(name, str) else None
+    note.name = (note.slug if name == note.slug else name) if isinstance(name, str) else None
     note.description = desc if isinstance(desc, str) else None
     note.body = text[fm.body_start:]
-    if "[[" in note.body:
-        body = note.body
+    body = note.body
+    if "[[" in body:
         base = fm.body_line
+        pos = 0
+        line = base
+        links: list[str | int] = []
         for m in WIKI_RE.finditer(body):
             target = m.group(1).strip()
             if target:
-                note.links.append((target, base + body.count("\n", 0, m.start())))
+                line += body.count("\n", pos, m.start())  # counted on from the last link: linear
+                pos = m.start()
+                links += (target, line)
+        note.links = tuple(links)
+    words = body.lower().split()
+    if len(words) >= 8:
+        # a 64-bit hash, compared only within this run: importing hashlib alone costs 4 MB
+        note.body_key = hash(" ".join(words))
     return note
+
+
+def forget_text(note: Note) -> None:
+    """Drop what only the per-note checks need (the store streams: no bodies are kept). The
+    path goes too: it is ROOT joined with `rel`, and `real` says where a symlink leads."""
+    note.text = None
+    note.body = ""
+    note.fm = None
+    if note.real == note.path:
+        note.real = note.path = ""
 
 
 def heading_type(title: str) -> str | None:
@@ -283,32 +402,108 @@ def heading_type(title: str) -> str | None:
 
 
 def _read_index(store: Store) -> None:
+    """Stat first, then read a bounded head of the index. A symlink leading outside the
+    store is refused unread (`symlink-escape`); a FIFO, device or folder is never opened
+    for reading (`not-a-file`). Non-UTF-8 bytes are recorded and the text decoded leniently,
+    so every pointer check still runs."""
+    path = store.index_path
     try:
-        with open(store.index_path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            if size > READ_LIMIT:
-                store.index_size = size
-                store.index_error = ("index-too-large", "%s bytes; judged by its size alone" % "{:,}".format(size))
-                return
-            raw = f.read()
+        lst = os.lstat(path)
     except FileNotFoundError:
         store.index_error = ("index-missing", "no such file")
         return
     except OSError as exc:
         store.index_error = ("file-unreadable", _reason(exc))
         return
+    if stat.S_ISLNK(lst.st_mode):
+        real = os.path.realpath(path)
+        if not inside(real, store.real_root):
+            store.index_error = ("symlink-escape", "a symlink to a file outside the store")
+            return
+        path = real
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        store.index_error = ("file-unreadable", _reason(exc))
+        return
+    if not stat.S_ISREG(st.st_mode):
+        store.index_error = ("not-a-file", "not a regular file (%s)" % _kind(st.st_mode))
+        return
+    try:
+        raw, st = read_bounded(path, INDEX_READ_MAX)
+    except OSError as exc:
+        store.index_error = ("file-unreadable", _reason(exc))
+        return
+    store.index_size = max(st.st_size, len(raw))
+    if len(raw) > INDEX_READ_MAX:
+        raw = raw[:INDEX_READ_MAX]
     store.index_raw = raw
     try:
         text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        store.index_error = ("file-not-utf8", "byte %d is not UTF-8 (%s)" % (exc.start, exc.reason))
-        return
+    except UnicodeDecodeError:
+        text = _lenient(store, raw)
     store.index_text = text
+    _parse_pointers(store, text)
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a file"
+
+
+_MAX_BAD = 50
+
+
+def _lenient(store: Store, raw: bytes) -> str:
+    """Decode with U+FFFD for bad bytes, recording where the first few are. A cut at the
+    read limit may split the last character: that one is not the file's fault."""
+    bad: list[tuple[int, int]] = []
+    end = len(raw)
+    pos = 3 if raw.startswith(b"\xef\xbb\xbf") else 0
+    line = 1
+    counted = 0
+    while pos < end and len(bad) < _MAX_BAD:
+        try:
+            raw[pos:].decode("utf-8")
+            break
+        except UnicodeDecodeError as exc:
+            at = pos + exc.start
+            if exc.reason == "unexpected end of data" and len(raw) >= INDEX_READ_MAX:
+                break
+            line += raw.count(b"\n", counted, at)
+            counted = at
+            bad.append((at, line))
+            pos = pos + exc.end
+    store.index_bad_bytes = bad
+    start = 3 if raw.startswith(b"\xef\xbb\xbf") else 0
+    return raw[start:].decode("utf-8", "replace")
+
+
+def _parse_pointers(store: Store, text: str) -> None:
+    assert store.caps is not None
+    # a cap can be absurdly high (a config may say 10**30): the text itself bounds the lines
+    max_lines = min(PARSE_FACTOR * store.caps.hard_lines, text.count("\n") + 1)
+    max_chars = PARSE_FACTOR * store.caps.hard_bytes
     heading: str | None = None
     in_fence = False
     in_comment = False
     pointers = store.pointers
-    for number, line in enumerate(text.split("\n"), 1):
+    number = 0
+    consumed = 0
+    for line in text.split("\n", max_lines)[:max_lines]:
+        number += 1
+        consumed += len(line) + 1
+        if consumed > max_chars:
+            store.index_cut = True
+            number -= 1
+            break
         if in_comment:
             if "-->" in line:
                 in_comment = False
@@ -340,21 +535,32 @@ def _read_index(store: Store) -> None:
                 target = target[1:-1]
             if "#" in target or "?" in target:
                 target = target.split("#", 1)[0].split("?", 1)[0]
-            if not target[-3:].lower() == ".md" or (":" in target and SCHEME_RE.match(target)):
+            if not target[-3:].lower() == ".md":
                 continue
+            if ":" in target and SCHEME_RE.match(target):
+                if is_remote(target):
+                    continue
+                target = local_path(target)
             pointers.append(Pointer(number, m.group(1), unquote(target) if "%" in target else target, heading))
+    store.index_parsed_lines = number
+    if consumed < len(text) and number >= max_lines:
+        store.index_cut = True
+    if store.index_size > len(store.index_raw or b""):
+        store.index_cut = True
 
 
-def _resolve(store: Store, p: Pointer) -> None:
+def _resolve(store: Store, p: Pointer, by_fold: dict[str, Note] | None) -> None:
     target = p.target
     # the common case needs no system call: a plain relative path to a note the walk found
     # (the walk does not follow symlinked folders, so its paths cannot leave ROOT)
     norm = posixpath.normpath(target)
     note = store.by_rel.get(norm)
+    if note is None and by_fold is not None:
+        note = by_fold.get(fold(norm))  # the disk ignores case: so does the pointer
     if (note is not None and note.real == note.path and "\\" not in target and ".." not in target
             and not target.startswith("/")):
-        p.path = note.path
-        p.rel = norm
+        p.path = os.path.join(store.root, note.rel)
+        p.rel = note.rel
         p.exists = p.is_file = True
         return
     if os.path.isabs(target) or target.startswith("~"):
@@ -367,6 +573,10 @@ def _resolve(store: Store, p: Pointer) -> None:
         p.escapes = True
         return
     p.rel = os.path.relpath(real, store.real_root).replace(os.sep, "/")
+    if by_fold is not None and p.rel not in store.by_rel:
+        hit = by_fold.get(fold(p.rel))
+        if hit is not None:
+            p.rel = hit.rel
     try:
         st = os.stat(real)
     except OSError:
@@ -375,20 +585,44 @@ def _resolve(store: Store, p: Pointer) -> None:
     p.is_file = stat.S_ISREG(st.st_mode)
 
 
-def load(root: str, env: Mapping[str, str] | None = None) -> Store:
+class Stopped(Exception):
+    """The deadline given to `load` passed (the SessionStart hook's time budget)."""
+
+
+def load(root: str, env: Mapping[str, str] | None = None, visit: Callable[[Note], None] | None = None,
+         deadline: float | None = None) -> Store:
     """Read the store at `root`. Raises OSError only when `root` itself is not a folder
-    that can be listed; everything below is recorded, never raised."""
+    that can be listed; everything below is recorded, never raised.
+
+    With `visit`, the notes stream: each is read, parsed, handed to `visit`, and its text
+    dropped, so memory does not grow with the notes' bodies. With `deadline` (a
+    time.monotonic() value) reading stops once it passes: `stopped` is then set and the
+    notes not read yet are left out."""
     settings = config.from_env(env)
     store = Store(root, settings.index_name)
     os.listdir(root)  # the one failure that stops the doctor: the root itself
     store.config = config.load_store_config(root)
     store.caps, store.cap_notes = caps_for(store.index_path, env)
+    store.case_insensitive = case_insensitive(root, store.index_name)
     _read_index(store)
-    _walk(store)
+    _walk(store, deadline)
     store.notes.sort(key=lambda n: n.rel)
+    store.streamed = visit is not None
+    by_rel = store.by_rel
     for note in store.notes:
+        by_rel[note.rel] = note  # all of them: a pointer to a note not read yet still resolves
+    kept: list[Note] = []
+    for i, note in enumerate(store.notes):
+        if deadline is not None and i % 64 == 0 and time.monotonic() > deadline:
+            store.stopped = True
+            break
         _read_note(note)
-        store.by_rel[note.rel] = note
+        kept.append(note)
+        if visit is not None:
+            visit(note)
+            forget_text(note)
+    store.notes = kept
+    by_fold = {fold(n.rel): n for n in store.notes} if store.case_insensitive else None
     for p in store.pointers:
-        _resolve(store, p)
+        _resolve(store, p, by_fold)
     return store

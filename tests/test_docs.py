@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import yaml
 
-from engramory import cli, cliutil, config, size
+from engramory import cli, cliutil, config, doctor, size, store
 from engramory.check import EXIT as CHECK_EXIT
 from tests.conftest import ROOT, index_text
 
@@ -202,6 +202,9 @@ class Invocation:
         return "%s: %s" % (self.doc, self.line)
 
 
+ENTRY_SCRIPT = "tools/engramory.py"
+
+
 def invocations(doc: str, text: str) -> list[Invocation]:
     found = []
     # A shown line may chain commands (`a && b`): each one is checked on its own.
@@ -212,6 +215,9 @@ def invocations(doc: str, text: str) -> list[Invocation]:
             found.append(Invocation(doc, line, ("engramory", t[3]), t[4:]))
         elif t[:1] == ["engramory"] and len(t) > 1 and re.fullmatch(r"[a-z]+", t[1]):
             found.append(Invocation(doc, line, ("engramory", t[1]), t[2:]))
+        elif t[:1] == ["python3"] and len(t) > 2 and repo_path(t[1]) == ENTRY_SCRIPT and re.fullmatch(r"[a-z]+", t[2]):
+            # tools/engramory.py runs every command: check the subcommand's own flags
+            found.append(Invocation(doc, line, ("engramory", t[2]), t[3:]))
         elif t[:1] == ["python3"] and len(t) > 1:
             script = repo_path(t[1])
             if script and script.endswith(".py"):
@@ -308,7 +314,8 @@ def test_every_environment_variable_the_documents_name_is_read_by_the_code() -> 
 
 NUMBER_UNIT_RE = re.compile(r"(?<![\w.,-])(\d{1,3}(?:,\d{3})+|\d+)(?:\s+|-)(lines?|bytes?)\b")
 ROUGH_SIZE_RE = re.compile(r"\b\d+(?:\.\d+)?\s*(?:KB|KiB|kB|MB|MiB)\b")
-CAP_LINES = {size.WARN_LINES, size.HARD_LINES}
+# the doctor's: the host's recall scan (lines read per note) and the text output cap per check
+CAP_LINES = {size.WARN_LINES, size.HARD_LINES, store.HOST_SCAN_LINES, doctor.OUTPUT_CAP}
 CAP_BYTES = {size.WARN_BYTES, size.HARD_BYTES, config.NOTE_MAX_BYTES}
 
 
@@ -521,18 +528,22 @@ def test_porting_claims_match_what_ships_and_what_was_tested() -> None:
     hermes_pin = pinned(ROOT / "tests" / "hermes" / "requirements.txt", r"hermes-agent==([\w.]+)")
     assert rows["Hermes"][4].startswith("hermes-agent %s " % hermes_pin)
     assert rows["Cursor"][4].startswith("not verified")
+    codex_pin = json.loads((ROOT / "tests" / "codex" / "package.json").read_text())["dependencies"]["@openai/codex"]
+    assert rows["Codex CLI"][4].startswith("Codex CLI %s," % codex_pin)
+    gemini_pin = json.loads((ROOT / "tests" / "gemini" / "package.json").read_text())["dependencies"]["@google/gemini-cli"]
+    assert rows["Gemini CLI"][4].startswith("Gemini CLI %s," % gemini_pin)
     for title, (suite, package) in VERIFIED_NPM_HOSTS.items():
         pin = json.loads((ROOT / "tests" / suite / "package.json").read_text())["dependencies"][package]
         name = VERIFIED_AS.get(title, title)
         assert rows[title][4].startswith("%s %s, end-to-end suite on the real CLI" % (name, pin)), rows[title]
     for host, row in rows.items():
         shipped = not row[2].startswith("no shim") and not host.startswith("Hosts without file access")
-        assert shipped == (host in ("Claude Code", "Cursor", "Hermes", *VERIFIED_NPM_HOSTS)), row
+        assert shipped == (host in ("Claude Code", "Cursor", "Hermes", "Codex CLI", "Gemini CLI", *VERIFIED_NPM_HOSTS)), row
         # A host with no shim cannot be more than "checked after".
         assert shipped or not row[3].startswith("enforced"), row
         assert shipped or row[4] in ("not verified", "not applicable"), row
     hosts_flags = {v for i in ALL_INVOCATIONS if i.doc == "PORTING.md" for f, vals in i.flags() if f == "--host" for v in vals}
-    assert hosts_flags == {"cursor", "hermes", *(suite for suite, _ in VERIFIED_NPM_HOSTS.values())}
+    assert hosts_flags == {"cursor", "hermes", "codex", "gemini", *(suite for suite, _ in VERIFIED_NPM_HOSTS.values())}
 
 
 def test_skill_store_config_example_validates_against_the_schema() -> None:
@@ -614,3 +625,114 @@ def test_documents_name_no_path_of_this_machine(doc: str) -> None:
     text = ALL_TEXT[doc]
     assert re.findall(r"(?<![\w.~])/(?:work|root|tmp|home/\w+|Users/\w+)/\S*", text) == []
     assert str(ROOT) not in text
+
+
+# --- the curation commands (issue 12) ----------------------------------------------------
+
+CURATION = ("new", "update", "archive", "restore", "search", "log", "undo")
+
+
+def test_skill_shows_every_curation_command_through_the_entry_script() -> None:
+    shown = {i.program for i in ALL_INVOCATIONS if i.doc == "SKILL.md" and ENTRY_SCRIPT in i.line}
+    assert {("engramory", c) for c in CURATION} <= shown
+    assert all(c in cli.COMMANDS for c in CURATION)
+    text = read("SKILL.md")
+    assert "read the index first; search when nothing in it fits" in text
+    assert "`engramory new` does steps 3 and 4" in text
+
+
+def test_curation_exit_codes_are_the_ones_the_skill_states(tmp_path: Path) -> None:
+    from engramory import notes, search
+
+    text = " ".join(read("SKILL.md").split())
+    writers = stated_codes(text, "new, update, archive, restore and undo")
+    assert writers == {notes.EX_OK: "done", notes.EX_REFUSED: "refused", notes.EX_BUSY: "busy",
+                       cliutil.EX_USAGE: "usage error", cliutil.EX_NOINPUT: "cannot read"}
+    assert stated_codes(text, "search") == {search.EX_FOUND: "found", search.EX_NONE: "no match",
+                                            cliutil.EX_USAGE: "usage error", cliutil.EX_NOINPUT: "cannot read"}
+    store = tmp_path / "mem"
+    store.mkdir()
+    new = ["new", str(store), "--type", "user", "--description", "The user prefers tabs", "--body", "Tabs."]
+    assert run_tool("engramory.py", *new).returncode == notes.EX_OK
+    assert run_tool("engramory.py", *new).returncode == notes.EX_REFUSED  # the name is taken
+    assert run_tool("engramory.py", "new", str(store), "--type", "nope").returncode == cliutil.EX_USAGE
+    assert run_tool("engramory.py", "undo", str(tmp_path / "missing")).returncode == cliutil.EX_NOINPUT
+    assert run_tool("engramory.py", "search", "tabs", str(store)).returncode == search.EX_FOUND
+    assert run_tool("engramory.py", "search", "spaces", str(store)).returncode == search.EX_NONE
+    # busy: another process holds the store lock
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; sys.path.insert(0, %r); "
+                               "from engramory import journal\nwith journal.lock(%r):\n print('held', flush=True); "
+                               "time.sleep(4)" % (str(ROOT), str(store))], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        proc = subprocess.run(
+            [sys.executable, "-I", "-S", "-c", "import sys; sys.path.insert(0, %r); from engramory import journal, cli; "
+             "journal.LOCK_TIMEOUT = 0.3; "
+             "raise SystemExit(cli.main(%r))" % (str(ROOT), ["undo", str(store)])],
+            capture_output=True, text=True, timeout=60)
+        assert proc.returncode == notes.EX_BUSY, proc.stderr
+    finally:
+        holder.communicate()
+
+
+def test_skill_curation_block_runs_as_shown(tmp_path: Path) -> None:
+    """Every command of the skill's curation block, with its placeholders filled in, in order,
+    against the default root (a project's auto-memory folder under CLAUDE_CONFIG_DIR)."""
+    text = read("SKILL.md")
+    block = text.split("### Curation commands", 1)[1]
+    lines = FENCE_RE.findall(block)[0].strip().splitlines()
+    project = tmp_path / "project"
+    project.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ENGRAMORY_", "CLAUDE"))}
+    env["CLAUDE_CONFIG_DIR"] = str(tmp_path / "config")
+    fill = {
+        "<words, an error string or a file name>": "ECONNREFUSED",
+        "<one line>": "Rerun ECONNREFUSED test failures after starting redis",
+        "<the fact>": "connect ECONNREFUSED 127.0.0.1:6379 means redis is down.",
+        "<the reason>": "it wasted an hour in November 2026",
+        "<what to do next time>": "run docker compose up redis, then rerun",
+        "<a sharper line>": "ECONNREFUSED on 6379 in tests: start redis and rerun",
+        "<name>": "rerun-econnrefused-test-failures-after-starting-redis",
+    }
+    codes = []
+    for line in lines[1:] + lines[:1]:  # search last, once there is something to find
+        for key, value in fill.items():
+            line = line.replace(key, value)
+        argv = shlex.split(line.replace("${CLAUDE_SKILL_DIR}", str(ROOT)))
+        assert argv[0] == "python3"
+        proc = subprocess.run([sys.executable, "-I", "-S", *argv[1:]], cwd=project, env=env,
+                              capture_output=True, text=True, timeout=60)
+        codes.append((argv[2], proc.returncode, proc.stderr[-300:]))
+    assert [(c, rc) for c, rc, _ in codes] == [
+        ("new", 0), ("update", 0), ("archive", 0), ("restore", 0), ("log", 0), ("undo", 0), ("search", 0)], codes
+# --- compact (owner: compact) -----------------------------------------------------------------
+
+def test_compact_exit_codes_are_the_ones_the_skill_states(tmp_path: Path) -> None:
+    from engramory import compact
+
+    stated = stated_codes(read("SKILL.md"), "compact")
+    assert stated == {0: "nothing to do", 1: "operations planned or applied", 2: "decisions needed",
+                      64: "usage error", 65: "the store changed since the plan", 66: "cannot read"}
+    assert compact.EX_DATAERR == 65 and cliutil.EX_USAGE == 64 and cliutil.EX_NOINPUT == 66
+    shown = {(i.doc, i.program) for i in ALL_INVOCATIONS}
+    assert ("SKILL.md", ("engramory", "compact")) in shown and ("SKILL.md", ("engramory", "review")) in shown
+    store = tmp_path / "s"
+    store.mkdir()
+    (store / "MEMORY.md").write_text(index_text(3))
+    run = [sys.executable, "-I", "-S", str(ROOT / "tools" / "engramory.py"), "compact", str(store)]
+    assert subprocess.run(run, capture_output=True, timeout=60).returncode == 0
+    (store / "MEMORY.md").write_text(index_text(160))
+    assert subprocess.run(run, capture_output=True, timeout=60).returncode == 1
+    assert subprocess.run(run + ["--target", "nope"], capture_output=True, timeout=60).returncode == 64
+    assert subprocess.run(run[:-1] + [str(tmp_path / "none")], capture_output=True, timeout=60).returncode == 66
+
+
+def test_skill_states_the_cold_score_and_pointer_limit_of_the_code() -> None:
+    from engramory import compactplan
+
+    text = " ".join(read("SKILL.md").split())
+    assert "index line over %d characters" % compactplan.POINTER_MAX in text
+    bonus = compactplan.TYPE_BONUS
+    assert ("plus %d for a project note, %d for reference, %d for feedback, %d for user"
+            % (bonus["project"], bonus["reference"], bonus["feedback"], bonus["user"])) in text
+    assert compactplan.FROM_INDEX in text

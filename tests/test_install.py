@@ -110,12 +110,13 @@ def test_install_user_scope(e: Env, capsys: pytest.CaptureFixture[str]) -> None:
     assert manifest["installer"] == "engramory" and "engramory/install.py" in manifest["files"]
     # The hook entries.
     entries = our_entries(e.settings)
-    assert sorted(entries) == ["PostToolUse", "PreToolUse", "SessionStart"]
+    assert sorted(entries) == ["PostToolUse", "PreToolUse", "SessionStart", "UserPromptSubmit"]
     matchers = {ev: [h["matcher"] for h in hs] for ev, hs in entries.items()}
     assert matchers == {
         "PreToolUse": ["Edit|Write|MultiEdit"],
         "PostToolUse": ["^(Bash|PowerShell|Monitor|mcp__.*)$"],
         "SessionStart": [None],
+        "UserPromptSubmit": [None],
     }
     for event, script in (("PreToolUse", "engramory_index_guard.py"), ("PostToolUse", "engramory_post_tool.py"),
                           ("SessionStart", "engramory_session_start.py")):
@@ -179,6 +180,12 @@ def test_foreign_keys_and_hooks_kept_and_uninstall_restores_bytes(e: Env, capsys
     assert e.settings.read_bytes() == FOREIGN
     assert not e.skill.exists()
     assert "Restart Claude Code" in capsys.readouterr().out
+    # and without any backup to fall back on, the splice alone gives the bytes back
+    assert install.main([]) == 0
+    for backup in install.backups_of(str(e.settings)):
+        os.unlink(backup)
+    assert install.uninstall_main([]) == 0
+    assert e.settings.read_bytes() == FOREIGN
 
 
 def test_uninstall_of_a_created_settings_file_removes_it(e: Env) -> None:
@@ -505,17 +512,17 @@ def test_checkout_cloned_into_the_skills_folder(e: Env) -> None:
 
 def test_check(e: Env, capsys: pytest.CaptureFixture[str]) -> None:
     assert install.main(["--check"]) == 1
-    assert "does not exist: engramory is not installed" in capsys.readouterr().out
+    assert "the guard (denies over-cap Edit/Write) is not wired" in capsys.readouterr().out
     assert install.main([]) == 0
     capsys.readouterr()
     assert install.main(["--check"]) == 0
     out = capsys.readouterr().out
-    assert out.count("  ok: ") == 3 and "healthy" in out
+    assert out.count("a smoke run was denied") == 1 and out.count("a smoke run was reported") == 3 and "healthy" in out
     (e.skill / "hooks" / "engramory_index_guard.py").unlink()
     assert install.main(["--check"]) == 1
     out = capsys.readouterr().out
-    assert "engramory_index_guard.py does not exist" in out and "the guard is off" in out and "next step" in out
-    assert "  ok: " in out  # the two others are fine
+    assert "engramory_index_guard.py does not exist" in out and "the guard is off" in out and "fix: " in out
+    assert "the shell backstop (user settings %s): a smoke run was reported" % e.settings in out  # the others are fine
 
 
 def test_install_refuses_an_interpreter_that_cannot_run_the_hooks(e: Env, tmp_path: Path) -> None:
@@ -614,7 +621,9 @@ def test_plugin_hooks_match_the_installer() -> None:
         assert group.get("matcher") == matcher
         (h,) = group["hooks"]
         assert h["type"] == "command" and h["timeout"] == install.HOOK_TIMEOUT
-        assert h["command"] == 'python3 -I -S "${CLAUDE_PLUGIN_ROOT}/hooks/%s"' % script
+        # through the launcher, like the installer's commands: a missing plugin folder is a
+        # hook error (exit 1), never exit 2, which Claude Code reads as a deny of every edit
+        assert h["command"] == install.hook_command("python3", "hooks/" + script, base_var="CLAUDE_PLUGIN_ROOT")
         assert (ROOT / "hooks" / script).is_file()
     assert sorted(hooks) == sorted(event for event, _, _ in install.HOOKS)
 
@@ -645,3 +654,19 @@ def test_the_launcher_runs_the_real_script_with_its_file_name(tmp_path: Path) ->
                           input=json.dumps(payload).encode(), capture_output=True, timeout=30)
     assert proc.returncode == 0
     assert json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_uninstall_leaves_nothing_behind_in_an_empty_home(e: Env) -> None:
+    """No backup of a settings file install created, no folders install made."""
+    assert not e.config.exists()
+    assert install.main([]) == 0
+    assert install.uninstall_main([]) == 0
+    assert not e.config.exists()
+    assert install.main(["--scope", "project"]) == 0
+    assert install.uninstall_main(["--scope", "project"]) == 0
+    assert list(e.project.iterdir()) == []
+    # folders that were there before stay
+    (e.config / "skills").mkdir(parents=True)
+    assert install.main([]) == 0
+    assert install.uninstall_main([]) == 0
+    assert sorted(p.name for p in e.config.rglob("*")) == ["skills"]

@@ -21,6 +21,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     h = tmp_path / "home"
     h.mkdir()
     monkeypatch.setenv("HOME", str(h))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
     project = tmp_path / "proj"
     project.mkdir()
     monkeypatch.chdir(project)
@@ -255,6 +256,23 @@ def test_a_claude_install_beside_it_is_pointed_out(home: Path, capsys: pytest.Ca
     assert "judged twice" in capsys.readouterr().out
 
 
+def test_the_claude_check_honours_claude_config_dir(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wired = '{"hooks": {"PreToolUse": [{"hooks": [{"command": "py hooks/engramory_index_guard.py"}]}]}}'
+    (home / ".claude").mkdir()
+    (home / ".claude" / "settings.json").write_text(wired)  # not read: CLAUDE_CONFIG_DIR wins
+    config = tmp_path / "conf"
+    config.mkdir()
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
+    assert run("install", "--host", "cursor", "--dry-run") == 0
+    assert "judged twice" not in capsys.readouterr().out
+    (config / "settings.json").write_text(wired)
+    assert run("install", "--host", "cursor", "--dry-run") == 0
+    out = capsys.readouterr().out
+    assert "%s also runs engramory's Claude Code guard" % (config / "settings.json") in out
+
+
 def test_the_console_command_in_a_subprocess(tmp_path: Path) -> None:
     project = tmp_path / "p"
     project.mkdir()
@@ -305,3 +323,13 @@ def test_the_command_runs_from_a_path_with_spaces_and_quotes(tmp_path: Path, mon
     proc = subprocess.run(command, shell=True, input=json.dumps(grow).encode(), capture_output=True, env=env, timeout=60)
     assert proc.returncode == 2, proc.stderr
     assert run("install", "--host", "cursor", "--check") == 0
+
+
+def test_check_catches_a_guard_that_starts_but_would_not_act(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run("install", "--host", "cursor") == 0
+    capsys.readouterr()
+    assert run("install", "--host", "cursor", "--check") == 0
+    (home / ".cursor" / "engramory" / "engramory" / "edits.py").unlink()  # the guard fails open, exit 0
+    assert run("install", "--host", "cursor", "--check") == 1
+    out = capsys.readouterr().out
+    assert "engramory/edits.py is missing" in out and "the guard would allow every edit" in out

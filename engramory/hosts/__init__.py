@@ -50,6 +50,8 @@ REGISTRY = {
     "claude": "engramory.hosts.claude",
     "cursor": "engramory.hosts.cursor",
     "hermes": "engramory.hosts.hermes",
+    "codex": "engramory.hosts.codex",
+    "gemini": "engramory.hosts.gemini",
     "qwen": "engramory.hosts.qwen",
     "droid": "engramory.hosts.droid",
     "copilot": "engramory.hosts.copilot",

@@ -41,9 +41,10 @@ def rendered_commands(body: Dict[str, Any]) -> List[str]:
         content = msg.get("content")
         for block in content if isinstance(content, list) else [content]:
             text = block.get("text", "") if isinstance(block, dict) else str(block or "")
-            m = COMMANDS_RE.search(text)
-            if m:
-                return m.group(1).strip().splitlines()
+            # the block of section 8 (check, doctor); section 7 shows compact's block first
+            for m in COMMANDS_RE.finditer(text):
+                if "tools/engramory_check.py" in m.group(1):
+                    return m.group(1).strip().splitlines()
     raise AssertionError("the skill's command block never reached the model")
 
 

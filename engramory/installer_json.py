@@ -1,0 +1,413 @@
+"""The whole install / uninstall / --check flow for a host whose hooks live in one JSON file
+(Claude-shaped `hooks.<Event>[{matcher, hooks: [handler]}]`, or any shape the host module
+merges itself), built on engramory.installer. A host installer module declares a `Wiring`
+and calls three functions:
+
+    from engramory import installer_json as flow
+
+    class Gemini(flow.Wiring):
+        host, title = "gemini", "Gemini CLI"
+        comments = True                               # settings.json allows comments
+        def __init__(self, scope):                   # where things go: the host's own
+            base = ...                                # ~/.gemini or ./.gemini
+            super().__init__(settings=os.path.join(base, "settings.json"),
+                             bundle_dir=os.path.join(base, "engramory"))
+        def hooks(self, interpreter):                 # its events, matchers, timeouts, scripts
+            return [("BeforeTool", "write_file|replace",
+                     self.handler(interpreter, "engramory_gemini_guard.py", timeout=10000))]
+        def smoke_cases(self, tmp):                   # payloads the hooks must answer
+            return [flow.Smoke("BeforeTool", "engramory_gemini_guard.py", payload, expect_deny)]
+
+    def install(args): return flow.install(Gemini(args.scope), args)
+    def uninstall(args): return flow.uninstall(Gemini(args.scope), args)
+    def check(args): return flow.check(Gemini(args.scope))
+
+What the flow guarantees, for every host: the bundle copy with its manifest (files, and per
+settings file what install created), so uninstall takes out exactly that; the settings file
+edited in place (installer.JsonDoc: every untouched byte kept) with a backup of the same mode;
+a refusal, before anything is written, when the settings cannot be parsed or a hook it
+would wire could not run (missing script, an interpreter that cannot import the bundle);
+`--dry-run` as a diff; a second install that changes nothing; `--check` that exits 1 with
+the reason and the fix unless every handler is there, starts, imports the bundle and answers
+its smoke payloads as it must. Hook commands go through installer.hook_command (the -c
+launcher: a deleted bundle is a hook error, never a deny of everything).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+
+from engramory import __version__, installer
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable, Sequence
+    from typing import Any
+
+
+class Smoke:
+    """One smoke case: run the handler of `event` that runs `script` with `payload`;
+    `judge(smoke) -> problem | None` says whether its answer shows the hook acts."""
+
+    def __init__(self, event: str, script: str, payload: Any, judge: Callable[[installer.Smoke], str | None]) -> None:
+        self.event = event
+        self.script = script
+        self.payload = payload
+        self.judge = judge
+
+
+class Wiring:
+    """What one host installer declares. Override `hooks` (and, for a shape that is not
+    Claude's, `merge` / `unmerge` / `ours`); the defaults cover Claude-shaped settings."""
+
+    host = "host"
+    title = "the host"
+    comments = False  # JSONC settings (comments, trailing commas)
+    scripts_dir = "hooks"
+    restart = "Restart the host so it reads the new hooks."
+
+    def __init__(self, settings: str, bundle_dir: str, files: Sequence[str] | None = None,
+                 source: str | None = None) -> None:
+        self.settings = settings
+        self.bundle_dir = bundle_dir
+        self.skill_dir = bundle_dir  # the name installer.plan_skill / apply_skill look for
+        self.link_manifest = os.path.join(os.path.dirname(bundle_dir), installer.LINK_MANIFEST)
+        self.source = source or installer.source_root()
+        self._files = list(files) if files is not None else None
+
+    # -- what the host module declares ----------------------------------------------------
+
+    def hooks(self, interpreter: str) -> list[tuple[str, str | None, dict[str, Any]]]:
+        """(event, matcher or None, handler) for each hook to wire."""
+        raise NotImplementedError
+
+    def smoke_cases(self, tmp: str) -> list[Smoke]:
+        """Payloads the wired hooks must answer (deny or report); [] checks only that they start."""
+        return []
+
+    def handler(self, interpreter: str, script: str, timeout: int | None = installer.HOOK_TIMEOUT,
+                **extra: Any) -> dict[str, Any]:
+        """A Claude-shaped command handler running `script` from the bundle."""
+        out: dict[str, Any] = {"type": "command", "command": installer.hook_command(interpreter, self.script_path(script))}
+        if timeout is not None:
+            out["timeout"] = timeout
+        out.update(extra)
+        return out
+
+    def script_path(self, script: str) -> str:
+        return os.path.join(self.bundle_dir, self.scripts_dir, script)
+
+    def scripts(self) -> list[str]:
+        return sorted({s for _, _, h in self.hooks("python3") for s in [self.script_of(h)] if s})
+
+    def script_of(self, handler: Any) -> str | None:
+        """The bundle script a handler runs, when it is one of ours."""
+        if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
+            return None
+        command = handler["command"].replace("\\\\", "/").replace("\\", "/")
+        folder = "/%s/%s/" % (os.path.basename(self.bundle_dir), self.scripts_dir)
+        i = command.find(folder)
+        if i < 0:
+            return None
+        rest = command[i + len(folder):]
+        name = rest.split('"', 1)[0].split(" ", 1)[0]
+        return name if name.endswith(".py") else None
+
+    def ours(self, handler: Any) -> bool:
+        return self.script_of(handler) is not None
+
+    def present(self, data: dict[str, Any]) -> list[tuple[str, Any, dict[str, Any]]]:
+        """(event, matcher, handler) for every handler in the settings (Claude's shape)."""
+        return _handlers(data)
+
+    def merge(self, data: dict[str, Any], interpreter: str) -> tuple[dict[str, Any], list[str], list[str]]:
+        return installer.add_hook_groups(data, self.hooks(interpreter), self.ours)
+
+    def unmerge(self, data: dict[str, Any], created: list[str] | None) -> tuple[dict[str, Any], int]:
+        return installer.remove_hooks(data, self.ours, created)
+
+    def check_shape(self, doc: installer.JsonDoc) -> None:
+        installer.check_hooks_shape(doc, [event for event, _, _ in self.hooks("python3")])
+
+    def files(self) -> tuple[list[str], list[str]]:
+        """(bundle files to copy, problems that make a hook unable to run)."""
+        required = ["%s/%s" % (self.scripts_dir, s) for s in self.scripts()]
+        files, notes = installer.bundle_files(self.source, required=required)
+        if self._files is not None:
+            files = [f for f in files if f in self._files]
+        keep = [f for f in files if f.startswith((installer.PACKAGE_DIR + "/", "tools/")) or f in required
+                or f in installer.TOP_FILES or f.startswith(("schemas/", "templates/"))]
+        return keep, installer.missing_required(notes)
+
+    def manifest_path(self) -> str:
+        if os.path.islink(self.bundle_dir):
+            return self.link_manifest
+        return os.path.join(self.bundle_dir, installer.MANIFEST)
+
+
+def _interpreter(given: str | None) -> str:
+    exe = given or sys.executable
+    if not exe or not os.path.isabs(exe):
+        raise installer.SettingsError(
+            "cannot tell which Python runs this (sys.executable is %r); run the installer with an "
+            "absolute interpreter path, e.g. /usr/bin/python3 -m engramory install" % (exe,)
+        )
+    return exe
+
+
+def _opts(args: argparse.Namespace | None) -> tuple[bool, bool]:
+    return bool(getattr(args, "dry_run", False)), bool(getattr(args, "link", False))
+
+
+def install(w: Wiring, args: argparse.Namespace | None = None, interpreter: str | None = None,
+            out: Callable[[str], Any] | None = None) -> int:
+    """`engramory install --host <host>`: 0 done, 1 refused (nothing changed) or a write failed."""
+    write = out or sys.stdout.write
+    if getattr(args, "check", False):
+        return check(w, interpreter, out)
+    dry_run, link = _opts(args)
+    try:
+        return _install(w, dry_run, link, _interpreter(interpreter), write)
+    except installer.SettingsError as exc:
+        sys.stderr.write("engramory install: %s\n" % exc)
+        if not isinstance(exc, installer.WriteError):
+            sys.stderr.write("engramory install: nothing was changed.\n")
+        return 1
+    except OSError as exc:
+        sys.stderr.write("engramory install: could not write %s: %s; check the permissions and free space, "
+                         "then run this again\n" % (exc.filename or w.bundle_dir, exc.strerror or exc))
+        return 1
+
+
+def _install(w: Wiring, dry_run: bool, link: bool, exe: str, write: Callable[[str], Any]) -> int:
+    files, missing = w.files()
+    if missing:
+        raise installer.SettingsError("cannot wire hooks that could not run: %s; reinstall engramory or run "
+                                      "the installer from a complete checkout" % "; ".join(missing))
+    problem = installer.interpreter_problem(exe)
+    if problem:
+        raise installer.SettingsError("%s; run the installer with a Python that stays" % problem)
+    doc = installer.JsonDoc.load(w.settings, comments=w.comments, host=w.title)
+    w.check_shape(doc)
+    plan = installer.plan_skill(w, w.source, files, link)
+    old = installer.read_manifest(w.manifest_path())
+    new_data, created, report = w.merge(doc.data, exe)
+    change = installer.Change(w.settings, doc.raw, doc.render(new_data))
+
+    write("engramory install --host %s%s\n" % (w.host, " (dry run: nothing is written)" if dry_run else ""))
+    if plan.mode == "in-place":
+        write("  bundle: %s is this bundle itself; nothing to copy\n" % w.bundle_dir)
+    elif plan.mode == "link":
+        write("  bundle: %s %s -> %s\n" % (w.bundle_dir, "already links" if plan.link_ok else (
+            "would link" if dry_run else "linked"), w.source))
+    else:
+        write("  bundle: %s %d files to %s (%d new, %d updated, %d unchanged)\n" % (
+            "would copy" if dry_run else "copied", len(plan.add) + len(plan.update), w.bundle_dir,
+            len(plan.add), len(plan.update), len(plan.same)))
+    write("  settings: %s\n" % w.settings)
+    for line in report:
+        write("    %s\n" % line)
+    if dry_run:
+        diff = installer.unified_diff(w.settings, change.before, change.after)
+        write(diff if diff else "  settings: no change\n")
+        return 0
+
+    base_missing = not os.path.isdir(os.path.dirname(w.settings))
+    # The bundle and its manifest first, the settings last: the host never sees a hook whose
+    # script is not there yet, or one that could not run.
+    installer.apply_skill(plan, w, w.source)
+    _record(w, plan, doc.exists, created, old, base_missing)
+    broken = installer.bundle_problems(w.bundle_dir, exe)
+    if broken:
+        raise installer.WriteError("the bundle is in %s but its hooks could not run with %s (%s); %s was not "
+                                   "changed" % (w.bundle_dir, exe, "; ".join(broken[:3]), w.settings))
+    saved = installer.apply_change(change)
+    if saved:
+        write("  backup of the previous settings: %s\n" % saved)
+    if change.changed:
+        write("  %s\n" % w.restart)
+    elif not plan.changed:
+        write("  already installed: nothing changed.\n")
+    return 0
+
+
+def _record(w: Wiring, plan: installer.SkillPlan, existed: bool, created: list[str], old: dict[str, Any] | None,
+            created_base: bool) -> None:
+    manifest: dict[str, Any] = {"installer": installer.SKILL_NAME, "host": w.host, "files": [], "settings": {}}
+    if old is not None:
+        manifest["settings"] = dict(old["settings"])
+    manifest["version"] = __version__
+    manifest["mode"] = plan.mode
+    manifest["files"] = sorted(plan.files) if plan.mode in ("copy", "link") else []
+    record = manifest["settings"].get(w.settings)
+    if not isinstance(record, dict):
+        record = {"created_file": not existed, "created": created, "created_base": created_base}
+    else:
+        prior = [c for c in record.get("created", []) if isinstance(c, str)]
+        record = dict(record, created=prior + [c for c in created if c not in prior])
+    manifest["settings"][w.settings] = record
+    current = installer.read_manifest(w.manifest_path())
+    if current is not None and installer.canonical(current) == installer.canonical(manifest):
+        return
+    installer.write_manifest(w.manifest_path(), manifest)
+
+
+def uninstall(w: Wiring, args: argparse.Namespace | None = None, out: Callable[[str], Any] | None = None) -> int:
+    """`engramory uninstall --host <host>`: take out exactly what install put in."""
+    write = out or sys.stdout.write
+    dry_run, _ = _opts(args)
+    try:
+        return _uninstall(w, dry_run, write)
+    except installer.SettingsError as exc:
+        sys.stderr.write("engramory uninstall: %s\n" % exc)
+        if not isinstance(exc, installer.WriteError):
+            sys.stderr.write("engramory uninstall: nothing was changed.\n")
+        return 1
+    except OSError as exc:
+        sys.stderr.write("engramory uninstall: could not write %s: %s; check the permissions, then run this "
+                         "again\n" % (exc.filename or w.bundle_dir, exc.strerror or exc))
+        return 1
+
+
+def _uninstall(w: Wiring, dry_run: bool, write: Callable[[str], Any]) -> int:
+    doc = installer.JsonDoc.load(w.settings, comments=w.comments, host=w.title)
+    mpath = w.manifest_path()
+    manifest = installer.read_manifest(mpath)
+    record = (manifest or {}).get("settings", {}).get(w.settings)
+    created = record.get("created") if isinstance(record, dict) else None
+    if not isinstance(created, list):
+        created = None
+    new_data, removed = w.unmerge(doc.data, created)
+    change = installer.Change(w.settings, doc.raw, doc.raw)
+    if removed:
+        change.after = installer.restore_bytes(doc, new_data)
+        if not new_data and isinstance(record, dict) and record.get("created_file"):
+            change.after = None
+    dest = w.bundle_dir
+    if os.path.islink(dest):
+        action = "unlink"
+    elif os.path.isdir(dest):
+        action = "foreign" if manifest is None else ("manifest-only" if manifest.get("mode") == "in-place" else "remove")
+    else:
+        action = ""
+    write("engramory uninstall --host %s%s\n" % (w.host, " (dry run: nothing is written)" if dry_run else ""))
+    write("  settings: %s: %s\n" % (w.settings, "%d engramory entr%s %s" % (
+        removed, "y" if removed == 1 else "ies", "would be removed" if dry_run else "removed") if removed
+        else "no engramory entry"))
+    write(installer.folder_action_line("bundle", action, dest, manifest, dry_run))
+    if dry_run:
+        diff = installer.unified_diff(w.settings, change.before, change.after)
+        if diff:
+            write(diff)
+        return 0
+    if change.after is None and change.before is not None:
+        # A file install created that holds only our entries: nothing of the user's to back up.
+        if installer.read_regular(w.settings) != change.before:
+            raise installer.SettingsError("%s: changed on disk while this ran; nothing was written to it: run "
+                                          "this again" % w.settings)
+        os.unlink(w.settings)
+        saved = None
+    else:
+        saved = installer.apply_change(change)
+    if action == "unlink":
+        os.unlink(dest)
+        try:
+            os.unlink(w.link_manifest)
+        except OSError:
+            pass
+    elif action == "remove" and manifest is not None:
+        installer.remove_listed(dest, [f for f in manifest["files"] if isinstance(f, str)] + [installer.MANIFEST])
+        installer.prune_empty(dest)
+        try:
+            os.rmdir(dest)
+        except OSError:
+            write("  note: %s still holds files engramory did not install; left in place\n" % dest)
+    elif action == "manifest-only":
+        try:
+            os.unlink(mpath)
+        except OSError:
+            pass
+    if saved:
+        write("  backup of the previous settings: %s\n" % saved)
+    if isinstance(record, dict) and record.get("created_base"):
+        try:
+            os.rmdir(os.path.dirname(w.settings))  # only when empty: install made it
+        except OSError:
+            pass
+    return 0
+
+
+def check(w: Wiring, interpreter: str | None = None, out: Callable[[str], Any] | None = None) -> int:
+    """`install --host <host> --check`: 0 only when every hook is wired, starts, imports the
+    bundle and answers its smoke payloads as it must; else 1, one problem and fix per reason."""
+    report = installer.Report("engramory install --host %s --check: %s" % (w.host, w.settings))
+    fix = "run `engramory install --host %s` again" % w.host
+    try:
+        doc = installer.JsonDoc.load(w.settings, comments=w.comments, host=w.title)
+    except installer.SettingsError as exc:
+        report.problem("%s; %s ignores a file it cannot parse" % (exc, w.title), "fix the file, then run this again")
+        return report.finish("", out)
+    if not doc.exists:
+        report.problem("%s does not exist: the hooks are not installed" % w.settings, fix)
+        return report.finish("", out)
+    wanted = w.hooks(interpreter or sys.executable)
+    present = w.present(doc.data)
+    argv_of: dict[tuple[str, str], list[str]] = {}
+    for event, matcher, handler in wanted:
+        script = w.script_of(handler) or ""
+        mine = [(m, h) for ev, m, h in present if ev == event and w.script_of(h) == script]
+        if not mine:
+            report.problem("no %s handler runs %s/%s" % (event, w.scripts_dir, script), fix)
+            continue
+        if len(mine) > 1:
+            report.note("%d %s handlers run %s: each call is judged more than once" % (len(mine), event, script))
+        m, h = mine[0]
+        if m != matcher:
+            report.problem("the %s matcher is %r, not %r: the hook may not run for the tools it guards"
+                           % (event, m, matcher), fix)
+        if h.get("async") is True:
+            report.problem("the %s handler is marked \"async\": the host does not wait for it" % event,
+                           "remove \"async\" from it in %s" % w.settings)
+        try:
+            parsed = installer.split_command(str(h.get("command")))
+        except ValueError as exc:
+            report.problem("the %s command cannot be followed (%s)" % (event, exc), fix)
+            continue
+        problem = installer.interpreter_problem(parsed.interpreter)
+        if problem:
+            report.problem("%s: %s" % (event, problem), fix)
+            continue
+        if not os.path.isfile(parsed.script):
+            report.problem("%s: the script %s does not exist: the hook does not run" % (event, parsed.script), fix)
+            continue
+        argv_of[(event, script)] = parsed.argv()
+        for line in installer.bundle_problems(os.path.dirname(os.path.dirname(parsed.script)), parsed.interpreter):
+            report.problem("%s: %s: the hook would let every call through" % (event, line), fix)
+        report.ok("%s: %s runs with %s" % (event, parsed.script, parsed.interpreter))
+    with tempfile.TemporaryDirectory(prefix="engramory-check-") as tmp:
+        for case in w.smoke_cases(tmp):
+            argv = argv_of.get((case.event, case.script))
+            if argv is None:
+                continue
+            why = case.judge(installer.smoke(argv, case.payload, cwd=tmp))
+            if why:
+                report.problem("%s: a smoke run shows the hook would not act: %s" % (case.event, why), fix)
+            else:
+                report.ok("%s: a smoke run was answered as it must be" % case.event)
+    return report.finish("every hook is wired and acts", out)
+
+
+def _handlers(data: dict[str, Any]) -> list[tuple[str, Any, dict[str, Any]]]:
+    """(event, matcher, handler) for every handler in Claude-shaped settings."""
+    out: list[tuple[str, Any, dict[str, Any]]] = []
+    hooks = data.get("hooks")
+    if not isinstance(hooks, dict):
+        return out
+    for event, groups in hooks.items():
+        for group in groups if isinstance(groups, list) else []:
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                out.extend((event, group.get("matcher"), h) for h in group["hooks"] if isinstance(h, dict))
+    return out

@@ -1,0 +1,450 @@
+"""Review of what others changed: a content-hash manifest of the store, reconciled against
+the disk, every difference journaled; and `engramory review [ROOT]`, which lists them.
+
+Notes change outside engramory's commands: the host's own consolidation deletes with `rm`,
+shell edits, editors, sync clients. `<root>/.engramory/manifest.json` records, per `.md` file
+of the store (the walk of `engramory.store`: dot-folders skipped, symlinked folders not
+followed), its size, mtime and sha256. `reconcile(root)` compares the disk with it, cheaply:
+one stat per file, and a file is read and hashed only when its size or mtime moved. Each
+difference (added, changed, deleted) becomes part of ONE journal entry (`journal.record`,
+command "external") holding the prior bytes where the blob store has them, so `engramory undo
+ID` brings a deleted note back. The current bytes of every file the manifest learns go to the
+blob store too (secrets excepted), which is what makes a later deletion undoable. Differences
+that engramory's own journaled writes explain (compact, curation, undo) are absorbed silently.
+
+The SessionStart backstop reconciles every known store and adds one line to its notice when
+notes were deleted or changed by something else since the last review; the shell backstop
+reconciles after each Bash/PowerShell/MCP call, so an `rm` is caught in the act.
+`engramory review` lists the unreviewed changes and marks them reviewed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+import sys
+import time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+    from engramory.journal import Entry
+
+MANIFEST = "manifest.json"
+MANIFEST_VERSION = 1
+COMMAND = "external"  # the journal command of changes something else made
+READ_MAX = 4 << 20  # like the store's: a larger file is tracked by size and mtime alone
+META = ".engramory"
+INDEX = "MEMORY.md"
+LOCK_WAIT = 2.0  # seconds a hook waits for another engramory command before leaving it for later
+BLOB_BUDGET = 3.0  # seconds one reconcile spends copying blobs; the rest waits for the next one
+
+
+def _manifest_path(root: str) -> str:
+    return os.path.join(root, META, MANIFEST)
+
+
+def walk(root: str) -> dict[str, tuple[int, int]]:
+    """rel -> (size, mtime_ns) of every regular `.md` file of the store."""
+    out: dict[str, tuple[int, int]] = {}
+    stack = [""]
+    while stack:
+        rel_dir = stack.pop()
+        folder = os.path.join(root, rel_dir) if rel_dir else root
+        try:
+            with os.scandir(folder) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        for e in entries:
+            name = e.name
+            if name.startswith("."):
+                continue
+            rel = rel_dir + "/" + name if rel_dir else name
+            try:
+                if e.is_dir(follow_symlinks=False):
+                    stack.append(rel)
+                    continue
+                if not name.lower().endswith(".md"):
+                    continue
+                st = e.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode):
+                out[rel] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+def load_manifest(root: str) -> dict[str, Any] | None:
+    try:
+        with open(_manifest_path(root), "rb") as f:
+            obj = json.loads(f.read(64 << 20).decode("utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(obj, dict) or obj.get("version") != MANIFEST_VERSION or not isinstance(obj.get("files"), dict):
+        return None
+    return obj
+
+
+def save_manifest(root: str, manifest: dict[str, Any]) -> None:
+    from engramory import journal
+
+    meta = os.path.join(root, META)
+    os.makedirs(meta, mode=0o700, exist_ok=True)
+    data = json.dumps(manifest, sort_keys=True, separators=(",", ":")).encode("utf-8")
+    journal.write_atomic(_manifest_path(root), data, 0o600)
+
+
+def _read(root: str, rel: str) -> bytes | None:
+    path = os.path.join(root, rel)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        parts = []
+        total = 0
+        while total <= READ_MAX:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                break
+            parts.append(chunk)
+            total += len(chunk)
+        return b"".join(parts) if total <= READ_MAX else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def keep_blobs(root: str, items: list[tuple[str, bytes, str]], deadline: float | None = None) -> list[str]:
+    """Copy each (rel, bytes, sha256) into the journal's blob store (`.engramory/blobs/<sha>`,
+    where `journal.read_blob` and `undo` find prior versions), so a later deletion can be
+    undone. As the journal does: never a file the doctor's secret scan flags, never one past
+    BLOB_FILE_MAX, and the store pruned to BLOB_CAP. Secrets are scanned in one batch and the
+    copies are not fsynced one by one (a lost copy is only an undo that cannot happen; the
+    reader checks the hash). Past `deadline` (time.monotonic()) the rest is left: their rels
+    are returned, and the next reconcile keeps them (a hook must end within its timeout)."""
+    from engramory import doctor, journal
+    from engramory.store import Note
+
+    todo = []
+    folder = os.path.join(root, META, journal.BLOBS)
+    for rel, data, digest in items:
+        if len(data) > min(journal.BLOB_FILE_MAX, journal.BLOB_CAP) or os.path.exists(os.path.join(folder, digest)):
+            continue
+        note = Note("", rel, False)
+        note.text = data.decode("utf-8", "replace")
+        todo.append((note, data, digest))
+    if not todo:
+        return []
+    secret = {f.path for f in doctor.scan_notes([n for n, _, _ in todo]) if f.code == "secret"}
+    left: list[str] = []
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        for note, data, digest in todo:
+            if note.rel in secret:
+                continue
+            if deadline is not None and time.monotonic() > deadline:
+                left.append(note.rel)
+                continue
+            path = os.path.join(folder, digest)
+            tmp = "%s.%d.tmp" % (path, os.getpid())
+            with open(tmp, "wb") as f:
+                f.write(data)
+            os.chmod(tmp, 0o600)
+            os.replace(tmp, path)
+        journal._prune_blobs(root, [d for _, _, d in todo])  # noqa: SLF001 - the journal's own cap
+    except OSError:
+        pass
+    return left
+
+
+def _ours(root: str, since: int) -> tuple[dict[str, set[str | None]], int]:
+    """(rel -> the sha256s engramory's own journal entries after `since` left there, the newest
+    entry id): differences they explain are not someone else's."""
+    from engramory import journal
+
+    left: dict[str, set[str | None]] = {}
+    newest = since
+    for e in journal.entries(root):
+        newest = max(newest, e.id)
+        if e.id <= since:
+            continue
+        for c in e.changes:
+            left.setdefault(c.path, set()).add(c.after)
+    return left, newest
+
+
+class Found:
+    """What one reconcile found: the journal entry (None: nothing to journal) and counts."""
+
+    __slots__ = ("entry", "added", "changed", "deleted", "unrecoverable", "baseline")
+
+    def __init__(self) -> None:
+        self.entry: Entry | None = None
+        self.added: list[str] = []
+        self.changed: list[str] = []
+        self.deleted: list[str] = []
+        self.unrecoverable: list[str] = []  # prior bytes not in the blob store: not journaled
+        self.baseline = False
+
+
+def _moved(disk: dict[str, tuple[int, int]], manifest: dict[str, Any] | None) -> bool:
+    if manifest is None:
+        return True
+    old = manifest["files"]
+    if len(old) != len(disk):
+        return True
+    for rel, sig in disk.items():
+        rec = old.get(rel)
+        if rec is None or rec[0] != sig[0] or rec[1] != sig[1]:
+            return True
+    return False
+
+
+def reconcile(root: str, source: str = "reconcile", wait: float = LOCK_WAIT) -> Found:
+    """Compare the store with its manifest, journal what something else changed, update the
+    manifest. A store without a manifest gets one (a baseline: nothing is reported). Cheap
+    when nothing changed: one stat per file, no lock, no write. When something moved, the
+    comparison is made again under the store lock, so a write engramory is making at that
+    moment is seen whole, with its journal entry, never half as someone else's; a lock held
+    longer than `wait` seconds postpones the reconcile to the next call."""
+    manifest = load_manifest(root)
+    if not _moved(walk(root), manifest) and not (manifest or {}).get("pending"):
+        return Found()
+    from engramory import journal
+
+    try:
+        with journal.lock(root, timeout=wait):
+            return _reconcile(root, source)
+    except journal.LockTimeout:
+        return Found()
+
+
+def _reconcile(root: str, source: str) -> Found:
+    found = Found()
+    disk = walk(root)
+    manifest = load_manifest(root)
+    if manifest is None:
+        files: dict[str, list[Any]] = {}
+        kept = []
+        for rel, (size, mtime) in sorted(disk.items()):
+            data = _read(root, rel)
+            if data is None:
+                continue
+            digest = hashlib.sha256(data).hexdigest()
+            kept.append((rel, data, digest))
+            files[rel] = [size, mtime, digest]
+        left = keep_blobs(root, kept, time.monotonic() + BLOB_BUDGET)
+        from engramory import journal
+
+        entries = journal.entries(root)
+        newest = entries[-1].id if entries else 0
+        save_manifest(root, {"version": MANIFEST_VERSION, "files": files, "journal_seen": newest,
+                             "reviewed": newest, "pending": left})
+        found.baseline = True
+        return found
+    old: dict[str, list[Any]] = manifest["files"]
+    pending = [r for r in manifest.get("pending") or [] if isinstance(r, str)]
+    if pending:  # blobs a baseline had no time for: keep those whose bytes are still the ones hashed
+        top = []
+        for rel in pending:
+            rec = old.get(rel)
+            data = _read(root, rel) if rec is not None else None
+            if data is not None and rec is not None and hashlib.sha256(data).hexdigest() == rec[2]:
+                top.append((rel, data, rec[2]))
+        manifest["pending"] = keep_blobs(root, top, time.monotonic() + BLOB_BUDGET)
+    moved: dict[str, list[Any]] = {}  # rel -> new [size, mtime, sha]
+    new_bytes: dict[str, bytes] = {}
+    for rel, sig in disk.items():
+        rec = old.get(rel)
+        if rec is not None and rec[0] == sig[0] and rec[1] == sig[1]:
+            continue
+        data = _read(root, rel)
+        if data is None:
+            continue
+        digest = hashlib.sha256(data).hexdigest()
+        moved[rel] = [sig[0], sig[1], digest]
+        if rec is None or rec[2] != digest:
+            new_bytes[rel] = data
+    gone = [rel for rel in old if rel not in disk]
+    if not moved and not gone:
+        if pending:
+            save_manifest(root, manifest)
+        return found
+    from engramory import journal
+
+    ours, newest = _ours(root, int(manifest.get("journal_seen", 0)))
+    changes = []
+    keep_blobs(root, [(rel, new_bytes[rel], moved[rel][2]) for rel in sorted(new_bytes)])
+    for rel in sorted(new_bytes):
+        data = new_bytes[rel]
+        digest = moved[rel][2]
+        if digest in ours.get(rel, ()):
+            continue
+        rec = old.get(rel)
+        if rec is None:
+            changes.append(journal.Change(rel, None, data))
+            found.added.append(rel)
+            continue
+        prior = journal.read_blob(root, rec[2])
+        if prior is None:
+            found.unrecoverable.append(rel)
+            continue
+        changes.append(journal.Change(rel, prior, data))
+        found.changed.append(rel)
+    for rel in sorted(gone):
+        if None in ours.get(rel, ()):
+            continue
+        prior = journal.read_blob(root, old[rel][2])
+        if prior is None:
+            found.unrecoverable.append(rel)
+            continue
+        changes.append(journal.Change(rel, prior, None))
+        found.deleted.append(rel)
+    if changes:
+        try:
+            found.entry = journal.record(root, COMMAND, changes, ["reconcile", source])
+        except journal.JournalError:
+            found.entry = None
+        if found.entry is not None:
+            newest = max(newest, found.entry.id)
+    files = {rel: rec for rel, rec in old.items() if rel in disk}
+    files.update(moved)
+    manifest["files"] = files
+    manifest["journal_seen"] = newest
+    if found.unrecoverable:
+        lost = list(manifest.get("unrecoverable") or [])
+        lost.extend(found.unrecoverable)
+        manifest["unrecoverable"] = lost[-100:]
+    save_manifest(root, manifest)
+    return found
+
+
+# -- what is unreviewed -------------------------------------------------------------------
+
+
+def unreviewed(root: str, everything: bool = False) -> list[Entry]:
+    """The journal entries of changes something else made, after the last review."""
+    from engramory import journal
+
+    manifest = load_manifest(root) or {}
+    since = 0 if everything else int(manifest.get("reviewed", 0) or 0)
+    return [e for e in journal.entries(root) if e.command == COMMAND and e.id > since]
+
+
+def kinds(entry: Entry) -> list[tuple[str, str]]:
+    """(kind, path) of each change in an entry: added, changed or deleted."""
+    out = []
+    for c in entry.changes:
+        kind = "added" if c.before is None else "deleted" if c.after is None else "changed"
+        out.append((kind, c.path))
+    return out
+
+
+def notice_line(root: str) -> str | None:
+    """One line for the SessionStart notice when notes were deleted or changed by something
+    else since the last review, or None."""
+    deleted = changed = 0
+    for e in unreviewed(root):
+        if e.undone:
+            continue
+        for kind, _ in kinds(e):
+            if kind == "deleted":
+                deleted += 1
+            elif kind == "changed":
+                changed += 1
+    if not deleted and not changed:
+        return None
+    parts = []
+    if deleted:
+        parts.append("%d note%s deleted" % (deleted, "" if deleted == 1 else "s"))
+    if changed:
+        parts.append("%d changed" % changed if deleted else "%d note%s changed" % (changed, "" if changed == 1 else "s"))
+    return ("%s outside engramory in the memory store %s since the last review; run `engramory review %s` "
+            "to see what and `engramory undo ID` to bring one back." % (" and ".join(parts), root, root))
+
+
+def mark_reviewed(root: str) -> None:
+    from engramory import journal
+
+    manifest = load_manifest(root)
+    if manifest is None:
+        return
+    entries = journal.entries(root)
+    manifest["reviewed"] = entries[-1].id if entries else 0
+    save_manifest(root, manifest)
+
+
+def render(root: str, found: list[Entry]) -> str:
+    if not found:
+        return "engramory review: nothing changed outside engramory in %s since the last review.\n" % root
+    out = ["engramory review: changes made outside engramory in %s since the last review:" % root]
+    for e in found:
+        state = " (undone)" if e.undone else ""
+        for kind, path in kinds(e):
+            size = next((c.before_size if kind == "deleted" else c.after_size) for c in e.changes if c.path == path)
+            out.append("  entry %d  %s  %-7s %s%s%s" % (e.id, e.time, kind, path,
+                                                     " (%s bytes)" % "{:,}".format(size) if size is not None else "",
+                                                     state))
+    out.append("Bring a deleted or changed note back with `engramory undo ID` (ID: the entry number); "
+               "undo puts back every file of that entry byte for byte.")
+    return "\n".join(out) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from engramory.cliutil import EX_NOINPUT, Parser
+
+    parser = Parser(
+        prog="engramory review",
+        description="List the notes that something other than engramory added, changed or deleted in a memory "
+        "store since the last review (the host's own consolidation, shell commands, editors, sync), each "
+        "with the journal entry that `engramory undo ID` takes back. Reconciles the store first; marks "
+        "what it listed as reviewed.",
+        epilog="Exit status: 0 nothing new, 1 changes listed, 64 usage error, 66 the store cannot be read. "
+        "With no ROOT: this project's Claude Code auto-memory folder.",
+    )
+    parser.add_argument("root", nargs="?", metavar="ROOT", help="the folder holding MEMORY.md")
+    parser.add_argument("--all", action="store_true", help="list every change ever found, not only the unreviewed")
+    parser.add_argument("--keep", action="store_true", help="do not mark the listed changes as reviewed")
+    parser.add_argument("--json", action="store_true", help="print the changes as JSON")
+    args = parser.parse_args(argv)
+    root = args.root
+    if root is None:
+        from engramory import automemory
+
+        root = automemory.memory_dir(os.getcwd(), None)
+        if root is None:
+            parser.error("cannot tell this project's memory folder; pass ROOT")
+        sys.stderr.write("engramory review: no ROOT given; using this project's Claude Code auto memory: %s\n" % root)
+    if not os.path.isdir(root):
+        sys.stderr.write("engramory review: %s is not a folder; pass the folder that holds %s\n" % (root, INDEX))
+        return EX_NOINPUT
+    from engramory import journal
+
+    try:
+        reconcile(root, "review")
+        found = unreviewed(root, args.all)
+    except (OSError, journal.JournalError) as exc:
+        sys.stderr.write("engramory review: cannot read the store %s: %s\n" % (root, exc))
+        return EX_NOINPUT
+    if args.json:
+        rows = [{"id": e.id, "time": e.time, "undone": e.undone, "argv": e.argv,
+                 "changes": [{"kind": k, "path": p} for k, p in kinds(e)]} for e in found]
+        sys.stdout.write(json.dumps({"root": os.path.abspath(root), "entries": rows}, indent=2) + "\n")
+    else:
+        sys.stdout.write(render(root, found))
+    if not args.keep:
+        mark_reviewed(root)
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

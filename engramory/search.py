@@ -1,0 +1,381 @@
+"""`engramory search QUERY [ROOT]`: ranked lexical search over the notes of a store, live and
+archived, for when nothing in the index fits.
+
+Ranking is BM25F over three fields: the description (weight 3: it is the recall key), the
+name (weight 2) and the body (weight 1), plus a bonus when the whole query occurs verbatim
+(error strings, file names). Text is lowercased; words are runs of letters and digits, a
+dotted/slashed/colon-joined run (`foo.test.ts:42`, `ECONNREFUSED`) also counts as one token,
+words past four letters lose a plural or -ing/-ed ending, and CJK text (which has no spaces)
+is cut into overlapping character bigrams. Nothing is cached and no index file is written:
+the store is read on each run (about a millisecond per hundred notes). Standard library only.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import sys
+from collections import Counter
+
+from engramory import frontmatter
+from engramory.excerpt import clean
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+EX_FOUND = 0
+EX_NONE = 1
+EXIT_HELP = ("exit codes: 0 at least one match; 1 no match; 64 usage error; 66 the store folder "
+             "cannot be read.")
+
+WEIGHTS = {"description": 3.0, "name": 2.0, "body": 1.0}
+B = {"description": 0.5, "name": 0.3, "body": 0.75}
+K1 = 1.2
+PHRASE_BONUS = 2.0
+ARCHIVE_FACTOR = 0.9  # a live note wins a tie with an archived one
+SNIPPET_MAX = 160
+LIMIT = 10
+READ_MAX = 1 << 20  # a note past this is searched by its first megabyte only
+INDEX = "MEMORY.md"
+ARCHIVE = "archive"
+
+_CJK = "\u3040-\u30ff\u3100-\u312f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\uff66-\uff9f"
+TOKEN_RE = re.compile(
+    r"([%s]+)|((?:(?![%s])[^\W_])+(?:[._:/-](?:(?![%s])[^\W_])+)*)" % (_CJK, _CJK, _CJK)
+)
+WORD_SPLIT_RE = re.compile(r"[._:/-]")
+
+
+def _stem(word: str) -> str:
+    if len(word) <= 4 or not word.isalpha():
+        return word
+    for suffix in ("ing", "ies", "es", "ed", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            if suffix == "ies":
+                return word[:-3] + "y"
+            if suffix == "es" and not word.endswith(("ses", "xes", "zes", "ches", "shes")):
+                return word[:-1]
+            if suffix == "s" and word[-2] in "siu":  # class, redis, status: no plural to drop
+                return word
+            return word[: -len(suffix)]
+    return word
+
+
+ASCII_RE = re.compile(r"[a-z0-9]+(?:[._:/-][a-z0-9]+)*")
+_EXPANDED: dict[str, tuple[str, ...]] = {}
+
+
+def _expand(word: str) -> tuple[str, ...]:
+    """The terms one lowercase word gives: itself stemmed; a joined run (`foo.test.ts`) also
+    gives each part, and a hyphenated one (`cut-off`) its parts written together (`cutoff`)."""
+    got = _EXPANDED.get(word)
+    if got is None:
+        if WORD_SPLIT_RE.search(word):
+            parts = [w for w in WORD_SPLIT_RE.split(word) if w]
+            out = [word] + [_stem(w) for w in parts]
+            if "-" in word:
+                out.append(_stem("".join(parts)))
+            got = tuple(out)
+        else:
+            got = (_stem(word),)
+        if len(_EXPANDED) < 200_000:
+            _EXPANDED[word] = got
+    return got
+
+
+def _words(low: str) -> list[str]:
+    """Words and CJK runs of lowercased text, each CJK run cut into character bigrams."""
+    if low.isascii():
+        return ASCII_RE.findall(low)
+    out: list[str] = []
+    for cjk, word in TOKEN_RE.findall(low):
+        if cjk:
+            if len(cjk) == 1:
+                out.append(cjk)
+            else:
+                out.extend(cjk[i: i + 2] for i in range(len(cjk) - 1))
+        else:
+            out.append(word)
+    return out
+
+
+def counts(text: str) -> dict[str, int]:
+    """Term frequencies of `text`: the words counted once each in C, then expanded per
+    distinct word (a note has a few dozen)."""
+    out: dict[str, int] = {}
+    for word, c in Counter(_words(text.lower())).items():
+        if len(word) >= 2 and "\u3040" <= word[0]:
+            out[word] = out.get(word, 0) + c  # a CJK bigram: no stemming
+            continue
+        for tok in _expand(word):
+            out[tok] = out.get(tok, 0) + c
+    return out
+
+
+def tokens(text: str) -> list[str]:
+    """The search terms of `text` (see the module docstring), in order."""
+    out: list[str] = []
+    for word in _words(text.lower()):
+        if "\u3040" <= word[0]:
+            out.append(word)
+        else:
+            out.extend(_expand(word))
+    return out
+
+
+class Doc:
+    """One note, read. Its fields are tokenized only when a query term occurs in its text
+    (`counts`), so a search costs a substring test per note plus the work on real candidates."""
+
+    __slots__ = ("rel", "archived", "name", "type", "description", "body", "body_line", "desc_line",
+                 "low", "lengths", "_counts")
+
+    def __init__(self, rel: str, archived: bool, text: str) -> None:
+        self.rel = rel
+        self.archived = archived
+        fm = frontmatter.parse(text)
+        f = fm.fields
+        t = f.get("type")
+        if t is None:
+            t = fm.nested("metadata", "type")
+        self.type = t if isinstance(t, str) else None
+        desc = f.get("description")
+        self.description = desc if isinstance(desc, str) else ""
+        stem = rel.rsplit("/", 1)[-1][:-3]
+        name = f.get("name")
+        self.name = name if isinstance(name, str) and name.strip() else stem
+        self.body = text[fm.body_start:] if fm.closed else text
+        self.body_line = fm.body_line if fm.closed else 1
+        self.desc_line = fm.line_of.get("description", 0)
+        names = (self.name if self.name == stem else self.name + " " + stem).replace("-", " ")
+        self.low = (self.description + "\n" + names + "\n" + self.body).lower()
+        # field lengths in characters: BM25 only needs each length relative to the average
+        self.lengths = {"description": len(self.description), "name": len(names), "body": len(self.body)}
+        self._counts: dict[str, dict[str, int]] | None = None
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        if self._counts is None:
+            names = (self.name + " " + self.rel.rsplit("/", 1)[-1][:-3]).replace("-", " ")
+            out: dict[str, dict[str, int]] = {}
+            for field, value in (("description", self.description), ("name", names), ("body", self.body)):
+                out[field] = counts(value)
+            self._counts = out
+        return self._counts
+
+
+def _read(path: str) -> str | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        import stat
+
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks = []
+        total = 0
+        while total < READ_MAX:
+            part = os.read(fd, 1 << 16)
+            if not part:
+                break
+            chunks.append(part)
+            total += len(part)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return b"".join(chunks)[:READ_MAX].decode("utf-8", "replace")
+
+
+def load(root: str, include_archive: bool = True) -> list[Doc]:
+    """Every live note (`ROOT/*.md` but the index) and, with `include_archive`, every note
+    under `ROOT/archive/`. Dot files and symlinks are skipped."""
+    docs: list[Doc] = []
+    folders = [("", False)] + ([(ARCHIVE, True)] if include_archive else [])
+    for sub, archived in folders:
+        folder = os.path.join(root, sub) if sub else root
+        try:
+            with os.scandir(folder) as it:
+                found = sorted((e.name, e) for e in it)
+        except OSError:
+            continue
+        for name, entry in found:
+            if name.startswith(".") or not name.lower().endswith(".md") or (not sub and name == INDEX):
+                continue
+            try:
+                if entry.is_symlink() or not entry.is_file(follow_symlinks=False):
+                    continue
+            except OSError:
+                continue
+            text = _read(entry.path)
+            if text is None:
+                continue
+            docs.append(Doc(sub + "/" + name if sub else name, archived, text))
+    return docs
+
+
+class Hit:
+    __slots__ = ("doc", "score", "line", "snippet")
+
+    def __init__(self, doc: Doc, score: float, line: int, snippet: str) -> None:
+        self.doc = doc
+        self.score = score
+        self.line = line
+        self.snippet = snippet
+
+    def as_dict(self, rank: int) -> dict[str, object]:
+        d = self.doc
+        return {
+            "rank": rank, "path": d.rel, "name": d.name, "type": d.type, "archived": d.archived,
+            "score": round(self.score, 4), "description": clean(d.description)[:SNIPPET_MAX],
+            "line": self.line, "snippet": self.snippet,
+        }
+
+
+STOPWORDS = frozenset(
+    "a an and are as at be by can do does for from has have how i in into is it its me my of on or "
+    "our should that the their this to was we were what when where which who why will with you your".split()
+)
+
+
+def _probe(term: str) -> str:
+    """A substring every text that tokenizes to `term` contains (stems drop endings; -ies
+    became -y)."""
+    return term[:-1] if term.endswith("y") and len(term) > 3 else term
+
+
+def rank(docs: Sequence[Doc], query: str, type_: str | None = None, limit: int = LIMIT) -> list[Hit]:
+    all_terms = list(dict.fromkeys(tokens(query)))
+    terms = [t for t in all_terms if t not in STOPWORDS] or all_terms
+    if not terms:
+        return []
+    pool = [d for d in docs if type_ is None or d.type == type_]
+    if not pool:
+        return []
+    count = len(pool)
+    avg = {f: (sum(d.lengths[f] for d in pool) / count) or 1.0 for f in WEIGHTS}
+    probes = [_probe(t) for t in terms]
+    candidates = [d for d in pool if any(p in d.low for p in probes)]
+    df: dict[str, int] = dict.fromkeys(terms, 0)
+    for d in candidates:
+        fields = d.counts()
+        for t in terms:
+            if t in fields["description"] or t in fields["body"] or t in fields["name"]:
+                df[t] += 1
+    idf = {t: math.log(1 + (count - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
+    phrase = " ".join(query.lower().split())
+    use_phrase = len(phrase) >= 4 and len(all_terms) > 1
+    scored: list[tuple[float, str, Doc]] = []
+    for d in candidates:
+        score = 0.0
+        fields = d.counts()
+        for t in terms:
+            if not df[t]:
+                continue
+            tf = 0.0
+            for f, w in WEIGHTS.items():
+                c = fields[f].get(t)
+                if c:
+                    tf += w * c / (1 - B[f] + B[f] * d.lengths[f] / avg[f])
+            if tf:
+                score += idf[t] * tf / (K1 + tf)
+        if score <= 0:
+            continue
+        if use_phrase:
+            if phrase in d.description.lower():
+                score += PHRASE_BONUS * 1.5
+            elif phrase in d.body.lower():
+                score += PHRASE_BONUS
+        if d.archived:
+            score *= ARCHIVE_FACTOR
+        scored.append((score, d.rel, d))
+    scored.sort(key=lambda s: (-s[0], s[1]))
+    hits = []
+    for score, _, d in scored[: max(limit, 0)]:
+        line, snippet = _snippet(d, terms)
+        hits.append(Hit(d, score, line, snippet))
+    return hits
+
+
+def _snippet(d: Doc, terms: Sequence[str]) -> tuple[int, str]:
+    """The body line with the most query terms (else the description line), cut short."""
+    best, best_i, best_line = 0, -1, ""
+    wanted = set(terms)
+    for i, line in enumerate(d.body.split("\n")):
+        if not line.strip():
+            continue
+        got = len(wanted.intersection(tokens(line)))
+        if got > best:
+            best, best_i, best_line = got, i, line
+    if best_i < 0:
+        return d.desc_line, _cut(d.description)
+    return d.body_line + best_i, _cut(best_line)
+
+
+def _cut(text: str) -> str:
+    text = " ".join(clean(text).split())
+    return text if len(text) <= SNIPPET_MAX else text[: SNIPPET_MAX - 1].rstrip() + "\u2026"
+
+
+def search(root: str, query: str, type_: str | None = None, limit: int = LIMIT,
+           include_archive: bool = True) -> list[Hit]:
+    return rank(load(root, include_archive), query, type_, limit)
+
+
+def render(hits: Iterable[Hit], root: str) -> str:
+    out = []
+    for i, h in enumerate(hits, 1):
+        d = h.doc
+        mark = " [archived]" if d.archived else ""
+        out.append("%d. %s (%s)%s  score %.2f\n   %s\n   %s:%d: %s" % (
+            i, d.rel, d.type or "untyped", mark, h.score, _cut(d.description) or "(no description)",
+            d.rel, h.line, h.snippet))
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import json
+
+    from engramory import notes
+    from engramory.cliutil import Parser
+    from engramory.store import TYPES
+
+    p = Parser(prog="engramory search", epilog=EXIT_HELP, description=(
+        "Ranked lexical search over a memory store's notes (name, description weighted highest, "
+        "and body), live and archived (marked). Read the index first; search when nothing in it fits. "
+        "Prints each hit with its path, type, description and a snippet as path:line."))
+    p.add_argument("query", nargs="+", metavar="QUERY",
+                   help="words, an error string or a file name; quote it or give several words")
+    p.add_argument("--root", help="the store folder (also accepted as a last argument that contains a '/')")
+    p.add_argument("--type", choices=TYPES, help="only notes of this type")
+    p.add_argument("--limit", type=int, default=LIMIT, help="at most this many hits (default %d)" % LIMIT)
+    p.add_argument("--live", action="store_true", help="leave out archive/")
+    p.add_argument("--json", action="store_true", help="print a JSON object with the hits")
+    args = p.parse_args(list(sys.argv[1:] if argv is None else argv))
+    words = list(args.query)
+    given = args.root
+    if given is None and len(words) > 1 and notes.is_path_like(words[-1]):
+        given = words.pop()
+    if args.limit < 1:
+        p.error("--limit must be at least 1")
+    query = " ".join(words)
+    try:
+        root, chosen = notes.resolve_root(given)
+    except notes.Refusal as exc:
+        return notes.fail(args.json, str(exc), exc.code)
+    hits = search(root, query, args.type, args.limit, not args.live)
+    if args.json:
+        sys.stdout.write(json.dumps({"query": query, "root": root, "default_root": chosen,
+                                     "results": [h.as_dict(i) for i, h in enumerate(hits, 1)]},
+                                    indent=2) + "\n")  # ASCII: an undecodable query survives
+    elif hits:
+        if chosen:
+            sys.stdout.write("searching %s (this project's memory folder)\n" % root)
+        sys.stdout.write(render(hits, root))
+    else:
+        sys.stdout.write("no note matches %s in %s; not finding a note proves nothing: the store is a "
+                         "curated selection\n" % (notes._q(query), root))
+    return EX_FOUND if hits else EX_NONE

@@ -1,0 +1,39 @@
+#!/usr/bin/env python3
+"""Gemini CLI hook (BeforeTool on write_file|replace|run_shell_command, AfterTool and
+SessionStart; engramory.hosts.gemini dispatches on `hook_event_name`): deny an edit that
+would grow a memory index past its hard cap with `{"decision":"deny","reason":...}`; after a
+tool or at session start, tell the model when an index is past its caps. Prints nothing
+otherwise.
+
+Runs from any copy of the bundle, installed or not, as `python3 -I -S <this file>`: it puts
+the bundle root (the folder above hooks/) on sys.path itself, found by string operations
+first because importing `os` costs an eighth of this process (engramory/scope.py); only a
+link to this file from elsewhere needs it. engramory.hookrun does the rest: bounded stdin,
+the host's answer, and fail open (exit 0 whatever happens: Gemini reads any other exit code
+with text as a deny of every call).
+"""
+
+import sys
+
+
+def _bundle_root(resolve: bool) -> str:
+    if resolve or sys.platform == "win32" or "/" not in __file__:
+        import os.path
+
+        return os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    parts = __file__.rsplit("/", 2)
+    return (parts[0] or "/") if len(parts) == 3 else "."
+
+
+try:
+    sys.path.insert(0, _bundle_root(False))
+    try:
+        from engramory.hookrun import run
+    except ImportError:  # this file is a link from outside the bundle: follow it
+        sys.path[0] = _bundle_root(True)
+        from engramory.hookrun import run
+except BaseException as exc:  # noqa: BLE001 - a broken copy must not block the user
+    sys.stderr.write("engramory gemini hook: cannot load the bundle, call allowed: %r\n" % (exc,))
+    raise SystemExit(0) from None
+
+raise SystemExit(run("gemini"))
