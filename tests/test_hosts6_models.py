@@ -94,8 +94,8 @@ def test_copilot_never_denies_on_bytes_inside_its_bound(tmp_path: Path) -> None:
     index.write_bytes(before)
     decision = guard.judge(str(index), before, before + b"yy\n", {}, None, "edit")
     assert decision is not None and decision.action == guard.DENY
-    assert copilot._lenient(decision, 10) is None  # might really shrink: not denied
-    assert copilot._lenient(decision, 0) is decision
+    assert claudelike.lenient(decision, 10) is None  # might really shrink: not denied
+    assert claudelike.lenient(decision, 0) is decision
 
 
 # -- opencode -------------------------------------------------------------------------------

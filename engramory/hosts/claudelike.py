@@ -116,6 +116,24 @@ def trace(target: str, path: str, tool: str, after: "bytes | None") -> None:
         pass
 
 
+def lenient(decision: "Decision | None", bound: int) -> "Decision | None":
+    """For a host whose matcher is predicted within `bound` bytes (lines exact): a deny that
+    rests on bytes alone, inside that bound of the cap or of the size now, is not certain (the
+    edit may really shrink the index), so it is let through. Copilot CLI and OpenClaw use it."""
+    from engramory.guard import DENY
+
+    if decision is None or decision.action != DENY or bound <= 0 or decision.after is None or decision.caps is None:
+        return decision
+    (b_lines, b_bytes), (a_lines, a_bytes) = decision.before or (0, 0), decision.after
+    caps = decision.caps
+    if a_lines > caps.hard_lines and a_lines > b_lines:
+        return decision  # lines are predicted exactly
+    low = a_bytes - bound
+    if low > caps.hard_bytes and low > b_bytes:
+        return decision
+    return None
+
+
 def render_pre(decision: "Decision") -> str:
     from engramory.guard import DENY
 

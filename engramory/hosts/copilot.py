@@ -175,23 +175,6 @@ def _args(value: "Any") -> "Any":
     return value
 
 
-def _lenient(decision: "Decision | None", bound: int) -> "Decision | None":
-    """A deny that rests on bytes alone, inside the prediction's bound of the cap or of the
-    size now, is not certain: the edit may really shrink the index. Let it through."""
-    from engramory.guard import DENY
-
-    if decision is None or decision.action != DENY or bound <= 0 or decision.after is None or decision.caps is None:
-        return decision
-    (b_lines, b_bytes), (a_lines, a_bytes) = decision.before or (0, 0), decision.after
-    caps = decision.caps
-    if a_lines > caps.hard_lines and a_lines > b_lines:
-        return decision  # lines are predicted exactly
-    low = a_bytes - bound
-    if low > caps.hard_bytes and low > b_bytes:
-        return decision
-    return None
-
-
 def _pre(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> "Decision | None":
     tool = payload.get("toolName")
     args = _args(payload.get("toolArgs"))
@@ -216,7 +199,7 @@ def _pre(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> "Decisio
         after, bound[0] = predict_with_bound(before, args, kind)
         return after
 
-    return _lenient(claudelike.judge(full, str(tool), run, env, window()), bound[0])
+    return claudelike.lenient(claudelike.judge(full, str(tool), run, env, window()), bound[0])
 
 
 def _patch(text: str, cwd: "str | None", env: "Mapping[str, str] | None", environ: "Mapping[str, str]") -> "Decision | None":

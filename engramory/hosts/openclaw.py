@@ -278,9 +278,7 @@ def before_tool(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> "
         after, bound[0] = apply_edits(before, edits)
         return after
 
-    from engramory.hosts.copilot import _lenient
-
-    return _lenient(claudelike.judge(full, "edit", run, env, win), bound[0])
+    return claudelike.lenient(claudelike.judge(full, "edit", run, env, win), bound[0])
 
 
 DIALECT = claudelike.Dialect(NAME, {}, ("path",), lambda kind, before, args: None, index_paths, window)
