@@ -23,8 +23,9 @@ quotes, dashes and odd spaces are folded (a fuzzy match keeps the file's own tra
 whitespace); each must be found once, none may overlap, and the call is all-or-nothing. A file
 whose line breaks were all CRLF is written CRLF; where endings were mixed the line count is
 exact and the bytes within one per new line break (the per-line restoration is not ported).
-`write` writes the content as given and drops an existing BOM. `apply_patch` is predicted by
-engramory.patches.
+`write` writes the content as given and drops an existing BOM. `apply_patch` is engramory's V4A
+applier on the file with CRLF folded, then the file's own line endings and missing final newline
+(see `patch_update`).
 """
 
 from engramory import jsonlite, scope
@@ -229,16 +230,46 @@ def _patch(text: str, base: "str | None", derived: "list[str]", env: "Mapping[st
             continue
         source = scope.resolve_path(op.path, base)
 
-        def run(before: "bytes | None", op: "Any" = op, source: str = source, target: str = target) -> "bytes | None":
+        bound = [0]
+
+        def run(before: "bytes | None", op: "Any" = op, source: str = source, target: str = target,
+                bound: "list[int]" = bound) -> "bytes | None":
             if op.kind == patches.ADD:
                 return None if before is not None else patches.apply_to(None, op)
             old = before if source == target else read_regular(source)
-            return patches.apply_to(old, op) if old is not None else None
+            if old is None:
+                return None
+            after, bound[0] = patch_update(old, op)
+            return after
 
-        decision = claudelike.judge(target, "apply_patch", run, env, _window_for(target, environ))
+        decision = claudelike.lenient(claudelike.judge(target, "apply_patch", run, env, _window_for(target, environ)), bound[0])
         if decision is not None:
             return decision
     return None
+
+
+def patch_update(old: bytes, op: "Any") -> "tuple[bytes | None, int]":
+    """(bytes OpenClaw's apply_patch writes, byte bound): the hunks applied to the file with CRLF
+    folded, then the file's own line endings (all CRLF stays CRLF; mixed ones are restored line
+    by line, bounded here) and its missing final newline (measured: an EOF-less file stays so)."""
+    from engramory import patches
+    from engramory.edits import encode
+
+    bom = old.startswith(BOM)
+    raw = old[3 if bom else 0 :].decode("utf-8", "replace")
+    applied = patches.apply_to(_lf(raw).encode("utf-8"), op)
+    if applied is None:
+        return None, 0
+    body = applied.decode("utf-8", "replace")
+    if raw and not raw.endswith(("\n", "\r")) and body.endswith("\n"):
+        body = body[:-1]
+    head = BOM if bom else b""
+    crlf, lf_total = raw.count("\r\n"), raw.count("\n")
+    if crlf == 0:
+        return head + encode(body), 0
+    if crlf == lf_total:
+        return head + encode(body.replace("\n", "\r\n")), 0
+    return head + encode(body), body.count("\n")
 
 
 def before_tool(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> "Decision | None":

@@ -198,3 +198,30 @@ def test_a_crashing_guard_allows_and_check_reports_it(cline: Cline) -> None:
     assert cline.finish_reason(result) == "completed"
     assert index.exists()
     assert "boom" in _check(cline)
+
+
+def test_patch_predictions_match_the_bytes_cline_writes(cline: Cline, tmp_path: Path) -> None:
+    """12 generated patches in one session (LF, CRLF, mixed, BOM, no final newline): each
+    file's bytes equal the prediction, or the patch fails and the file is as it was."""
+    cline.install()
+    trace = tmp_path / "trace.jsonl"
+    calls, paths, seeds = [], [], []
+    for n, case in enumerate(edit_cases.cases(12)):
+        path = cline.project / "patches" / case.name / "MEMORY.md"
+        path.parent.mkdir(parents=True)
+        path.write_bytes(case.seed)
+        first = case.seed.decode("utf-8").lstrip("\ufeff").replace("\r\n", "\n").split("\n")[1]
+        body = "@@\n %s\n+- [added](added.md) by patch\n" % first if n % 2 else "@@\n-%s\n+- [swap](s.md) x\n" % first
+        calls.append(("apply_patch", {"input": "*** Begin Patch\n*** Update File: %s\n%s*** End Patch" % (path, body)}))
+        paths.append(path)
+        seeds.append(case.seed)
+    result, _ = cline.run([calls, "done"], model="gpt-5-mock", timeout=300, ENGRAMORY_TRACE_FILE=str(trace))
+    assert cline.finish_reason(result) == "completed", result.stdout[-2000:]
+    predicted = {str(r["path"]): r for r in common.read_trace(trace)}
+    problems = []
+    for path, seed in zip(paths, seeds):
+        record = predicted[str(path)]
+        want = seed if record["refused"] else bytes.fromhex(str(record["after"]))
+        if path.read_bytes() != want:
+            problems.append("%s: predicted %r, Cline wrote %r" % (path.parent.name, want, path.read_bytes()))
+    assert not problems, "\n".join(problems)

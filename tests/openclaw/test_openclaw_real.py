@@ -180,3 +180,42 @@ def test_a_crashing_guard_blocks_nothing_and_check_reports_it(openclaw: Openclaw
     assert openclaw.index.exists()
     assert not any("blocked" in m for m in model.tool_messages()), model.tool_messages()
     assert "boom" in _check(openclaw)
+
+
+def test_patch_predictions_match_the_bytes_openclaw_writes(openclaw: Openclaw, tmp_path: Path) -> None:
+    """12 generated patches in one session (LF, CRLF, mixed, BOM, no final newline): each
+    file's bytes equal the prediction (or, with mixed line endings, have its line count and stay
+    within its bound), or the patch fails and the file is as it was."""
+    from engramory import patches
+    from engramory.hosts import openclaw as host
+
+    openclaw.install()
+    trace = tmp_path / "trace.jsonl"
+    calls, paths, seeds, bounds = [], [], [], []
+    for n, case in enumerate(edit_cases.cases(12)):
+        path = openclaw.workspace / "patches" / case.name / "MEMORY.md"
+        path.parent.mkdir(parents=True)
+        path.write_bytes(case.seed)
+        first = case.seed.decode("utf-8").lstrip("\ufeff").replace("\r\n", "\n").split("\n")[1]
+        body = "@@\n %s\n+- [added](added.md) by patch\n" % first if n % 2 else "@@\n-%s\n+- [swap](s.md) x\n" % first
+        text = "*** Begin Patch\n*** Update File: %s\n%s*** End Patch" % (path, body)
+        calls.append(("apply_patch", {"input": text}))
+        paths.append(path)
+        seeds.append(case.seed)
+        bounds.append(host.patch_update(case.seed, patches.parse(text)[0])[1])
+    result, _ = openclaw.run([calls, "done"], timeout=300, ENGRAMORY_TRACE_FILE=str(trace))
+    assert result.returncode == 0, result.stderr[-2000:]
+    predicted = {str(r["path"]): r for r in common.read_trace(trace)}
+    problems, exact = [], 0
+    for path, seed, bound in zip(paths, seeds, bounds):
+        record = predicted[str(path)]
+        want = seed if record["refused"] else bytes.fromhex(str(record["after"]))
+        got = path.read_bytes()
+        if bound == 0 or record["refused"]:
+            exact += 1
+            if got != want:
+                problems.append("%s: predicted %r, OpenClaw wrote %r" % (path.parent.name, want, got))
+        elif got.count(b"\n") != want.count(b"\n") or abs(len(got) - len(want)) > bound:
+            problems.append("%s: predicted %r (bound %d), OpenClaw wrote %r" % (path.parent.name, want, bound, got))
+    assert not problems, "\n".join(problems)
+    assert exact >= 8
