@@ -134,6 +134,31 @@ def lenient(decision: "Decision | None", bound: int) -> "Decision | None":
     return None
 
 
+def patch_keeping_endings(old: bytes, op: "Any") -> "tuple[bytes | None, int]":
+    """(bytes written, byte bound) for a V4A update the way OpenClaw and Copilot CLI apply it
+    (measured): the hunks applied to the file with CRLF folded, then the file's own line endings
+    (all CRLF stays CRLF; mixed ones are restored line by line, so only bounded here: lines
+    exact, bytes within one per line break) and its missing final newline."""
+    from engramory import patches
+    from engramory.edits import encode
+
+    bom = old.startswith(b"\xef\xbb\xbf")
+    raw = old[3 if bom else 0 :].decode("utf-8", "replace")
+    applied = patches.apply_to(raw.replace("\r\n", "\n").encode("utf-8"), op)
+    if applied is None:
+        return None, 0
+    body = applied.decode("utf-8", "replace")
+    if raw and not raw.endswith(("\n", "\r")) and body.endswith("\n"):
+        body = body[:-1]
+    head = b"\xef\xbb\xbf" if bom else b""
+    crlf, lf_total = raw.count("\r\n"), raw.count("\n")
+    if crlf == 0:
+        return head + encode(body), 0
+    if crlf == lf_total:
+        return head + encode(body.replace("\n", "\r\n")), 0
+    return head + encode(body), body.count("\n")
+
+
 def render_pre(decision: "Decision") -> str:
     from engramory.guard import DENY
 

@@ -19,7 +19,8 @@ repository's `.github/hooks/` (loaded only in a trusted folder).
   bytes within a stated bound (see `predict_with_bound`); a deny on bytes alone needs the
   lower end of that bound over the cap, so an edit whose real result shrinks is never denied.
   No match at all: Copilot refuses the edit (ambiguous ones too). `create` is refused on an
-  existing path. `apply_patch` is predicted by engramory.patches.
+  existing path. `apply_patch` (codex models on the Responses wire) keeps each file's line
+  endings and missing final newline (claudelike.patch_keeping_endings).
 """
 
 from engramory import jsonlite, scope
@@ -215,14 +216,21 @@ def _patch(text: str, cwd: "str | None", env: "Mapping[str, str] | None", enviro
             continue
         source = scope.resolve_path(op.path, cwd)
 
-        def run(before: "bytes | None", op: "Any" = op, source: str = source, target: str = target) -> "bytes | None":
+        bound = [0]
+
+        def run(before: "bytes | None", op: "Any" = op, source: str = source, target: str = target,
+                bound: "list[int]" = bound) -> "bytes | None":
             from engramory.guard import read_regular
 
             if op.kind == patches.ADD:
                 return None if before is not None else patches.apply_to(None, op)  # Add on an existing file fails
-            return patches.apply_to(before if source == target else read_regular(source), op)
+            old = before if source == target else read_regular(source)
+            if old is None:
+                return None
+            after, bound[0] = claudelike.patch_keeping_endings(old, op)
+            return after
 
-        decision = claudelike.judge(target, PATCH_TOOL, run, env, window())
+        decision = claudelike.lenient(claudelike.judge(target, PATCH_TOOL, run, env, window()), bound[0])
         if decision is not None:
             return decision
     return None

@@ -248,28 +248,8 @@ def _patch(text: str, base: "str | None", derived: "list[str]", env: "Mapping[st
     return None
 
 
-def patch_update(old: bytes, op: "Any") -> "tuple[bytes | None, int]":
-    """(bytes OpenClaw's apply_patch writes, byte bound): the hunks applied to the file with CRLF
-    folded, then the file's own line endings (all CRLF stays CRLF; mixed ones are restored line
-    by line, bounded here) and its missing final newline (measured: an EOF-less file stays so)."""
-    from engramory import patches
-    from engramory.edits import encode
-
-    bom = old.startswith(BOM)
-    raw = old[3 if bom else 0 :].decode("utf-8", "replace")
-    applied = patches.apply_to(_lf(raw).encode("utf-8"), op)
-    if applied is None:
-        return None, 0
-    body = applied.decode("utf-8", "replace")
-    if raw and not raw.endswith(("\n", "\r")) and body.endswith("\n"):
-        body = body[:-1]
-    head = BOM if bom else b""
-    crlf, lf_total = raw.count("\r\n"), raw.count("\n")
-    if crlf == 0:
-        return head + encode(body), 0
-    if crlf == lf_total:
-        return head + encode(body.replace("\n", "\r\n")), 0
-    return head + encode(body), body.count("\n")
+# OpenClaw's apply_patch keeps the file's line endings and missing final newline: the shared rule.
+patch_update = claudelike.patch_keeping_endings
 
 
 def before_tool(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> "Decision | None":

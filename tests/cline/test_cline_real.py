@@ -225,3 +225,5 @@ def test_patch_predictions_match_the_bytes_cline_writes(cline: Cline, tmp_path: 
         if path.read_bytes() != want:
             problems.append("%s: predicted %r, Cline wrote %r" % (path.parent.name, want, path.read_bytes()))
     assert not problems, "\n".join(problems)
+    changed = sum(1 for path, seed in zip(paths, seeds) if path.read_bytes() != seed)
+    assert changed >= 8, "only %d of the 12 patches changed their file" % changed

@@ -51,6 +51,20 @@ class Copilot:
         assert done.returncode == 0, done.stderr + done.stdout
         return str(done.stdout)
 
+    def run_responses(self, steps: Any, timeout: float = 120, **env: str) -> tuple[common.Run, Any]:
+        """A run on the Responses wire with a codex model id: `apply_patch` replaces create/edit."""
+        from mock_responses import ResponsesModel
+
+        with ResponsesModel(steps) as model:
+            result = common.run(
+                [str(COPILOT), "-p", "please do the task", "--allow-all-tools", "--output-format", "json",
+                 "--disable-client-telemetry"],
+                self.project, dict(self.env, COPILOT_PROVIDER_BASE_URL=model.base_url, COPILOT_MODEL="gpt-5-codex",
+                                   COPILOT_PROVIDER_WIRE_API="responses", **env), timeout,
+            )
+        assert not result.timed_out, "Copilot CLI did not finish in %s s: %s" % (timeout, result.stderr[-2000:])
+        return result, model
+
     def run(self, script: Sequence[Any], timeout: float = 120, **env: str) -> tuple[common.Run, MockModel]:
         with MockModel(script) as model:
             result = common.run(

@@ -215,3 +215,62 @@ def test_a_crashing_guard_blocks_nothing_and_check_reports_it(copilot: Copilot) 
     assert index.exists()
     assert not any("Denied" in m for m in model.tool_messages()), model.tool_messages()
     assert "boom" in _check(copilot)
+
+
+def test_apply_patch_over_cap_is_denied_on_the_responses_wire(copilot: Copilot) -> None:
+    from mock_responses import patch_call
+
+    copilot.install()
+    index = _index(copilot, 199)
+    before = index.read_bytes()
+    body = "".join("+- [p%d](p%d.md) - patched\n" % (i, i) for i in range(5))
+    patch = "*** Begin Patch\n*** Update File: %s\n@@\n - [note 5](note-5.md) - hook 5\n%s*** End Patch" % (index, body)
+    result, model = copilot.run_responses([[patch_call(patch)]])
+    assert result.returncode == 0, result.stdout[-2000:]
+    assert index.read_bytes() == before
+    (output,) = model.tool_outputs()
+    assert "Denied by preToolUse hook: engramory blocked this apply_patch" in output
+    assert "grow from 199 to 204 lines (hard cap 200: 4 over)" in output
+
+
+def test_patch_predictions_match_or_bound_the_bytes_copilot_writes(copilot: Copilot, tmp_path: Path) -> None:
+    """12 generated patches in one session (LF, CRLF, mixed, BOM, no final newline): each file's
+    bytes equal the prediction (with mixed line endings: its line count, bytes within its bound),
+    or the patch fails and the file is as it was."""
+    from mock_responses import patch_call
+
+    from engramory import patches
+
+    copilot.install()
+    trace = tmp_path / "trace.jsonl"
+    steps, paths, seeds, bounds = [], [], [], []
+    for n, case in enumerate(edit_cases.cases(12)):
+        path = copilot.project / "patches" / case.name / "MEMORY.md"
+        path.parent.mkdir(parents=True)
+        path.write_bytes(case.seed)
+        first = case.seed.decode("utf-8").lstrip("\ufeff").replace("\r\n", "\n").split("\n")[1]
+        body = "@@\n %s\n+- [added](added.md) by patch\n" % first if n % 2 else "@@\n-%s\n+- [swap](s.md) x\n" % first
+        text = "*** Begin Patch\n*** Update File: %s\n%s*** End Patch" % (path, body)
+        steps.append([patch_call(text)])  # one patch per turn: the freeform tool takes one call at a time
+        paths.append(path)
+        seeds.append(case.seed)
+        bounds.append(claudelike.patch_keeping_endings(case.seed, patches.parse(text)[0])[1])
+    result, _ = copilot.run_responses(steps, timeout=300, ENGRAMORY_TRACE_FILE=str(trace))
+    assert result.returncode == 0, result.stdout[-2000:]
+    predicted = {str(r["path"]): r for r in common.read_trace(trace)}
+    assert len(predicted) == len(paths), "the guard saw %d of %d patches" % (len(predicted), len(paths))
+    problems, exact = [], 0
+    for path, seed, bound in zip(paths, seeds, bounds):
+        record = predicted[str(path)]
+        want = seed if record["refused"] else bytes.fromhex(str(record["after"]))
+        got = path.read_bytes()
+        if bound == 0 or record["refused"]:
+            exact += 1
+            if got != want:
+                problems.append("%s: predicted %r, Copilot wrote %r" % (path.parent.name, want, got))
+        elif got.count(b"\n") != want.count(b"\n") or abs(len(got) - len(want)) > bound:
+            problems.append("%s: predicted %r (bound %d), Copilot wrote %r" % (path.parent.name, want, bound, got))
+    assert not problems, "\n".join(problems)
+    changed = sum(1 for path, seed in zip(paths, seeds) if path.read_bytes() != seed)
+    assert changed >= 8, "only %d of the 12 patches changed their file" % changed
+    assert exact >= 8

@@ -218,4 +218,6 @@ def test_patch_predictions_match_the_bytes_openclaw_writes(openclaw: Openclaw, t
         elif got.count(b"\n") != want.count(b"\n") or abs(len(got) - len(want)) > bound:
             problems.append("%s: predicted %r (bound %d), OpenClaw wrote %r" % (path.parent.name, want, bound, got))
     assert not problems, "\n".join(problems)
+    changed = sum(1 for path, seed in zip(paths, seeds) if path.read_bytes() != seed)
+    assert changed >= 8, "only %d of the 12 patches changed their file" % changed
     assert exact >= 8
