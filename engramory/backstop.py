@@ -18,16 +18,16 @@ Imports only what the interpreter has already loaded, plus our own modules: hot 
 
 from __future__ import annotations
 
-import os
+import sys
 
-from engramory import config, jsonlite
+from engramory import config, jsonlite, scope
 from engramory.automemory import (  # noqa: F401 - part of this module's interface
     auto_memory_index,
     claude_config_dir,
     project_candidates,
     sanitize_project_path,
 )
-from engramory.size import OK, OVER, Caps, count_lines, verdict
+from engramory.size import OK, OVER
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -37,8 +37,6 @@ if TYPE_CHECKING:
 POST_TOOL_USE = "PostToolUse"
 SESSION_START = "SessionStart"
 STDIN_LIMIT = 64 << 20
-READ_LIMIT = 64 << 20  # same as the guard's: past this an index is judged by its size alone
-SHOW_OUTSIDE = 3
 STATE_MAX_BYTES = 1 << 16
 STATE_MAX_AGE = 7 * 24 * 3600  # state files of sessions idle this long are pruned at start
 
@@ -47,7 +45,7 @@ def known_indexes(payload: Mapping[str, Any], env: Mapping[str, str] | None = No
     """Every index this session is known to use: ENGRAMORY_INDEX_PATH entries, then the
     auto-memory index of each project candidate. Paths may not exist."""
     if env is None:
-        env = os.environ
+        env = scope.environ()
     out: list[str] = []
     settings = config.from_env(env)
     for p in settings.index_paths or ():
@@ -60,81 +58,36 @@ def known_indexes(payload: Mapping[str, Any], env: Mapping[str, str] | None = No
     return out
 
 
-# -- measuring ---------------------------------------------------------------------------
+# -- measuring (engramory.describe: the one reader and describer) ------------------------
 
-
-class Reading:
-    """One index as found on disk now."""
-
-    __slots__ = ("path", "status", "lines", "nbytes", "caps", "outside", "more", "notes")
-
-    def __init__(self, path: str, lines: int | None, nbytes: int, caps: Caps, notes: list[str]) -> None:
-        self.path = path
-        self.lines = lines
-        self.nbytes = nbytes
-        self.caps = caps
-        self.status = verdict(lines, nbytes, caps)
-        self.outside: list[str] = []
-        self.more = 0
-        self.notes = notes
+if TYPE_CHECKING:
+    from engramory.describe import Reading
 
 
 def read_index(path: str, env: Mapping[str, str]) -> Reading | None:
-    """Measure one index; None when it does not exist or is not a readable regular file."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    if not os.path.isfile(path):
-        return None
-    caps, notes = config.caps_for(path, env)
-    if st.st_size > READ_LIMIT:
-        return Reading(path, None, st.st_size, caps, notes)
-    try:
-        with open(path, "rb") as f:
-            data = f.read(READ_LIMIT + 1)
-    except OSError:
-        return None
-    reading = Reading(path, count_lines(data), len(data), caps, notes)
-    if reading.status == OVER:
-        from engramory.excerpt import quote
-        from engramory.size import lines_outside_window
+    """Measure one index as Claude Code counts it; None when it does not exist or is not a
+    readable regular file."""
+    from engramory.describe import read_index as _read
+    from engramory.guard import READ_LIMIT  # a hook: bounded like the guard
 
-        for number, line in lines_outside_window(data, caps):
-            if len(reading.outside) < SHOW_OUTSIDE:
-                reading.outside.append("line %d %s" % (number, quote(line)))
-            else:
-                reading.more += 1
-    return reading
-
-
-def _n(value: int) -> str:
-    return "{:,}".format(value)
-
-
-def _size_text(r: Reading) -> str:
-    lines = "an unread number of lines" if r.lines is None else "%s lines" % _n(r.lines)
-    return "%s and %s bytes" % (lines, _n(r.nbytes))
+    return _read(path, env, limit=READ_LIMIT)
 
 
 def over_message(r: Reading, tool: str) -> str:
     """What PostToolUse tells the model about an index over its hard cap."""
+    from engramory.describe import caps_text, outside_text, size_text
     from engramory.guard import COMPACT_STEPS
 
-    c = r.caps
     text = (
         "engramory: after this %s call, the memory index %s is over its hard cap: %s "
-        "(hard cap %s lines / %s bytes). The host loads only the first %s lines and %s bytes "
-        "of it, so what lies past that is never recalled"
-        % (tool or "tool", r.path, _size_text(r), _n(c.hard_lines), _n(c.hard_bytes),
-           _n(c.hard_lines), _n(c.hard_bytes))
+        "(%s). The host loads only %s of it, so what lies past that is never recalled"
+        % (tool or "tool", r.path, size_text(r), caps_text(r.caps, r.unit), r.window.describe())
     )
-    if r.outside:
-        text += "; now outside the window: %s%s" % (
-            "; ".join(r.outside), " and %s more" % _n(r.more) if r.more else "",
-        )
+    outside = outside_text(r, 80)
+    if outside:
+        text += "; now outside the window: %s" % outside
     text += ". Compact it now: `%s` shows the plan. %s Do not edit the index with other shell commands: " \
-        "the guard checks only the file tools." % (compact_command(os.path.dirname(r.path)), COMPACT_STEPS)
+        "the guard checks only the file tools." % (compact_command(scope.dirname(r.path)), COMPACT_STEPS)
     if r.notes:
         text += " " + " ".join(r.notes)
     return text
@@ -142,18 +95,22 @@ def over_message(r: Reading, tool: str) -> str:
 
 def start_line(r: Reading) -> str:
     """One line of the SessionStart notice for an index past its warn or hard cap."""
-    c = r.caps
+    from engramory.describe import caps_text, outside_text, size_text
+
     if r.status == OVER:
+        lost = outside_text(r, 80)
         return (
-            "the memory index %s is over its hard cap: %s (hard cap %s lines / %s bytes), so "
-            "its last entries were not loaded; compact it first: `engramory compact` on its folder "
-            "(or the skill's tools/engramory.py compact) plans it without losing a fact; show the plan, "
-            "then apply it with --apply -." % (r.path, _size_text(r), _n(c.hard_lines), _n(c.hard_bytes))
+            "the memory index %s is over its hard cap: %s (%s), so %s; compact it first: `engramory compact` "
+            "on its folder plans it without losing a fact; show the plan, then apply it with --apply -."
+            % (
+                r.path, size_text(r), caps_text(r.caps, r.unit),
+                ("these entries were not loaded: %s" % lost) if lost else "it is past what the guard allows",
+            )
         )
     return (
-        "the memory index %s is past its warn cap: %s (warn %s lines / %s bytes, hard %s / %s); "
-        "plan a compaction pass before adding much more (`engramory compact` on its folder shows one)."
-        % (r.path, _size_text(r), _n(c.warn_lines), _n(c.warn_bytes), _n(c.hard_lines), _n(c.hard_bytes))
+        "the memory index %s is past its warn cap: %s (%s); plan a compaction pass before adding much more "
+        "(`engramory compact` on its folder shows one)."
+        % (r.path, size_text(r), caps_text(r.caps, r.unit, warn=True))
     )
 
 
@@ -164,21 +121,23 @@ def state_dir(env: Mapping[str, str]) -> str | None:
     """Where per-session state lives: the plugin's data folder when run as a plugin, else a
     private folder of this user under the system temp dir. None when neither is usable."""
     plugin_data = env.get("CLAUDE_PLUGIN_DATA", "").strip()
-    if plugin_data and os.path.isabs(plugin_data):
-        return os.path.join(plugin_data, "backstop")
+    if plugin_data and scope.isabs(plugin_data):
+        return scope.join(plugin_data, "backstop")
     # tempfile.gettempdir() imports random and friends: read the usual variables instead.
     tmp = env.get("TMPDIR") or env.get("TEMP") or env.get("TMP")
     if not tmp:
-        tmp = "/tmp" if os.name != "nt" else None
+        tmp = "/tmp" if sys.platform != "win32" else None
     if not tmp:
         return None
-    uid = getattr(os, "getuid", lambda: None)()
-    return os.path.join(tmp, "engramory-backstop-%s" % (uid if uid is not None else "user"))
+    uid = scope.getuid()
+    return scope.join(tmp, "engramory-backstop-%s" % (uid if uid is not None else "user"))
 
 
 def _private_dir(path: str) -> bool:
     """Create `path` for this user only; refuse one that another user owns or that is a
     link, since a shared temp dir is writable by everyone."""
+    import os
+
     try:
         os.makedirs(path, mode=0o700, exist_ok=True)
         st = os.lstat(path)
@@ -202,16 +161,28 @@ def state_path(env: Mapping[str, str], session_id: object) -> str | None:
     folder = state_dir(env)
     if folder is None:
         return None
-    return os.path.join(folder, "%s.state" % _session_key(session_id))
+    return scope.join(folder, "%s.state" % _session_key(session_id))
 
 
 def signature(path: str) -> str:
     """size:mtime_ns of `path`, or "-" when it is missing: a change means "look again"."""
     try:
-        st = os.stat(path)
-    except OSError:
+        st = scope.stat(path)
+    except (OSError, ValueError):
         return "-"
     return "%d:%d" % (st.st_size, st.st_mtime_ns)
+
+
+def folder_key(index: str) -> str:
+    """The state key of an index's store folder (a trailing slash: never an index path)."""
+    return scope.dirname(index) + "/"
+
+
+def folder_stamps(indexes: Sequence[str]) -> dict[str, str]:
+    """{folder key: signature} of each index's store folder: one stat each. A folder's mtime
+    moves when a note in it is deleted, created or replaced (rm, mv, sed -i), not when one
+    is appended to in place; SessionStart's full review catches those."""
+    return {folder_key(p): signature(scope.dirname(p)) for p in indexes}
 
 
 def load_state(path: str | None) -> dict[str, str]:
@@ -231,7 +202,7 @@ def load_state(path: str | None) -> dict[str, str]:
 
 
 def save_state(path: str | None, state: Mapping[str, str]) -> None:
-    if path is None or not _private_dir(os.path.dirname(path)):
+    if path is None or not _private_dir(scope.dirname(path)):
         return
     from engramory.fsutil import write_atomic
 
@@ -246,6 +217,8 @@ def prune_state(folder: str | None, now: float) -> None:
     """Drop state files of sessions idle for a week, so the folder does not grow forever."""
     if folder is None:
         return
+    import os
+
     try:
         names = os.listdir(folder)
     except OSError:
@@ -287,21 +260,27 @@ def post_tool_messages(
 ) -> list[str]:
     """One message per known index that changed since last seen and is now over its hard cap."""
     if env is None:
-        env = os.environ
+        env = scope.environ()
     if indexes is None:
         indexes = known_indexes(payload, env)
     if not indexes:
         return []
-    tool = payload.get("tool_name")
-    reviewed = reconcile_stores(indexes, "after " + (tool[:80] if isinstance(tool, str) else "a tool"), False)
     spath = state_path(env, payload.get("session_id"))
     state = load_state(spath)
     now = {p: signature(p) for p in indexes}
+    folders = folder_stamps(indexes)
     changed = [p for p in indexes if state.get(p) != now[p]]
-    if not changed:
+    # The review (engramory.review) reads every note's stamp: worth it only when the store's
+    # folder itself changed (a note deleted, created or replaced), which one stat tells.
+    moved = [p for p in indexes if state.get(folder_key(p)) != folders[folder_key(p)]]
+    tool = payload.get("tool_name")
+    reviewed = reconcile_stores(moved, "after " + (tool[:80] if isinstance(tool, str) else "a tool"), False) \
+        if moved else []
+    if not changed and not moved:
         return reviewed
     merged = dict(state)
     merged.update(now)
+    merged.update(folders)
     save_state(spath, merged)
     tool = payload.get("tool_name")
     tool = tool if isinstance(tool, str) else ""
@@ -365,14 +344,14 @@ def session_start(payload: Mapping[str, Any], env: Mapping[str, str] | None = No
     was already reported here is not reported again after the first shell command. The size
     notice is made first; the doctor part runs after it, on a time budget."""
     if env is None:
-        env = os.environ
+        env = scope.environ()
     indexes = known_indexes(payload, env)
     spath = state_path(env, payload.get("session_id"))
     if spath is not None:
         import time
 
-        prune_state(os.path.dirname(spath), time.time())
-    save_state(spath, {p: signature(p) for p in indexes})
+        prune_state(scope.dirname(spath), time.time())
+    save_state(spath, dict({p: signature(p) for p in indexes}, **folder_stamps(indexes)))
     lines = []
     roots = []
     for p in indexes:
@@ -381,7 +360,7 @@ def session_start(payload: Mapping[str, Any], env: Mapping[str, str] | None = No
             continue
         if reading.status != OK:
             lines.append(start_line(reading))
-        roots.append(os.path.dirname(p))
+        roots.append(scope.dirname(p))
     lines.extend(reconcile_stores(indexes, "at session start", True))
     lines += doctor_lines(roots, env)
     if not lines:
@@ -395,6 +374,7 @@ def session_start(payload: Mapping[str, Any], env: Mapping[str, str] | None = No
 def compact_command(root: str) -> str:
     """The command line that plans a compaction of the store at `root`, runnable as it is:
     this bundle's tools/engramory.py under this interpreter (nothing installed needed)."""
+    import os
     import shlex
     import sys
 
@@ -412,8 +392,8 @@ def reconcile_stores(indexes: Sequence[str], source: str, notice: bool) -> list[
     raises: a failing review must not cost the session its hook."""
     out: list[str] = []
     for index in indexes:
-        root = os.path.dirname(index)
-        if not os.path.isfile(index):
+        root = scope.dirname(index)
+        if not scope.isfile(index):
             continue
         try:
             from engramory import review
@@ -441,30 +421,143 @@ def reconcile_stores(indexes: Sequence[str], source: str, notice: bool) -> list[
 TAG = "engramory backstop hook"
 
 
+# -- reading only the fields the backstop needs (registry, issue 9) --------------------------
+#
+# A PostToolUse payload carries the tool's whole output (`tool_response`), megabytes after a
+# verbose command, yet the backstop needs four short fields that Claude Code sends before it.
+# `top_fields` reads the top-level object key by key, jumps over values it does not need with
+# bytes.find (strings) and bracket counting (containers), and stops once the fields it needs
+# are found: the cost is flat in the size of the output. Anything it cannot read this way
+# falls back to the full parser.
+
+NEEDED = ("session_id", "cwd", "tool_name", "hook_event_name")
+WANTED = frozenset(NEEDED + ("stop_hook_active", "source", "transcript_path"))
+_WS = b" \t\r\n"
+
+
+def _skip_ws(raw: bytes, i: int) -> int:
+    n = len(raw)
+    while i < n and raw[i] in _WS:
+        i += 1
+    return i
+
+
+def _string_end(raw: bytes, i: int) -> int:
+    """Index just past the JSON string that opens at `i`."""
+    j = i + 1
+    while True:
+        k = raw.find(b'"', j)
+        if k < 0:
+            raise ValueError("unterminated string")
+        b = k - 1
+        while raw[b] == 0x5C:  # backslash: count the run before the quote
+            b -= 1
+        if (k - 1 - b) % 2 == 0:
+            return k + 1
+        j = k + 1
+
+
+def _value_end(raw: bytes, i: int) -> int:
+    c = raw[i]
+    if c == 0x22:
+        return _string_end(raw, i)
+    if c in b"{[":
+        depth = 0
+        n = len(raw)
+        while i < n:
+            c = raw[i]
+            if c == 0x22:
+                i = _string_end(raw, i)
+                continue
+            if c in b"{[":
+                depth += 1
+            elif c in b"}]":
+                depth -= 1
+                if depth == 0:
+                    return i + 1
+            i += 1
+        raise ValueError("unterminated container")
+    j = i
+    n = len(raw)
+    while j < n and raw[j] not in b",}] \t\r\n":
+        j += 1
+    return j
+
+
+def top_fields(raw: bytes, wanted: frozenset[str] = WANTED, needed: Sequence[str] = NEEDED) -> dict[str, Any] | None:
+    """The `wanted` top-level fields of a JSON object payload, read without parsing the
+    rest; None when `raw` is not a JSON object. Stops once every `needed` field is found."""
+    try:
+        body = raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw
+        i = _skip_ws(body, 0)
+        if i >= len(body) or body[i] != 0x7B:
+            return parse(raw)
+        out: dict[str, Any] = {}
+        i = _skip_ws(body, i + 1)
+        if body[i] == 0x7D:
+            return out
+        while True:
+            if body[i] != 0x22:
+                raise ValueError("key expected")
+            end = _string_end(body, i)
+            key = jsonlite.loads(body[i:end].decode("utf-8", "replace"))
+            i = _skip_ws(body, end)
+            if body[i] != 0x3A:
+                raise ValueError("colon expected")
+            v = _skip_ws(body, i + 1)
+            e = _value_end(body, v)
+            if key in wanted:
+                out[key] = jsonlite.loads(body[v:e].decode("utf-8", "replace"))
+                if all(k in out for k in needed) and out.get("hook_event_name") != "Stop":
+                    return out
+            i = _skip_ws(body, e)
+            if body[i] == 0x2C:
+                i = _skip_ws(body, i + 1)
+                continue
+            if body[i] == 0x7D:
+                return out
+            raise ValueError("comma expected")
+    except (ValueError, IndexError):
+        return parse(raw)
+
+
+def _respond_with(event: str, handler: Any) -> Any:
+    """stdin bytes -> (stdout, stderr, exit) for `handler(payload, env)`. A PostToolUse payload
+    is read flat (top_fields): only the fields the backstop needs, whatever the output size."""
+    reader = top_fields if event == POST_TOOL_USE else parse
+
+    def respond(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str, str, int]:
+        payload = reader(raw)
+        return (handler(payload, env) if payload is not None else ""), "", 0
+
+    return respond
+
+
 def post_tool_respond(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str, str, int]:
-    """PostToolUse: stdin bytes -> (stdout, stderr, exit), for engramory.hookrun."""
-    payload = parse(raw)
-    # after_tool_or_late: PostToolUse, or the late re-check on UserPromptSubmit (below)
-    return (after_tool_or_late(payload, env) if payload is not None else ""), "", 0
+    """PostToolUse (and the late re-check on UserPromptSubmit): stdin bytes -> (stdout, stderr,
+    exit). The payload is read flat (top_fields): only the fields needed, whatever the output size."""
+    return _respond_with(POST_TOOL_USE, after_tool_or_late)(raw, env)  # type: ignore[no-any-return]
 
 
 def session_start_respond(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str, str, int]:
-    """SessionStart: stdin bytes -> (stdout, stderr, exit), for engramory.hookrun."""
-    payload = parse(raw)
-    # session_start_and_seed: also the first stamps of the store configs (below)
-    return (session_start_and_seed(payload, env) if payload is not None else ""), "", 0
+    """SessionStart, plus the first stamps of the store configs: stdin bytes -> (stdout, stderr, exit)."""
+    return _respond_with(SESSION_START, session_start_and_seed)(raw, env)  # type: ignore[no-any-return]
+
+
+def _run(event: str, handler: Any) -> int:
+    """The hook process for `handler(payload, env) -> stdout text`, on the shared hook
+    runtime (engramory.hosts.run_respond): bounded stdin, one fail-open policy."""
+    from engramory.hosts import run_respond
+
+    return run_respond(_respond_with(event, handler), "engramory %s hook" % event, STDIN_LIMIT)
 
 
 def post_tool_main(argv: Sequence[str] | None = None) -> int:
-    from engramory.hookrun import run
-
-    return run("engramory.backstop", "post_tool_respond", "engramory PostToolUse hook")
+    return _run(POST_TOOL_USE, after_tool_or_late)
 
 
 def session_start_main(argv: Sequence[str] | None = None) -> int:
-    from engramory.hookrun import run
-
-    return run("engramory.backstop", "session_start_respond", "engramory SessionStart hook")
+    return _run(SESSION_START, session_start_and_seed)
 
 
 # -- late writes and the store config (install branch, issue 10) ----------------------------
@@ -489,7 +582,7 @@ def after_tool_or_late(payload: Mapping[str, Any], env: Mapping[str, str] | None
     if event in LATE_EVENTS:
         return late_check(payload, env)
     if env is None:
-        env = os.environ
+        env = scope.environ()
     indexes = known_indexes(payload, env)
     messages = post_tool_messages(payload, env, indexes)
     tool = payload.get("tool_name")
@@ -502,7 +595,7 @@ def late_check(payload: Mapping[str, Any], env: Mapping[str, str] | None = None)
     """UserPromptSubmit: report an index that grew over its hard cap (or a store config that
     changed) since the last hook looked, e.g. by a background command."""
     if env is None:
-        env = os.environ
+        env = scope.environ()
     indexes = known_indexes(payload, env)
     late = "since the last check (a background command, another program or an edit changed it)"
     messages = [
@@ -518,7 +611,7 @@ def late_check(payload: Mapping[str, Any], env: Mapping[str, str] | None = None)
 def config_paths(indexes: Sequence[str]) -> list[str]:
     out = []
     for index in indexes:
-        p = os.path.join(os.path.dirname(index), config.CONFIG_NAME)
+        p = scope.join(scope.dirname(index), config.CONFIG_NAME)
         if p not in out:
             out.append(p)
     return out
@@ -530,7 +623,7 @@ def config_messages(
     """One message per store config (beside a known index) that appeared, changed or went
     since the last look. The first look of a session only records the stamps."""
     if env is None:
-        env = os.environ
+        env = scope.environ()
     paths = config_paths(known_indexes(payload, env) if indexes is None else indexes)
     if not paths:
         return []

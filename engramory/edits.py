@@ -181,14 +181,149 @@ def _curly_single(text: str) -> str:
 
 
 def find_actual(text: str, old: str) -> "str | None":
-    """The text in the file that `old` matches: itself, or the same with quotes curled."""
+    """The text in the file that `old` matches, as Claude Code 2.1.332 finds it (read from
+    its bundle, function `Ydt`): `old` itself; else the same with quotes straightened on both
+    sides; else, when `old` holds `\\uXXXX` escape text, `old` with the escapes read as
+    characters (`decode_escapes`); else, when `old` holds non-ASCII characters, their escaped
+    form in the file, hex digits in any case (`find_escaped`)."""
     if old in text:
         return old
     straight_old = old.translate(_STRAIGHTEN)
     idx = text.translate(_STRAIGHTEN).find(straight_old)
-    if idx < 0:
+    if idx >= 0:
+        return text[idx : idx + len(old)]
+    if _has_escape(old):
+        decoded = decode_escapes(old)
+        if decoded != old and decoded in text:
+            return decoded
+    if not old.isascii():
+        if _escaped_length(old) > _js_length(text) or "\\u" not in text:
+            return None
+        return find_escaped(old, text)
+    return None
+
+
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def _has_escape(s: str) -> bool:
+    """JavaScript's /\\u[0-9a-fA-F]{4}/.test(s)."""
+    i = s.find("\\u")
+    while i >= 0:
+        if len(s) >= i + 6 and all(c in _HEX for c in s[i + 2 : i + 6]):
+            return True
+        i = s.find("\\u", i + 1)
+    return False
+
+
+def _units(s: str) -> "list[int]":
+    """`s` as UTF-16 code units (what JavaScript indexes)."""
+    out: list[int] = []
+    for ch in s:
+        o = ord(ch)
+        if o > 0xFFFF:
+            o -= 0x10000
+            out.append(0xD800 + (o >> 10))
+            out.append(0xDC00 + (o & 0x3FF))
+        else:
+            out.append(o)
+    return out
+
+
+def _from_units(units: "list[int]") -> str:
+    """The string of UTF-16 code units `units`, surrogate pairs joined as JavaScript does."""
+    out = []
+    i, n = 0, len(units)
+    while i < n:
+        u = units[i]
+        if 0xD800 <= u < 0xDC00 and i + 1 < n and 0xDC00 <= units[i + 1] < 0xE000:
+            out.append(chr(0x10000 + ((u - 0xD800) << 10) + (units[i + 1] - 0xDC00)))
+            i += 2
+            continue
+        out.append(chr(u))
+        i += 1
+    return "".join(out)
+
+
+def _js_length(s: str) -> int:
+    """JavaScript's s.length: code points, plus one per character past U+FFFF."""
+    if s.isascii():
+        return len(s)
+    utf8 = s.encode("utf-8", "surrogatepass")
+    return len(s) + len(utf8) - len(utf8.translate(None, b"\xf0\xf1\xf2\xf3\xf4"))
+
+
+def _escaped_length(s: str) -> int:
+    """The host's `Q`: the length `s` would have with every non-ASCII unit as \\uXXXX."""
+    units = _units(s)
+    return len(units) + 5 * sum(1 for u in units if u >= 0x80)
+
+
+def decode_escapes(s: str) -> str:
+    """`s` with each \\uXXXX escape (any hex case) read as its UTF-16 unit, an escaped
+    backslash pair left as it is: the host's `k`."""
+    units: list[int] = []
+    i, n = 0, len(s)
+    while i < n:
+        c = s[i]
+        if c == "\\" and i + 1 < n:
+            if s[i + 1] == "\\":
+                units += (0x5C, 0x5C)
+                i += 2
+                continue
+            if s[i + 1] == "u" and i + 6 <= n and all(h in _HEX for h in s[i + 2 : i + 6]):
+                units.append(int(s[i + 2 : i + 6], 16))
+                i += 6
+                continue
+        units += _units(c)
+        i += 1
+    return _from_units(units)
+
+
+def _backslashes_before(s: str, i: int) -> int:
+    n = 0
+    while i - 1 - n >= 0 and s[i - 1 - n] == "\\":
+        n += 1
+    return n
+
+
+def find_escaped(old: str, text: str) -> "str | None":
+    """The host's `Y`: the first place `text` holds `old` with every non-ASCII unit written
+    as a \\uXXXX escape (hex digits in any case) whose backslashes are not themselves
+    escaped; None when there is none, or when the same text occurs earlier in `text`."""
+    if _backslashes_before(old, len(old)) % 2 == 1:
         return None
-    return text[idx : idx + len(old)]
+    pattern = escape_non_ascii(old)  # lower-case hex; compared case-insensitively below
+    starts = [0] if old.startswith("\\") else []
+    hex_at: set[int] = set()
+    pos = 0
+    for u in _units(old):
+        if u >= 0x80:
+            starts.append(pos)
+            hex_at.update(range(pos + 2, pos + 6))
+            pos += 6
+        else:
+            pos += 1
+    length = len(pattern)
+    first = pattern.find("\\u")
+    if first < 0:
+        return None
+    limit = len(text) - length
+    search = first
+    while True:
+        k = text.find("\\u", search)
+        if k < 0:
+            return None
+        search = k + 1
+        c = k - first
+        if c < 0:
+            continue
+        if c > limit:
+            return None
+        window = text[c : c + length]
+        if all((window[i].lower() == pattern[i]) if i in hex_at else (window[i] == pattern[i]) for i in range(length)):
+            if all(_backslashes_before(text, c + f) % 2 == 0 for f in starts):
+                return window if text.find(window) == c else None
 
 
 def keep_quote_style(old: str, actual: str, new: str) -> str:
@@ -200,6 +335,39 @@ def keep_quote_style(old: str, actual: str, new: str) -> str:
         new = _curly_double(new)
     if has_single:
         new = _curly_single(new)
+    return new
+
+
+def keep_escape_style(old: str, actual: str, new: str) -> str:
+    """`new` written the way the match was found (the host's `fe`): when the file held
+    `old`'s non-ASCII characters as escapes, `new`'s are escaped too, with the same hex for
+    the same character and otherwise in the case most of the file's escapes used; when
+    `old`'s escape text matched the characters themselves, `new`'s escapes are read too."""
+    if old == actual:
+        return new
+    if not old.isascii() and _escaped_length(old) == len(actual) and find_escaped(old, actual) is not None:
+        seen: dict[int, str] = {}
+        upper = lower = 0
+        c = 0
+        for u in _units(old):
+            if u >= 0x80:
+                digits = actual[c + 2 : c + 6]
+                seen[u] = digits
+                upper += sum(1 for d in digits if "A" <= d <= "F")
+                lower += sum(1 for d in digits if "a" <= d <= "f")
+                c += 6
+            else:
+                c += 1
+        out = []
+        for u in _units(new):
+            if u < 0x80:
+                out.append(chr(u))
+            else:
+                digits = seen.get(u) or ("%04X" % u if upper > lower else "%04x" % u)
+                out.append("\\u" + digits)
+        return "".join(out)
+    if _has_escape(old) and decode_escapes(old) == actual:
+        return decode_escapes(new)
     return new
 
 
@@ -221,27 +389,17 @@ def escape_non_ascii(text: str, upper: bool = False) -> str:
 
 
 def apply_edit(text: str, old: str, new: str, replace_all: bool) -> "str | None":
-    """`text` after one edit, or None when the host would refuse it."""
+    """`text` after one edit, or None when the host would refuse it (no match, or several
+    without replace_all). The matched text and the new text are those of Claude Code 2.1.332
+    (find_actual, keep_quote_style, keep_escape_style)."""
     if old == "" or old == new:
         return None
     actual = find_actual(text, old)
     if actual is None:
-        # Measured: when old_string is not in the file, the host tries it with its non-ASCII
-        # characters written as \uXXXX escapes (lower, then upper hex) and, when that
-        # matches exactly (no quote matching on top), writes new_string escaped the same way.
-        for upper in (False, True):
-            escaped = escape_non_ascii(old, upper)
-            if escaped == old:
-                break
-            if escaped in text:
-                actual = old = escaped
-                new = escape_non_ascii(new, upper)
-                break
-        if actual is None:
-            return None
+        return None
     if not replace_all and text.count(actual) > 1:
         return None
-    new = keep_quote_style(old, actual, new)
+    new = keep_escape_style(old, actual, keep_quote_style(old, actual, new))
     if new == "" and not actual.endswith("\n") and (actual + "\n") in text:
         actual += "\n"  # deleting a line takes its line break with it
     return text.replace(actual, new) if replace_all else text.replace(actual, new, 1)

@@ -172,17 +172,19 @@ def _quote(s: str) -> str:
     """A JSON string literal in ASCII, as json.dumps(s) writes it."""
     s = s.translate(_QUOTE)
     if not s.isascii():
-        out = []
-        for ch in s:
+        # One translate over the distinct non-ASCII characters (C speed), not a loop per
+        # character: a deny message quoting entries with em dashes is kilobytes long.
+        table = {}
+        for ch in set(s):
             o = ord(ch)
             if o < 0x80:
-                out.append(ch)
-            elif o < 0x10000:
-                out.append("\\u%04x" % o)
+                continue
+            if o < 0x10000:
+                table[o] = "\\u%04x" % o
             else:
-                o -= 0x10000
-                out.append("\\u%04x\\u%04x" % (0xD800 + (o >> 10), 0xDC00 + (o & 0x3FF)))
-        s = "".join(out)
+                v = o - 0x10000
+                table[o] = "\\u%04x\\u%04x" % (0xD800 + (v >> 10), 0xDC00 + (v & 0x3FF))
+        s = s.translate(table)
     return '"' + s + '"'
 
 

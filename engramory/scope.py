@@ -37,6 +37,10 @@ if _posix is not None:
 
     stat = _posix.stat
     lstat = _posix.lstat
+
+    def getuid() -> "int | None":
+        return _posix.getuid()
+
     readlink = _posix.readlink
     getcwd = _posix.getcwd
 
@@ -208,6 +212,9 @@ else:  # pragma: no cover - exercised on Windows only
     def environ() -> "Mapping[str, str]":
         return os.environ
 
+    def getuid() -> "int | None":
+        return getattr(os, "getuid", lambda: None)()
+
     def is_regular(mode: int) -> bool:
         return mode & _S_IFMT == _S_IFREG
 
@@ -244,13 +251,34 @@ def index_paths(env: "Mapping[str, str]") -> "list[str] | None":
 
 
 def is_index(path: str, name: str, paths: "Sequence[str] | None") -> bool:
-    """Whether `path` is an index this guard keeps. No file is opened."""
+    """Whether `path` is an index this guard keeps, by name or by where links lead. No file
+    is opened; one lstat when the name does not already say so."""
     if paths is not None:
         return realpath(path) in paths
     if basename(path) == name:
         return True
     # A link named otherwise but pointing at an index is the index: the host writes through it.
-    return islink(path) and basename(realpath(path)) == name
+    if islink(path) and basename(realpath(path)) == name:
+        return True
+    # The target of the index-named link beside it (`mv MEMORY.md data.md && ln -s data.md
+    # MEMORY.md`): Claude Code refuses to write through the link and tells the model to write
+    # its target, and the next session loads that file through the link.
+    return links_to(join(dirname(path), name), path)
+
+
+def links_to(link: str, path: str) -> bool:
+    """Whether `link` is a symbolic link whose realpath is `path`'s."""
+    return islink(link) and realpath(link) == realpath(path)
+
+
+def index_alias(path: str, known: "Sequence[str]") -> "str | None":
+    """The known index (e.g. the project's auto-memory MEMORY.md) that is a link leading to
+    `path`, or None. `path` is then that index under another name: a dotfiles file, or
+    docs/agent-memory.md, which the host loads through the link."""
+    for index in known:
+        if index != path and links_to(index, path):
+            return index
+    return None
 
 
 def find_store_root(path: str, limit: int = 64) -> "str | None":

@@ -8,6 +8,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from engramory.layout import Layout
+
 # Claude Code 2.1.332 was measured to load exactly the first 200 lines and 25,000 bytes of
 # MEMORY.md (the byte cut falls at the last newline at or before byte 25,000). So the hard
 # caps are the load window itself, and the warn caps leave room to compact before it.
@@ -126,181 +128,20 @@ def units_of(data: bytes, unit: str) -> int:
     return text_units(data.decode("utf-8", "replace"), unit)
 
 
+def _astral(utf8: bytes) -> int:
+    """Characters past U+FFFF in UTF-8 bytes: their lead bytes are 0xF0-0xF4."""
+    return len(utf8) - len(utf8.translate(None, b"\xf0\xf1\xf2\xf3\xf4"))
+
+
 def text_units(text: str, unit: str) -> int:
-    """The size of `text` in `unit` (BYTES: its UTF-8 encoding, lone surrogates as U+FFFD)."""
+    """The size of `text` in `unit` (BYTES: its UTF-8 encoding, lone surrogates as U+FFFD).
+    No codec beyond UTF-8 is used: the utf-16 codec module costs the hook an import."""
     if unit == CHARS or text.isascii():
         return len(text)
+    utf8 = text.encode("utf-8", "replace")
     if unit == UTF16:
-        return len(text.encode("utf-16-le", "surrogatepass")) >> 1
-    return len(text.encode("utf-8", "replace"))
-
-
-def _cut_units(text: str, n: int, unit: str) -> int:
-    """The index in `text` just after its first `n` units (never inside a character: a
-    surrogate pair or a UTF-8 sequence that would straddle the cut is left out)."""
-    if n <= 0:
-        return 0
-    if unit == CHARS or text.isascii():
-        return min(n, len(text))
-    count = 0
-    for i, ch in enumerate(text):
-        o = ord(ch)
-        w = (2 if o > 0xFFFF else 1) if unit == UTF16 else (1 if o < 0x80 else 2 if o < 0x800 else 3 if o < 0x10000 else 4)
-        if count + w > n:
-            return i
-        count += w
-    return len(text)
-
-
-def _tail_start(text: str, n: int, unit: str) -> int:
-    """The index in `text` where its last `n` units start."""
-    if n <= 0:
-        return len(text)
-    total = text_units(text, unit)
-    if total <= n:
-        return 0
-    return _cut_units(text, total - n, unit) if unit != CHARS else len(text) - n
-
-
-class Layout:
-    """An index as one host counts it: `text` is the counted text (after BOM, frontmatter and
-    comment skipping and trimming, as the window says), `lines` and `units` its size, and
-    `head_end` / `tail_start` the parts of `text` the host loads ([0:head_end] and, for a
-    head-tail window, [tail_start:]). `origin(i)` gives the 1-based line of the file that the
-    counted text's position `i` comes from."""
-
-    __slots__ = ("text", "lines", "units", "head_end", "tail_start", "_segments", "_source")
-
-    def __init__(self, text: str, segments: "list[tuple[int, int]]", source: str) -> None:
-        self.text = text
-        self._segments = segments  # (start in text, start in source), ascending
-        self._source = source
-        self.lines = text.count("\n") + 1 if text else 0
-        self.units = 0
-        self.head_end = len(text)
-        self.tail_start = len(text)
-
-    def origin(self, i: int) -> int:
-        seg_text, seg_src = 0, 0
-        for t, s in self._segments:
-            if t > i:
-                break
-            seg_text, seg_src = t, s
-        return self._source.count("\n", 0, seg_src + (i - seg_text)) + 1
-
-    @property
-    def whole(self) -> bool:
-        return self.head_end >= len(self.text)
-
-    def entries(self) -> "Iterator[tuple[int, str, bool]]":
-        """(file line number, stripped text, loaded) for each non-blank counted line; a line
-        the cut runs through counts as not loaded (the host shows only part of it)."""
-        pos = 0
-        text = self.text
-        n = len(text)
-        while pos <= n:
-            end = text.find("\n", pos)
-            if end < 0:
-                end = n
-            line = text[pos:end].strip(JS_SPACE)
-            if line:
-                loaded = end <= self.head_end or pos >= self.tail_start
-                yield self.origin(pos), line, loaded
-            pos = end + 1
-
-    def outside(self) -> "Iterator[tuple[int, str]]":
-        """(file line number, stripped text) of each entry the host does not load in full."""
-        if self.whole:
-            return
-        for number, line, loaded in self.entries():
-            if not loaded:
-                yield number, line
-
-
-_FRONTMATTER = None
-
-
-def _frontmatter_end(text: str) -> int:
-    """Where YAML frontmatter at the start of `text` ends (0: none), matched as Claude Code
-    2.1.332 matches it: /^---\\s*\\n([\\s\\S]*?)---\\s*\\n?/ (JavaScript's \\s), tried only when
-    a second "---" exists past offset 3. The lazy body ends at the first "---" anywhere, and
-    the trailing \\s* swallows blank lines and the next line's indentation."""
-    global _FRONTMATTER
-    if not text.startswith("---") or text.find("---", 3) < 0:
-        return 0
-    if _FRONTMATTER is None:
-        import re  # only for an index that starts like frontmatter: re costs the hot path
-
-        s = "[" + JS_SPACE.replace("\\", "") + "]"
-        _FRONTMATTER = re.compile("---%s*\n[\\s\\S]*?---%s*\n?" % (s, s))
-    m = _FRONTMATTER.match(text)
-    return m.end() if m else 0
-
-
-def _comment_blocks(text: str) -> "list[tuple[int, int, str]]":
-    """Block-level HTML comments the host drops, as (start, end, what stays) in `text`
-    (LF line breaks). Claude Code lexes the index as Markdown and removes each top-level
-    HTML block whose text starts with "<!--" and holds "-->": the block runs to the end of
-    the line holding the first "-->" and takes the line breaks after it; what the block
-    holds besides comments stays when it is not blank. Modelled conservatively: only a
-    comment starting a line at column 0, outside fenced code, and not continuing an HTML
-    block, is dropped (a comment the model keeps but the host drops only makes the guard
-    count more than the host, never less)."""
-    out: list[tuple[int, int, str]] = []
-    pos = 0
-    n = len(text)
-    fence = ""
-    prev_html = False
-    while pos < n:
-        end = text.find("\n", pos)
-        if end < 0:
-            end = n
-        line = text[pos:end]
-        stripped = line.lstrip(" ")
-        if fence:
-            if stripped.startswith(fence) and len(line) - len(stripped) <= 3:
-                fence = ""
-            pos = end + 1
-            continue
-        if len(line) - len(stripped) <= 3 and (stripped.startswith("```") or stripped.startswith("~~~")):
-            fence = stripped[:3]
-            prev_html = False
-            pos = end + 1
-            continue
-        if line.startswith("<!--") and not prev_html:
-            close = text.find("-->", pos + 4)
-            if close >= 0:
-                stop = text.find("\n", close + 3)
-                stop = n if stop < 0 else stop
-                while stop < n and text[stop] == "\n":
-                    stop += 1
-                block = text[pos:stop]
-                rest = _strip_comments(block)
-                out.append((pos, stop, rest if rest.strip(JS_SPACE) else ""))
-                pos = stop
-                prev_html = False
-                continue
-        prev_html = line.startswith("<") and bool(line.strip())
-        if not line.strip(JS_SPACE):
-            prev_html = False
-        pos = end + 1
-    return out
-
-
-def _strip_comments(block: str) -> str:
-    out = []
-    i = 0
-    while True:
-        a = block.find("<!--", i)
-        if a < 0:
-            break
-        b = block.find("-->", a + 4)
-        if b < 0:
-            break
-        out.append(block[i:a])
-        i = b + 3
-    out.append(block[i:])
-    return "".join(out)
+        return len(text) + _astral(utf8)
+    return len(utf8)
 
 
 class Window:
@@ -379,6 +220,16 @@ class Window:
             w.tail = (self.tail or 0) * size // self.size
         return w
 
+    def within(self, caps: "Caps") -> "Window":
+        """The window as the guard enforces it: each of the host's limits, or the caps' hard
+        limit where that is stricter. A limit the host does not have stays absent (a host
+        that loads the whole file loses nothing, whatever the caps)."""
+        lines = None if self.lines is None else min(self.lines, caps.hard_lines)
+        size = None if self.size is None else min(self.size, caps.hard_bytes)
+        if lines == self.lines and size == self.size:
+            return self
+        return self.limited(lines, size)
+
     def caps(self) -> "Caps":
         """The default caps for an index this host loads: hard = the window's limits (the
         standard 200 lines / 25,000 where the host has none), warn = 3/4 of the lines and
@@ -415,19 +266,36 @@ class Window:
     # -- counting ----------------------------------------------------------------------
 
     def _fast(self, data: bytes) -> "tuple[int, int] | None":
-        """measure() without decoding, for the common ASCII index with nothing to skip."""
-        if not data.isascii() or (self.skip_comments and b"<!--" in data):
-            return None
-        if self.skip_frontmatter and data.startswith(b"---"):
+        """measure() without the layout, for the common index with nothing to skip: ASCII,
+        or valid UTF-8 whose trimmed ends are ASCII (a non-ASCII space there would be
+        trimmed by the host, and a BOM is dropped: those take the full layout)."""
+        if (self.skip_comments and b"<!--" in data) or (self.skip_frontmatter and data.startswith(b"---")):
             return None
         if self.trim:
             data = data.strip(_JS_SPACE_BYTES)
+        ascii_only = data.isascii()
+        if not ascii_only:
+            if data[0] >= 0x80 or data[-1] >= 0x80:
+                return None
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                return None
         if not self.trim:
-            return count_lines(data), len(data)
-        if not data:
+            lines = count_lines(data)
+        elif not data:
             return 0, 0
-        crs = 0 if self.crlf_counts else data.count(b"\r\n")
-        return data.count(b"\n") + 1, len(data) - crs
+        else:
+            lines = data.count(b"\n") + 1
+        if ascii_only or self.unit == BYTES:
+            units = len(data)
+        elif self.unit == CHARS:
+            units = len(text)
+        else:
+            units = len(text) + _astral(data)
+        if not self.crlf_counts:
+            units -= data.count(b"\r\n")
+        return lines, units
 
     def measure(self, data: bytes) -> "tuple[int, int]":
         """(lines, units) of `data` as the host counts them against `lines` and `size`."""
@@ -438,119 +306,23 @@ class Window:
         return lay.lines, lay.units
 
     def layout(self, data: bytes, cut: bool = True) -> "Layout":
-        """The counted text of `data`, its size, and (when `cut`) what the host loads."""
-        text = data.decode("utf-8", "replace")
-        if text.startswith("\ufeff"):
-            text = text[1:]
-        source = text
-        segments = [(0, 0)]
-        if self.skip_frontmatter:
-            fm = _frontmatter_end(text)
-            if fm:
-                text = text[fm:]
-                segments = [(0, fm)]
-        if self.skip_comments and "<!--" in text:
-            # The host lexes the text with line breaks made LF (lone CRs too) and rebuilds it
-            # from that normalised text when it removed anything.
-            base = segments[0][1]
-            norm_src = source[:base] + text.replace("\r\n", "\n").replace("\r", "\n")
-            body = norm_src[base:]
-            blocks = _comment_blocks(body)
-            if blocks:
-                pieces: list[str] = []
-                segments = []
-                at = 0
-                length = 0
-                for start, stop, rest in blocks:
-                    segments.append((length, base + at))
-                    pieces.append(body[at:start])
-                    length += start - at
-                    if rest:
-                        segments.append((length, base + start))
-                        pieces.append(rest)
-                        length += len(rest)
-                    at = stop
-                segments.append((length, base + at))
-                pieces.append(body[at:])
-                text = "".join(pieces)
-                source = norm_src
-        if self.trim:
-            lead = len(text) - len(text.lstrip(JS_SPACE))
-            if lead:
-                text = text[lead:]
-                segments = _shift(segments, lead)
-            text = text.rstrip(JS_SPACE)
-        lay = Layout(text, segments, source)
-        counted = text if self.crlf_counts else text.replace("\r\n", "\n")
-        lay.units = text_units(counted, self.unit)
-        if not self.trim and text.endswith("\n"):
-            lay.lines -= 1  # a trailing newline ends the last line; it starts no new one
-        if cut:
-            self._cut(lay)
-        return lay
+        """The counted text of `data`, its size, and (when `cut`) what the host loads
+        (engramory.layout: imported only when a file needs more than measure's fast path)."""
+        from engramory import layout
 
-    def _cut(self, lay: "Layout") -> None:
-        text = lay.text
-        end = len(text)
-        if self.lines is not None and lay.lines > self.lines:
-            pos = -1
-            for _ in range(self.lines):
-                pos = text.find("\n", pos + 1)
-            end = pos
-        if self.size is None:
-            lay.head_end = end
-            return
-        if self.keep == HEAD_TAIL:
-            if lay.units > self.size:
-                lay.head_end = _cut_units(text, self.head or 0, self.unit)
-                lay.tail_start = max(lay.head_end, _tail_start(text, self.tail or 0, self.unit))
-            else:
-                lay.head_end = end
-            return
-        head = text[:end]
-        if text_units(head, self.unit) > self.size:
-            limit = _cut_units(head, self.size, self.unit)
-            # JavaScript's lastIndexOf("\n", size): a line break at index <= size.
-            nl = head.rfind("\n", 0, limit + 1)
-            end = nl if nl > 0 else limit
-        lay.head_end = end
+        return layout.layout(self, data, cut)
 
     def loaded_length(self, data: bytes) -> int:
         """How many leading bytes of `data` the host loads in full (HEAD windows; for a
         HEAD_TAIL window, the head). Entries after them are cut or dropped."""
-        lay = self.layout(data)
-        if lay.whole:
-            return len(data)
-        # Map the end of the loaded head back to a file offset (via its line).
-        if lay.head_end <= 0:
-            return 0
-        line = lay.origin(lay.head_end - 1)
-        pos = -1
-        for _ in range(line):
-            pos = data.find(b"\n", pos + 1)
-            if pos < 0:
-                return len(data)
-        return pos + 1
+        from engramory import layout
+
+        return layout.loaded_length(self, data)
 
     def outside(self, data: bytes) -> "Iterator[tuple[int, str]]":
         """(file line number, stripped text) of each entry of `data` the host does not load
         in full: past the line limit, past the size cut, or in a head-tail window's middle."""
-        lay = self.layout(data)
-        return lay.outside()
-
-
-def _shift(segments: "list[tuple[int, int]]", n: int) -> "list[tuple[int, int]]":
-    """Segments after dropping the first `n` characters of the text they map."""
-    out: list[tuple[int, int]] = []
-    for i, (t, s) in enumerate(segments):
-        nxt = segments[i + 1][0] if i + 1 < len(segments) else None
-        if nxt is not None and nxt <= n:
-            continue
-        if t >= n:
-            out.append((t - n, s))
-        else:
-            out.append((0, s + (n - t)))
-    return out or [(0, 0)]
+        return self.layout(data).outside()
 
 
 # The window of an index whose host is not known (an ENGRAMORY_INDEX_PATH file a CLI check

@@ -25,12 +25,12 @@ def _bundle_root(resolve: bool) -> str:
 try:
     sys.path.insert(0, _bundle_root(False))
     try:
-        from engramory.hookrun import run
+        from engramory.backstop import post_tool_main
     except ImportError:  # this file is a link from outside the bundle: follow it
         sys.path[0] = _bundle_root(True)
-        from engramory.hookrun import run
+        from engramory.backstop import post_tool_main
 except BaseException as exc:  # noqa: BLE001 - a broken copy must not block the user
     sys.stderr.write("engramory PostToolUse hook: cannot load the bundle, skipped: %r\n" % (exc,))
     raise SystemExit(0) from None
 
-raise SystemExit(run("engramory.backstop", "post_tool_respond", "engramory PostToolUse hook"))
+raise SystemExit(post_tool_main())

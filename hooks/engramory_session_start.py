@@ -24,12 +24,12 @@ def _bundle_root(resolve: bool) -> str:
 try:
     sys.path.insert(0, _bundle_root(False))
     try:
-        from engramory.hookrun import run
+        from engramory.backstop import session_start_main
     except ImportError:  # this file is a link from outside the bundle: follow it
         sys.path[0] = _bundle_root(True)
-        from engramory.hookrun import run
+        from engramory.backstop import session_start_main
 except BaseException as exc:  # noqa: BLE001 - a broken copy must not block the user
     sys.stderr.write("engramory SessionStart hook: cannot load the bundle, skipped: %r\n" % (exc,))
     raise SystemExit(0) from None
 
-raise SystemExit(run("engramory.backstop", "session_start_respond", "engramory SessionStart hook"))
+raise SystemExit(session_start_main())

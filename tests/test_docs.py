@@ -705,6 +705,8 @@ def test_skill_curation_block_runs_as_shown(tmp_path: Path) -> None:
         codes.append((argv[2], proc.returncode, proc.stderr[-300:]))
     assert [(c, rc) for c, rc, _ in codes] == [
         ("new", 0), ("update", 0), ("archive", 0), ("restore", 0), ("log", 0), ("undo", 0), ("search", 0)], codes
+
+
 # --- compact (owner: compact) -----------------------------------------------------------------
 
 def test_compact_exit_codes_are_the_ones_the_skill_states(tmp_path: Path) -> None:
@@ -736,3 +738,29 @@ def test_skill_states_the_cold_score_and_pointer_limit_of_the_code() -> None:
     assert ("plus %d for a project note, %d for reference, %d for feedback, %d for user"
             % (bonus["project"], bonus["reference"], bonus["feedback"], bonus["user"])) in text
     assert compactplan.FROM_INDEX in text
+
+
+# --- registry (issue 9): each host's load window as the docs state it ------------------------
+
+
+def test_porting_load_window_rows_match_the_registry() -> None:
+    from engramory import hosts
+
+    text = (ROOT / "PORTING.md").read_text(encoding="utf-8")
+    section = text.split("## Load windows: what each host counts", 1)[1].split("\n## ", 1)[0]
+    rows = [r for r in section.splitlines() if r.startswith("| ") and not r.startswith("| Host") and not r.startswith("|---")]
+    claude = hosts.load("claude")
+    window = claude.window()
+    row = next(r for r in rows if r.startswith("| Claude Code %s |" % claude.VERIFIED))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1] == str(window.lines) and cells[2] == "{:,}".format(window.size) and cells[3] == window.unit
+    for name in ("cursor", "hermes"):
+        w = hosts.load(name).window()
+        row = next(r for r in rows if hosts.load(name).TITLE in r)
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert cells[1] == str(w.lines) and cells[2] == "{:,}".format(w.size) and cells[3] == w.unit
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    caps = window.caps()
+    assert "hard cap %d lines or %s units" % (caps.hard_lines, "{:,}".format(caps.hard_bytes)) in readme
+    assert "warn past %d lines or %s units" % (caps.warn_lines, "{:,}".format(caps.warn_bytes)) in readme
+    assert "25,000 UTF-16 units" in readme and window.unit == size.UTF16

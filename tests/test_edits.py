@@ -177,3 +177,32 @@ def test_normalise_relative_paths_use_cwd_then_roots() -> None:
 )
 def test_normalise_rejects(tool: str, tool_input: object) -> None:
     assert normalise(tool, tool_input) is None
+
+
+# --- the host's \uXXXX matching, as read from Claude Code 2.1.332 (Ydt / fe / k / Y) -------
+
+
+def test_escape_text_in_old_string_matches_the_characters() -> None:
+    # C0/C1 controls, DEL, U+0085 and mixed-case hex reach the hook still escaped: the host
+    # reads the escapes as characters to match, and writes new_string's escapes read too.
+    assert edit(b"- a\x07b\n", ("- a\\u0007b\n", "- a\\u0007b\n- c\\u0007\n", False)) == b"- a\x07b\n- c\x07\n"
+    assert edit("- x\u0085y\n".encode(), ("x\\u0085y", "x\\u0085y z", False)) == "- x\u0085y z\n".encode()
+    assert edit(b"- d\x7f\n", ("d\\u007F", "d\\u007F\n- more", False)) == b"- d\x7f\n- more\n"
+    assert edit("- \u00ae mark\n".encode(), ("\\u00Ae mark", "\\u00Ae mark\n- new", False)) == "- \u00ae mark\n- new\n".encode()
+    # An escaped backslash is not an escape.
+    assert edit(b"a \\\\u0041 b\n", ("\\\\u0041", "X", False)) == b"a X b\n"
+    assert edit(b"a A b\n", ("\\\\u0041", "X", False)) is None
+
+
+def test_non_ascii_old_string_matches_escapes_in_any_hex_case() -> None:
+    assert edit(b"a \\u00Ae b\n", ("a \u00ae b", "a \u00ae \u00e9", False)) == b"a \\u00Ae \\u00e9\n"
+    # New characters take the case most of the matched escapes used.
+    assert edit(b"a \\u00AE \\u2014 b\n", ("a \u00ae \u2014 b", "\u00e9", False)) == b"\\u00E9\n"
+    # An escape whose backslash is itself escaped does not match.
+    assert edit(b"a \\\\u00e9 b\n", ("a \u00e9 b", "c", False)) is None
+
+
+def test_decode_escapes_joins_surrogate_pairs() -> None:
+    from engramory.edits import decode_escapes
+
+    assert decode_escapes("\\ud83e\\udde0 \\\\u0041 \\u0041") == "\U0001f9e0 \\\\u0041 A"

@@ -125,7 +125,12 @@ def test_bad_window_declarations_are_refused() -> None:
 
 @pytest.mark.parametrize("window", [CLAUDE, QWEN, GEMINI, OPENCLAW, size.STANDARD])
 def test_fast_path_equals_the_full_layout(window: size.Window) -> None:
-    for data in (b"", b"\n\n", entries(250).encode(), (" \n" + entries(3) + "\r\n").encode(), b"no newline"):
+    samples = (
+        b"", b"\n\n", entries(250).encode(), (" \n" + entries(3) + "\r\n").encode(), b"no newline",
+        "- a \u2014 b\n- \u8a18\U0001f600 c\r\n".encode(), "\u00a0- a\u3000\n".encode(), "- x\n\u00e9".encode(),
+        b"- bad \xff byte\n", "\ufeff- bom\n".encode(),
+    )
+    for data in samples:
         lay = window.layout(data, cut=False)
         assert window.measure(data) == (lay.lines, lay.units), data[:20]
 
@@ -134,3 +139,43 @@ def test_loaded_length() -> None:
     data = entries(201).encode()
     assert CLAUDE.loaded_length(data) == len(entries(200).encode())
     assert size.STANDARD.loaded_length(entries(10).encode()) == len(entries(10).encode())
+
+
+# --- the head window against a transcription of the host's own cut (HMo in 2.1.332) -------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+def _host_cut(text: str, max_lines: int, max_units: int) -> str:
+    """Claude Code 2.1.332's HMo, transcribed: trim, first N lines, then back to the last
+    line break at or before the unit limit (JavaScript string indexes are UTF-16 units)."""
+    trimmed = text.strip(size.JS_SPACE)
+    n_lines = trimmed.count("\n") + 1
+    k = "\n".join(trimmed.split("\n")[:max_lines]) if n_lines > max_lines else trimmed
+    ku = k.encode("utf-16-le", "surrogatepass")
+    if len(ku) // 2 > max_units:
+        h = ku[: 2 * (max_units + 1)].decode("utf-16-le", "surrogatepass").rfind("\n")
+        k = k[:h] if h > 0 else ku[: 2 * max_units].decode("utf-16-le", "ignore")
+    return k
+
+
+line_text = st.text(st.characters(codec="utf-8", exclude_characters="\r\n\x00"), max_size=12)
+texts = st.lists(line_text, max_size=14).map("\n".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(texts)
+def test_head_window_loads_what_the_host_shows(text: str) -> None:
+    win = CLAUDE.limited(5, 40)
+    data = text.encode("utf-8", "surrogatepass")
+    shown = _host_cut(text, 5, 40)
+    ours = [t for _, t, loaded in win.layout(data).entries() if loaded]
+    host = [ln.strip(size.JS_SPACE) for ln in shown.split("\n") if ln.strip(size.JS_SPACE)]
+    # A first line longer than the limit is cut inside: the host shows its start, which
+    # counts as not loaded for us (the entry is not there whole).
+    assert ours == host or (ours == [] and len(host) == 1)
+    lines, units = win.measure(data)
+    trimmed = text.strip(size.JS_SPACE)
+    assert units == len(trimmed.encode("utf-16-le", "surrogatepass")) // 2
+    assert lines == (trimmed.count("\n") + 1 if trimmed else 0)

@@ -40,12 +40,17 @@ def window() -> "Window":
 
 
 def index_paths(cwd: str, env: "Mapping[str, str]") -> "list[str]":
-    """The project's auto-memory index (autoMemoryDirectory honoured once the registry work
-    lands in automemory)."""
+    """The project's auto-memory index: `autoMemoryDirectory` (local, then user settings)
+    when set, else `<config>/projects/<project>/memory/MEMORY.md` (engramory.automemory).
+    `cwd` may be "" (then only CLAUDE_PROJECT_DIR decides)."""
     from engramory import automemory
 
-    d = automemory.memory_dir(cwd, env)
-    return [scope.join(d, scope.INDEX_NAME)] if d else []
+    out: list[str] = []
+    for project in automemory.project_candidates({"cwd": cwd}, env):
+        index = automemory.auto_memory_index(project, env)
+        if index is not None and index not in out:
+            out.append(index)
+    return out
 
 
 def parse(raw: bytes) -> "dict[str, Any] | None":
@@ -121,12 +126,20 @@ def _handle_payload(payload: "dict[str, Any] | None", env: "Mapping[str, str] | 
     if path is None:
         return ""
     cwd = payload.get("cwd")
+    environ = scope.environ() if env is None else env
     full = scope.resolve_path(path, cwd if isinstance(cwd, str) else None, _roots(payload))
-    if not scope.interesting(full, scope.environ() if env is None else env):
-        return ""  # the common case: a file no store cares about; nothing more is imported
+    alias = None
+    if not scope.interesting(full, environ):
+        # A file of another name may still be the project's auto-memory index: the target
+        # its MEMORY.md links to (dotfiles, docs/agent-memory.md).
+        alias = scope.index_alias(full, index_paths(cwd if isinstance(cwd, str) else "", environ))
+        if alias is None:
+            return ""  # the common case: a file no store cares about; nothing more is imported
     req = request_from(payload)
     if req is None:
         return ""
+    if alias is not None:
+        req.path = alias  # judged as the index the host loads, with its caps and its name
     from engramory import guard
 
     decision = guard.evaluate(req, env, window())
@@ -137,6 +150,6 @@ def _handle_payload(payload: "dict[str, Any] | None", env: "Mapping[str, str] | 
 
 def main(argv: "list[str] | None" = None) -> int:
     """The PreToolUse hook process (engramory.hookrun: bounded stdin, fail open)."""
-    from engramory.hookrun import run
+    from engramory.hosts import run
 
     return run(NAME)

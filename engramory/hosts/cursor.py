@@ -162,12 +162,12 @@ def user_message(decision: Decision) -> str:
     caps = decision.caps
     before = decision.before or (0, 0)
     return (
-        "engramory blocked this edit: %s would be %s lines / %s bytes (now %s / %s; hard cap "
-        "%s lines / %s bytes). Edits that shrink it are always allowed."
+        "engramory blocked this edit: %s would be %s lines / %s %s (now %s / %s; hard cap "
+        "%s lines / %s %s). Edits that shrink it are always allowed."
         % (
             os.path.basename(decision.path) or decision.path,
-            _n(decision.after[0]), _n(decision.after[1]), _n(before[0]), _n(before[1]),
-            _n(caps.hard_lines), _n(caps.hard_bytes),
+            _n(decision.after[0]), _n(decision.after[1]), decision.unit, _n(before[0]), _n(before[1]),
+            _n(caps.hard_lines), _n(caps.hard_bytes), decision.unit,
         )
     )
 
@@ -248,6 +248,6 @@ def respond(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str, str,
 def main(argv: list[str] | None = None) -> int:
     """The preToolUse hook process (engramory.hookrun: bounded stdin, `{}` and exit 0 on
     any failure of ours)."""
-    from engramory.hookrun import run
+    from engramory.hosts import run
 
     return run(NAME)

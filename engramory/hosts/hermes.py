@@ -698,6 +698,7 @@ def decide(
         if req.after is not None:
             # Our own exact prediction of what Hermes writes: judged as it is (a UTF-16LE
             # index that Hermes rewrites as UTF-8 is sized as UTF-8, not re-encoded).
+            guard.trace_prediction(req, req.after, environ)
             decision = guard.judge(req.path, guard.read_regular(req.path), req.after, env, win, req.tool)
         else:
             decision = guard.evaluate(req, env, win)
@@ -803,7 +804,7 @@ def handle_shell(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str,
 def main(argv: list[str] | None = None) -> int:
     """The shell hook (engramory.hookrun): always exit 0; a block is printed, an allow
     prints nothing."""
-    from engramory.hookrun import run
+    from engramory.hosts import run
 
     return run(NAME)
 

@@ -175,10 +175,11 @@ def test_install_guards_an_index_in_the_project(
     assert count_lines(over) == 195
     assert "PreToolUse:Edit hook additional context: engramory: MEMORY.md will be 195 lines" in request_text(result, 4)
 
-    # Fewer lines but past the byte cap: refused on bytes, with both counts.
+    # Fewer lines but past the size cap: refused on size, with both counts, in the host's
+    # unit (UTF-16 units of the trimmed text: an em dash is one, the final newline none).
     assert wide_write.is_error, wide_write.text
-    size = f"{len(wide.encode()):,}"
-    assert f"be 120 lines (now 160, hard cap 200) and grow from {len(index_lines(160).encode()):,} to {size} bytes (hard cap 25,000: " in wide_write.text
+    size = f"{len(wide.rstrip()):,}"
+    assert f"be 120 lines (now 160, hard cap 200) and grow from {len(index_lines(160).rstrip()):,} to {size} UTF-16 units (hard cap 25,000: " in wide_write.text
     assert notes.read_text(encoding="utf-8") == index_lines(160)
 
     # One guard per edit: the installed skill folder is not also loaded as a plugin.

@@ -312,3 +312,30 @@ def test_emulation_outside_hermes_matches_the_real_tools(hermes_python, hermes_e
             exact += 1
             assert not r["failed"] and r["actual"] == r["predicted"], where
     assert exact >= 25 and refused >= 3, (exact, refused)
+
+
+def test_utf16le_index_is_judged_as_the_bytes_hermes_writes(hermes_python, hermes_env, tmp_path):
+    # Issue 9, finding 5: Hermes rewrites a UTF-16LE index as UTF-8. Judged as Claude Code
+    # would write it (UTF-16LE kept: 30,000+ bytes), an edit that leaves it at about 15,000
+    # bytes was denied; judged as the exact bytes Hermes writes, it is allowed.
+    proc = engramory(hermes_env, "install", "--host", "hermes")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    row = "- [note %03d](note-%03d.md) - " + "x" * 121 + "\n"  # 150 characters
+    text = "".join(row % (i, i) for i in range(99))
+    utf16 = b"\xff\xfe" + text.encode("utf-16-le")
+    assert len(utf16) > 25_000 and len(text.encode()) < 25_000
+    env = dict(hermes_env, ENGRAMORY_TRACE_FILE=str(tmp_path / "trace.jsonl"))
+    content = text + row % (501, 501)  # 15,000 characters: 30,002 bytes as UTF-16LE, 15,000 as UTF-8
+    assert len(content) == 15_000
+    cases = [
+        {"name": "write a utf-16le index", "files": {"w16/MEMORY.md": utf16.hex()}, "tool": "write_file",
+         "watch": ["w16/MEMORY.md"], "args": {"path": "w16/MEMORY.md", "content": content}},
+    ]
+    results = by_name(drive(hermes_python, env, tmp_path, cases))
+    for name, path in (("write a utf-16le index", "w16/MEMORY.md"),):
+        r = results[name]
+        assert "error" not in json.loads(r["result"]), (name, r["result"])
+        after = bytes.fromhex(r["after"][path])
+        assert after == content.encode("utf-8"), (name, len(after))  # Hermes wrote UTF-8
+        predicted = [p for p in r["predicted"] if p["path"].endswith(path)]
+        assert predicted and predicted[-1]["after"] == r["after"][path], name

@@ -1,0 +1,134 @@
+"""One index reader and one index describer, shared by the guard's messages, `check`, the
+doctor and the backstop hooks: numbers in the host's units, the entries that fall outside
+the host's window, and the compaction steps.
+
+    r = describe.read_index(path, env, window)   # None: missing / not a regular file
+    r.status, r.lines, r.units, r.unit, r.caps, r.outside, r.more, r.notes
+    describe.size_text(r)        # "212 lines and 24,100 UTF-16 units"
+    describe.caps_text(r.caps, r.unit)
+
+`window` is the load window of the host that loads the index (`hosts.<name>.window()`);
+None means Claude Code's, the host whose auto-memory index engramory keeps by default. The
+caps are the guard's (guard.caps_for): the window's limits, then the environment, then the
+store config. An index larger than READ_LIMIT is judged by its size on disk alone.
+"""
+
+from engramory import scope
+from engramory.size import BYTES, OVER, verdict
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from engramory.size import Caps, Window
+
+# Past this an index is judged by its size, and its first entries outside the window are
+# found in its first READ_LIMIT bytes: 1 MiB is 40 times the size cap (the guard's limit too).
+READ_LIMIT = 1 << 20
+SHOW_OUTSIDE = 3
+
+
+def default_window() -> "Window":
+    from engramory.hosts import claude
+
+    return claude.window()
+
+
+class Reading:
+    """One index as found on disk now, counted as its host counts it."""
+
+    __slots__ = ("path", "status", "lines", "units", "unit", "caps", "outside", "more", "notes", "nbytes", "window")
+
+    def __init__(
+        self, path: str, lines: "int | None", units: int, nbytes: int, caps: "Caps", notes: "list[str]", window: "Window"
+    ) -> None:
+        self.path = path
+        self.lines = lines
+        self.units = units
+        self.nbytes = nbytes
+        self.unit = window.unit
+        self.caps = caps
+        self.window = window
+        self.status = verdict(lines, units, caps)
+        self.outside: list[tuple[int, str]] = []
+        self.more = 0
+        self.notes = notes
+
+
+def read_index(
+    path: str, env: "Mapping[str, str] | None" = None, window: "Window | None" = None, show: int = SHOW_OUTSIDE,
+    strict: bool = False, limit: int = READ_LIMIT,
+) -> "Reading | None":
+    """Measure one index; None when it does not exist or is not a readable regular file
+    (with `strict`, OSError instead, IsADirectoryError for a non-regular file). Past `limit`
+    bytes it is judged by its size on disk alone (hooks pass the guard's smaller limit)."""
+    from engramory import guard
+
+    win = window or default_window()
+    try:
+        st = scope.stat(path)
+        if not scope.is_regular(st.st_mode):
+            if strict:
+                raise IsADirectoryError(21, "not a regular file", path)
+            return None
+    except OSError:
+        if strict:
+            raise
+        return None
+    caps, notes = guard.caps_for(path, env, win)
+    try:
+        with open(path, "rb") as f:
+            data = f.read(limit + 1)
+    except OSError:
+        if strict:
+            raise
+        return None
+    if len(data) > limit:
+        # Far past any cap: its size and its first entries prove enough, read in bounded time.
+        data = data[:limit]
+        units = st.st_size if win.unit == BYTES else max(win.measure(data)[1], st.st_size // 3)
+        reading = Reading(path, None, units, st.st_size, caps, notes, win)
+    else:
+        lines, units = win.measure(data)
+        reading = Reading(path, lines, units, len(data), caps, notes, win)
+    lines = reading.lines if reading.lines is not None else caps.hard_lines + 1
+    if reading.status == OVER or lines > caps.hard_lines or reading.units > caps.hard_bytes:
+        for number, line in win.within(caps).outside(data):
+            if len(reading.outside) < show:
+                reading.outside.append((number, line))
+            else:
+                reading.more += 1
+    return reading
+
+
+def _n(value: int) -> str:
+    return "{:,}".format(value)
+
+
+def size_text(r: "Reading") -> str:
+    lines = "an unread number of lines" if r.lines is None else "%s lines" % _n(r.lines)
+    units = ("at least %s %s" % (_n(r.units), r.unit)) if r.lines is None and r.unit != BYTES else "%s %s" % (_n(r.units), r.unit)
+    return "%s and %s" % (lines, units)
+
+
+def caps_text(caps: "Caps", unit: str, warn: bool = False) -> str:
+    if warn:
+        return "warn %s lines / %s %s, hard %s / %s" % (
+            _n(caps.warn_lines), _n(caps.warn_bytes), unit, _n(caps.hard_lines), _n(caps.hard_bytes),
+        )
+    return "hard cap %s lines / %s %s" % (_n(caps.hard_lines), _n(caps.hard_bytes), unit)
+
+
+def outside_text(r: "Reading", width: int = 200) -> str:
+    """'line 201 "- ..."; line 202 "- ..." and 3 more', or "" when nothing falls outside."""
+    from engramory.layout import quote
+
+    if not r.outside:
+        return ""
+    shown = "; ".join("line %d %s" % (n, quote(t.encode("utf-8", "replace"), width)) for n, t in r.outside)
+    return shown + (" and %s more" % _n(r.more) if r.more else "")
+
+
+def window_text(r: "Reading") -> str:
+    """What the host loads, in its own words: "the first 200 lines and 25,000 UTF-16 units"."""
+    return r.window.describe()
