@@ -3,7 +3,7 @@
 memory index past its hard cap), PostToolUse on run_shell_command and SessionStart (notices).
 
 Runs from any copy of the bundle as `python3 -I -S <this file> <event>`: it puts the bundle
-root (the folder above hooks/) on sys.path itself; engramory.hookrun does the rest (bounded
+root (the folder above hooks/) on sys.path itself; engramory.hosts.run does the rest (bounded
 stdin, the host's answer, and fail open: exit 0 whatever happens).
 """
 
@@ -13,7 +13,7 @@ ENTRY = {"PreToolUse": "respond", "PostToolUse": "post", "SessionStart": "start"
 
 try:
     sys.path.insert(0, __file__.rsplit("/", 2)[0] if __file__.count("/") >= 2 else "..")
-    from engramory.hookrun import run
+    from engramory.hosts import run
 except BaseException as exc:  # noqa: BLE001 - a broken copy must not block the user
     sys.stderr.write("engramory qwen hook: cannot load the bundle, allowed: %r\n" % (exc,))
     raise SystemExit(0) from None
