@@ -101,7 +101,7 @@ HOOKS: tuple[tuple[str, str | None, str], ...] = (
 SCRIPTS = tuple(dict.fromkeys(script for _, _, script in HOOKS))
 
 SCOPES = ("user", "project", "local")
-HOSTS = ("claude", "cursor", "hermes", "codex", "gemini")
+HOSTS = ("claude", "cursor", "hermes", "codex", "gemini", "qwen", "droid", "copilot", "opencode", "cline", "openclaw")
 RESTART = (
     "Restart Claude Code (or open /hooks and review them) so the hook changes take effect."
 )

@@ -469,9 +469,19 @@ def test_templates_hold_an_index_and_one_note_per_type() -> None:
 # --- PORTING.md -----------------------------------------------------------------------------
 
 HOSTS = (
-    "Claude Code", "Cursor", "Hermes", "Codex CLI", "Gemini CLI", "Windsurf (Cascade)", "Kiro",
+    "Claude Code", "Cursor", "Hermes", "Qwen Code", "Factory droid", "opencode", "Codex CLI", "Gemini CLI", "Windsurf (Cascade)", "Kiro",
     "OpenClaw", "Cline", "Trae IDE", "GitHub Copilot (coding agent and CLI)", "Hosts without file access",
 )
+# Hosts of issue 15, each verified by its own suite tests/<suite> on the npm package it pins.
+VERIFIED_NPM_HOSTS = {
+    "Qwen Code": ("qwen", "@qwen-code/qwen-code"),
+    "Factory droid": ("droid", "@factory/cli-linux-x64"),
+    "GitHub Copilot CLI": ("copilot", "@github/copilot"),
+    "opencode": ("opencode", "opencode-ai"),
+    "Cline": ("cline", "cline"),
+    "OpenClaw": ("openclaw", "openclaw"),
+}
+VERIFIED_AS = {"Cline": "Cline CLI"}  # the row is the host; what was verified is its CLI
 LEVELS = ("enforced before the write", "checked after", "discipline only", "not supported")
 SECTION_FIELDS = ("Hook point.", "What ships.", "Guarantee.", "Setup.", "Verified on.", "Known host bugs")
 
@@ -522,14 +532,18 @@ def test_porting_claims_match_what_ships_and_what_was_tested() -> None:
     assert rows["Codex CLI"][4].startswith("Codex CLI %s," % codex_pin)
     gemini_pin = json.loads((ROOT / "tests" / "gemini" / "package.json").read_text())["dependencies"]["@google/gemini-cli"]
     assert rows["Gemini CLI"][4].startswith("Gemini CLI %s," % gemini_pin)
+    for title, (suite, package) in VERIFIED_NPM_HOSTS.items():
+        pin = json.loads((ROOT / "tests" / suite / "package.json").read_text())["dependencies"][package]
+        name = VERIFIED_AS.get(title, title)
+        assert rows[title][4].startswith("%s %s, end-to-end suite on the real CLI" % (name, pin)), rows[title]
     for host, row in rows.items():
         shipped = not row[2].startswith("no shim") and not host.startswith("Hosts without file access")
-        assert shipped == (host in ("Claude Code", "Cursor", "Hermes", "Codex CLI", "Gemini CLI")), row
+        assert shipped == (host in ("Claude Code", "Cursor", "Hermes", "Codex CLI", "Gemini CLI", *VERIFIED_NPM_HOSTS)), row
         # A host with no shim cannot be more than "checked after".
         assert shipped or not row[3].startswith("enforced"), row
         assert shipped or row[4] in ("not verified", "not applicable"), row
     hosts_flags = {v for i in ALL_INVOCATIONS if i.doc == "PORTING.md" for f, vals in i.flags() if f == "--host" for v in vals}
-    assert hosts_flags == {"cursor", "hermes", "codex", "gemini"}
+    assert hosts_flags == {"cursor", "hermes", "codex", "gemini", *(suite for suite, _ in VERIFIED_NPM_HOSTS.values())}
 
 
 def test_skill_store_config_example_validates_against_the_schema() -> None:

@@ -4,6 +4,7 @@ window (in its own unit) and how to install it; text and --json."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -44,7 +45,8 @@ def test_json_lists_every_host_with_its_window(capsys: pytest.CaptureFixture[str
 def test_text_has_one_line_per_host_with_version_and_unit(capsys: pytest.CaptureFixture[str]) -> None:
     assert hostlist.main([]) == 0
     out = capsys.readouterr().out
-    assert "claude  Claude Code: verified on 2.1.332; window 200 lines and 25,000 UTF-16 units" in out
+    # the name column is as wide as the longest registered name
+    assert re.search(r"^claude +Claude Code: verified on 2\.1\.332; window 200 lines and 25,000 UTF-16 units", out, re.M)
     for name in hosts.names():
         assert any(line.startswith(name) for line in out.splitlines()), name
 

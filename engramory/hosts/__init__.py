@@ -55,6 +55,12 @@ REGISTRY = {
     "hermes": "engramory.hosts.hermes",
     "codex": "engramory.hosts.codex",
     "gemini": "engramory.hosts.gemini",
+    "qwen": "engramory.hosts.qwen",
+    "droid": "engramory.hosts.droid",
+    "copilot": "engramory.hosts.copilot",
+    "opencode": "engramory.hosts.opencode",
+    "cline": "engramory.hosts.cline",
+    "openclaw": "engramory.hosts.openclaw",
 }
 
 

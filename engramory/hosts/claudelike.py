@@ -1,0 +1,244 @@
+"""What the hosts that took Claude Code's hook schema share (Qwen Code, Factory droid, and
+Copilot CLI's Claude dialect): a settings file with `hooks.<Event>[{matcher, hooks:[{type:
+"command", command, timeout}]}]`, stdin `{hook_event_name, tool_name, tool_input, cwd,
+session_id, ...}`, and a deny written as `hookSpecificOutput.permissionDecision: "deny"` with
+exit 0. Each host module keeps only what is truly its own: its tool names and argument keys
+(a `Dialect`), its edit model (how its tools write bytes), its load window and where its
+indexes live.
+
+Every answer is exit 0. Exit 2 would also deny on these hosts, but exit 1 blocks every tool
+on Copilot, so no code path here exits non-zero: an internal error is an allow with one line
+on stderr (the host's debug log).
+"""
+
+from engramory import jsonlite, scope
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
+
+    from engramory.guard import Decision
+    from engramory.size import Window
+
+STDIN_LIMIT = 256 << 20
+WRITE = "write"
+EDIT = "edit"
+PRE = "PreToolUse"
+POST = "PostToolUse"
+START = "SessionStart"
+EVENTS = (PRE, POST, START)
+
+class Dialect:
+    """One host's tool names and argument keys, and the functions that are its own."""
+
+    def __init__(
+        self,
+        name: str,
+        tools: "Mapping[str, str]",
+        path_keys: "tuple[str, ...]",
+        predict: "Callable[[str, bytes | None, dict[str, Any]], bytes | None]",
+        index_paths: "Callable[[str, Mapping[str, str]], list[str]]",
+        window: "Callable[[], Window] | None" = None,
+    ) -> None:
+        self.name = name
+        self.tools = tools  # tool name -> WRITE or EDIT
+        self.path_keys = path_keys
+        self.predict = predict  # (kind, before, tool_input) -> bytes after, or None
+        self.index_paths = index_paths
+        self.window = window  # the host's load window (hosts.<name>.window)
+
+
+def parse(raw: bytes) -> "dict[str, Any] | None":
+    try:
+        payload = jsonlite.loads(jsonlite.decode_payload(raw))
+    except ValueError:
+        return None
+    return payload if isinstance(payload, dict) else None
+
+
+def path_of(tool_input: "dict[str, Any]", keys: "tuple[str, ...]") -> "str | None":
+    for key in keys:
+        value = tool_input.get(key)
+        if isinstance(value, str) and value and "\x00" not in value:
+            return value
+    return None
+
+
+# -- the decision, on bytes this host's edit model predicted ---------------------------------
+
+
+def judge(
+    path: str,
+    tool: str,
+    predict: "Callable[[bytes | None], bytes | None]",
+    env: "Mapping[str, str] | None",
+    window: "Window | None" = None,
+) -> "Decision | None":
+    """Read the file (bounded), predict with this host's own edit model, and hand the bytes
+    to the one decision, guard.judge, under this host's load window. `predict(before)` ->
+    the bytes the host will write, or None when it refuses the call (then nothing is said)."""
+    from engramory import config, guard
+
+    environ = scope.environ() if env is None else env
+    if not guard.is_index(path, config.from_env(environ)):
+        return guard.judge(path, None, b"", environ, window, tool)  # a store's read-only rules only
+    before: bytes | None = None
+    try:
+        st = scope.stat(path)
+        if st.st_mode & 0o170000 != 0o100000:  # a FIFO would block the read: never open it
+            return guard.judge_bound(path, None, "", environ, window, tool, why="it is not a regular file")
+        if st.st_size > guard.READ_LIMIT:
+            return guard.judge_bound(path, None, "", environ, window, tool, why="it is too large to read",
+                                     before_size=(None, st.st_size))
+        with open(path, "rb") as f:
+            before = f.read(guard.READ_LIMIT + 1)
+    except FileNotFoundError:
+        before = None
+    except OSError as exc:
+        return guard.judge_bound(path, None, "", environ, window, tool, why=exc.strerror or exc.__class__.__name__)
+    after = predict(before)
+    target = environ.get(guard.TRACE_ENV)
+    if target:
+        trace(target, path, tool, after)
+    if after is None:
+        return None  # the host refuses this call itself and writes nothing
+    return guard.judge(path, before, after, environ, window, tool)
+
+
+def trace(target: str, path: str, tool: str, after: "bytes | None") -> None:
+    """Test-only (guard.TRACE_ENV): one JSON line per prediction, for the differential suites."""
+    line = jsonlite.dumps({"path": path, "tool": tool, "refused": after is None, "after": after.hex() if after is not None else None})
+    try:
+        with open(target, "a", encoding="utf-8") as f:
+            f.write(line + "\n")
+    except OSError:
+        pass
+
+
+def lenient(decision: "Decision | None", bound: int) -> "Decision | None":
+    """For a host whose matcher is predicted within `bound` bytes (lines exact): a deny that
+    rests on bytes alone, inside that bound of the cap or of the size now, is not certain (the
+    edit may really shrink the index), so it is let through. Copilot CLI and OpenClaw use it."""
+    from engramory.guard import DENY
+
+    if decision is None or decision.action != DENY or bound <= 0 or decision.after is None or decision.caps is None:
+        return decision
+    (b_lines, b_bytes), (a_lines, a_bytes) = decision.before or (0, 0), decision.after
+    caps = decision.caps
+    if a_lines > caps.hard_lines and a_lines > b_lines:
+        return decision  # lines are predicted exactly
+    low = a_bytes - bound
+    if low > caps.hard_bytes and low > b_bytes:
+        return decision
+    return None
+
+
+def patch_keeping_endings(old: bytes, op: "Any") -> "tuple[bytes | None, int]":
+    """(bytes written, byte bound) for a V4A update the way OpenClaw and Copilot CLI apply it
+    (measured): the hunks applied to the file with CRLF folded, then the file's own line endings
+    (all CRLF stays CRLF; mixed ones are restored line by line, so only bounded here: lines
+    exact, bytes within one per line break) and its missing final newline."""
+    from engramory import patches
+    from engramory.edits import encode
+
+    bom = old.startswith(b"\xef\xbb\xbf")
+    raw = old[3 if bom else 0 :].decode("utf-8", "replace")
+    applied = patches.apply_to(raw.replace("\r\n", "\n").encode("utf-8"), op)
+    if applied is None:
+        return None, 0
+    body = applied.decode("utf-8", "replace")
+    if raw and not raw.endswith(("\n", "\r")) and body.endswith("\n"):
+        body = body[:-1]
+    head = b"\xef\xbb\xbf" if bom else b""
+    crlf, lf_total = raw.count("\r\n"), raw.count("\n")
+    if crlf == 0:
+        return head + encode(body), 0
+    if crlf == lf_total:
+        return head + encode(body.replace("\n", "\r\n")), 0
+    return head + encode(body), body.count("\n")
+
+
+def render_pre(decision: "Decision") -> str:
+    from engramory.guard import DENY
+
+    if decision.action == DENY:
+        inner = {"hookEventName": PRE, "permissionDecision": "deny", "permissionDecisionReason": decision.message}
+    else:
+        inner = {"hookEventName": PRE, "additionalContext": decision.message}
+    return jsonlite.dumps({"hookSpecificOutput": inner})
+
+
+def pre_tool(payload: "dict[str, Any]", dialect: Dialect, env: "Mapping[str, str] | None") -> str:
+    """PreToolUse: the host's answer on stdout ("" for no opinion)."""
+    tool = payload.get("tool_name")
+    tool_input = payload.get("tool_input")
+    if not isinstance(tool, str) or not isinstance(tool_input, dict):
+        return ""
+    kind = dialect.tools.get(tool)
+    if kind is None:
+        return ""
+    raw = path_of(tool_input, dialect.path_keys)
+    if raw is None:
+        return ""
+    cwd = payload.get("cwd")
+    full = scope.resolve_path(raw, cwd if isinstance(cwd, str) else None)
+    environ = scope.environ() if env is None else env
+    if not scope.interesting(full, environ):
+        return ""
+    win = dialect.window() if dialect.window is not None else None
+    decision = judge(full, tool, lambda before: dialect.predict(kind, before, tool_input), env, win)
+    return render_pre(decision) if decision is not None else ""
+
+
+# -- notices after shell tools and at session start ------------------------------------------
+
+
+def _notice_env(payload: "Mapping[str, Any]", dialect: Dialect, env: "Mapping[str, str]") -> "dict[str, str]":
+    """`env` with this host's own indexes added to the ones the backstop watches."""
+    cwd = payload.get("cwd")
+    extra = dialect.index_paths(cwd if isinstance(cwd, str) and cwd else scope.environ().get("PWD", ""), env)
+    out = dict(env)
+    if extra:
+        import os
+
+        have = [p for p in env.get(scope.ENV_INDEX_PATH, "").split(os.pathsep) if p.strip()]
+        out[scope.ENV_INDEX_PATH] = os.pathsep.join(have + [p for p in extra if p not in have])
+    return out
+
+
+def notice(event: str, payload: "dict[str, Any]", dialect: Dialect, env: "Mapping[str, str] | None") -> str:
+    import os
+
+    from engramory import backstop
+
+    base = dict(os.environ) if env is None else dict(env)
+    notice_env = _notice_env(payload, dialect, base)
+    if event == POST:
+        return backstop.post_tool(payload, notice_env)
+    return backstop.session_start(payload, notice_env)
+
+
+def respond(raw: bytes, dialect: Dialect, event: str = PRE, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
+    """stdin bytes -> (stdout, stderr, exit code); the exit code is always 0."""
+    payload = parse(raw)
+    if payload is None:
+        return "", "", 0
+    if event == PRE:
+        return pre_tool(payload, dialect, env), "", 0
+    return notice(event, payload, dialect, env), "", 0
+
+
+def entries(dialect: Dialect) -> "tuple[Callable[..., tuple[str, str, int]], ...]":
+    """(respond, post, start) for a host module: the entry points engramory.hookrun calls."""
+
+    def pre(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
+        return respond(raw, dialect, PRE, env)
+
+    def post(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
+        return respond(raw, dialect, POST, env)
+
+    def start(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
+        return respond(raw, dialect, START, env)
+
+    return pre, post, start

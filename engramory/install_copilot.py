@@ -1,0 +1,288 @@
+"""`engramory install --host copilot` / `uninstall --host copilot`: the guard as a hook file of
+GitHub Copilot CLI's own, in its native dialect.
+
+- `--scope user` (default): `$COPILOT_HOME/hooks/engramory.json` (`~/.copilot/hooks/`), with
+  the runtime copied to `$COPILOT_HOME/engramory/`. User-level hooks load without folder trust
+  (measured on 1.0.102), so this is the one that works headless with no prompt.
+- `--scope project`: `.github/hooks/engramory.json` and `.github/engramory/`. Copilot loads
+  repository hooks only in a trusted folder (`--trust-folder`, `COPILOT_ALLOW_ALL=true`, or a
+  saved trust); otherwise they are silently skipped.
+
+The hook file is engramory's alone (Copilot loads every `*.json` there), so install writes it
+whole and uninstall deletes it: the user's other hook files are never touched. An existing
+`engramory.json` that is not ours is refused. Every command ends in `|| true` and the launcher
+allows when the script is gone: Copilot reads exit 1 as a deny, and this dialect has no
+matcher, so a failing hook would block every tool call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from engramory import __version__, fsutil
+from engramory import install_settingshooks as core
+from engramory.installer import (
+    LINK_MANIFEST,
+    MANIFEST,
+    SettingsError,
+    apply_skill,
+    bundle_files,
+    bundle_problems,
+    canonical,
+    folder_action_line,
+    plan_skill,
+    prune_empty,
+    read_manifest,
+    remove_listed,
+    source_root,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Mapping
+    from typing import Any
+
+HOST = "copilot"
+SCRIPT = "engramory_copilot_hook.py"
+FILE = "engramory.json"
+EVENTS = ("preToolUse", "postToolUse", "sessionStart")
+TIMEOUT_SEC = 10
+SCOPES = ("user", "project")
+
+
+class Target:
+    def __init__(self, scope: str, cwd: str | None = None, env: Mapping[str, str] | None = None) -> None:
+        environ = os.environ if env is None else env
+        self.scope = scope
+        self.project = os.path.abspath(cwd or os.getcwd())
+        if scope == "user":
+            moved = environ.get("COPILOT_HOME", "")
+            home = environ.get("HOME") or os.path.expanduser("~")
+            self.base = os.path.abspath(moved) if moved else os.path.join(home, ".copilot")
+        else:
+            self.base = os.path.join(self.project, ".github")
+        self.hooks_dir = os.path.join(self.base, "hooks")
+        self.settings = os.path.join(self.hooks_dir, FILE)
+        self.skills = self.base
+        self.skill_dir = os.path.join(self.base, "engramory")
+        self.script = os.path.join(self.skill_dir, "hooks", SCRIPT)
+
+    @property
+    def link_manifest(self) -> str:
+        return os.path.join(self.base, LINK_MANIFEST)
+
+    def manifest_path(self) -> str:
+        return self.link_manifest if os.path.islink(self.skill_dir) else os.path.join(self.skill_dir, MANIFEST)
+
+
+def hook_file(interpreter: str, script: str) -> dict[str, Any]:
+    return {"version": 1, "hooks": {
+        event: [{"type": "command", "bash": core.command(interpreter, script, event), "cwd": ".", "timeoutSec": TIMEOUT_SEC}]
+        for event in EVENTS
+    }}
+
+
+def _ours(data: Any) -> bool:
+    """Every handler in the file runs our script (so the file is ours to replace or delete)."""
+    hooks = data.get("hooks") if isinstance(data, dict) else None
+    if not isinstance(hooks, dict) or not hooks:
+        return False
+    needle = "/engramory/hooks/" + SCRIPT
+    for handlers in hooks.values():
+        if not isinstance(handlers, list):
+            return False
+        for h in handlers:
+            cmd = h.get("bash") if isinstance(h, dict) else None
+            if not isinstance(cmd, str) or needle not in cmd.replace("\\", "/"):
+                return False
+    return True
+
+
+def _read(path: str) -> tuple[bytes | None, Any]:
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(1 << 20)
+    except FileNotFoundError:
+        return None, None
+    try:
+        return raw, json.loads(raw.decode("utf-8"))
+    except ValueError:
+        return raw, None
+
+
+def _scope(args: argparse.Namespace, what: str) -> str | None:
+    scope = getattr(args, "scope", "user") or "user"
+    if scope not in SCOPES:
+        sys.stderr.write("engramory %s: --scope %s is not a Copilot CLI scope; use --scope user ($COPILOT_HOME or "
+                         "~/.copilot) or --scope project (./.github, needs folder trust)\n" % (what, scope))
+        return None
+    return scope
+
+
+def install(args: argparse.Namespace) -> int:
+    scope = _scope(args, "install")
+    if scope is None:
+        return 64
+    target = Target(scope)
+    if getattr(args, "check", False):
+        return run_check(target)
+    try:
+        return _install(target, bool(getattr(args, "dry_run", False)), bool(getattr(args, "link", False)))
+    except SettingsError as exc:
+        sys.stderr.write("engramory install: %s\nengramory install: nothing was changed.\n" % exc)
+        return 1
+    except OSError as exc:
+        sys.stderr.write("engramory install: could not write %s: %s; check the permissions, then run this again\n"
+                         % (exc.filename or target.base, exc.strerror or exc))
+        return 1
+
+
+def _install(target: Target, dry_run: bool, link: bool) -> int:
+    out = sys.stdout.write
+    exe = sys.executable
+    if not exe or not os.path.isabs(exe):
+        raise SettingsError("cannot tell which Python runs this (sys.executable is %r); run the installer with an "
+                            "absolute interpreter path" % (exe,))
+    raw, data = _read(target.settings)
+    if raw is not None and not _ours(data):
+        raise SettingsError("%s exists and is not engramory's hook file; move it aside (Copilot loads every *.json "
+                            "there), then run this again" % target.settings)
+    source = source_root()
+    files, _ = bundle_files(source, required=["hooks/" + SCRIPT])
+    files = [f for f in files if f.startswith(core.RUNTIME_DIRS) or f == "hooks/" + SCRIPT]
+    plan = plan_skill(target, source, files, link)
+    wanted = hook_file(exe, target.script)
+    after = (json.dumps(wanted, indent=2) + "\n").encode("utf-8")
+    out("engramory install --host copilot (%s scope%s)\n" % (target.scope, ", dry run: nothing is written" if dry_run else ""))
+    out("  bundle: %s -> %s (%d files)\n" % (source, target.skill_dir, len(plan.files or files)))
+    out("  hooks: %s: %s\n" % (target.settings, "unchanged" if raw == after else ("would write" if dry_run else "written")))
+    if target.scope == "project":
+        out("  note: Copilot loads repository hooks only in a trusted folder (--trust-folder or a saved trust); "
+            "--scope user needs no trust\n")
+    if dry_run:
+        return 0
+    created_base = not os.path.isdir(target.base)
+    created_hooks = not os.path.isdir(target.hooks_dir)
+    apply_skill(plan, target, source)
+    manifest = {"installer": "engramory", "host": HOST, "version": __version__, "mode": plan.mode,
+                "files": sorted(plan.files) if plan.mode in ("copy", "link") else [],
+                "settings": {target.settings: {"created_file": True, "created_base": created_base,
+                                               "created_hooks_dir": created_hooks}}}
+    old = read_manifest(target.manifest_path())
+    if old is not None and isinstance(old["settings"].get(target.settings), dict):
+        manifest["settings"] = dict(old["settings"])  # keep what the first install created
+    if old is None or canonical(old) != canonical(manifest):
+        fsutil.write_atomic(target.manifest_path(), (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+    if raw != after:
+        fsutil.write_atomic(target.settings, after)
+    return 0
+
+
+def uninstall(args: argparse.Namespace) -> int:
+    scope = _scope(args, "uninstall")
+    if scope is None:
+        return 64
+    target = Target(scope)
+    out = sys.stdout.write
+    dry_run = bool(getattr(args, "dry_run", False))
+    raw, data = _read(target.settings)
+    if raw is not None and not _ours(data):
+        sys.stderr.write("engramory uninstall: %s holds hooks that are not engramory's; left alone: remove our "
+                         "entries by hand\nengramory uninstall: nothing was changed.\n" % target.settings)
+        return 1
+    manifest = read_manifest(target.manifest_path())
+    record = ((manifest or {}).get("settings") or {}).get(target.settings) or {}
+    verb = "would remove" if dry_run else "removed"
+    out("engramory uninstall --host copilot (%s scope%s)\n" % (target.scope, ", dry run: nothing is written" if dry_run else ""))
+    out("  hooks: %s: %s\n" % (target.settings, verb if raw is not None else "not there"))
+    dest = target.skill_dir
+    action = "unlink" if os.path.islink(dest) else ("remove" if manifest is not None and os.path.isdir(dest) else
+                                                    ("foreign" if os.path.isdir(dest) else ""))
+    out(folder_action_line("bundle", action, dest, manifest, dry_run))
+    if dry_run:
+        return 0
+    if raw is not None:
+        os.unlink(target.settings)
+    if action == "unlink":
+        os.unlink(dest)
+        try:
+            os.unlink(target.link_manifest)
+        except OSError:
+            pass
+    elif action == "remove" and manifest is not None:
+        remove_listed(dest, [f for f in manifest["files"] if isinstance(f, str)] + [MANIFEST])
+        prune_empty(dest)
+        try:
+            os.rmdir(dest)
+        except OSError:
+            out("  note: %s still holds files engramory did not install; left in place\n" % dest)
+    for key, folder in (("created_hooks_dir", target.hooks_dir), ("created_base", target.base)):
+        if record.get(key):
+            try:
+                os.rmdir(folder)  # only when empty: install made it
+            except OSError:
+                pass
+    return 0
+
+
+def check(args: argparse.Namespace) -> int:
+    scope = _scope(args, "install")
+    return 64 if scope is None else run_check(Target(scope))
+
+
+def run_check(target: Target) -> int:
+    import shlex
+    import subprocess
+    import time
+
+    out = sys.stdout.write
+    out("engramory install --host copilot --check (%s scope): %s\n" % (target.scope, target.settings))
+    problems: list[str] = []
+    raw, data = _read(target.settings)
+    if raw is None:
+        problems.append("%s does not exist: the guard is not installed in this scope" % target.settings)
+    elif not _ours(data):
+        problems.append("%s is not engramory's hook file (or not valid JSON)" % target.settings)
+    else:
+        hooks = data["hooks"]
+        for event in EVENTS:
+            if len(hooks.get(event) or []) != 1:
+                problems.append("%s: expected one %s entry, found %d" % (target.settings, event, len(hooks.get(event) or [])))
+        first = (hooks.get("preToolUse") or [None])[0]
+        if isinstance(first, dict):
+            cmd = str(first.get("bash"))
+            words = shlex.split(cmd.split(" || ")[0])
+            exe = words[0] if words else ""
+            script = next((w for w in words if w.endswith(SCRIPT)), "")
+            budget = float(first.get("timeoutSec", TIMEOUT_SEC))
+            if not (os.path.isabs(exe) and os.access(exe, os.X_OK)):
+                problems.append("the interpreter %s does not exist or cannot run: no hook runs" % (exe or "(none)"))
+            elif not os.path.isfile(script):
+                problems.append("the script %s does not exist: the guard is off (tool calls go through unchecked)" % script)
+            else:
+                problems.extend(bundle_problems(target.skill_dir, exe))
+                payload = {"sessionId": "engramory-check", "cwd": target.project, "toolName": "view", "toolArgs": {"path": "x"}}
+                started = time.monotonic()
+                try:
+                    code, stdout, stderr = core.smoke(cmd, payload, min(budget, core.SMOKE_TIMEOUT))
+                    took = time.monotonic() - started
+                    if code != 0:
+                        problems.append("a smoke run exited %d: Copilot would deny every tool call" % code)
+                    elif stdout.strip() or stderr.strip():
+                        problems.append("a smoke run answered %r / %s" % (stdout[:80], stderr.decode("utf-8", "replace").strip()[-300:]))
+                    else:
+                        out("  ok: %s answers in %.2f s\n" % (SCRIPT, took))
+                except subprocess.TimeoutExpired:
+                    problems.append("a smoke run did not answer within %.1f s (timeoutSec): Copilot times it out and "
+                                    "the call goes through unchecked" % min(budget, core.SMOKE_TIMEOUT))
+    for problem in problems:
+        out("  problem: %s\n" % problem)
+    if problems:
+        out("  next step: run `%s -m engramory install --host copilot --scope %s` from the engramory checkout\n"
+            % (sys.executable or "python3", target.scope))
+        return 1
+    out("  healthy: the guard is wired for %s and answers\n" % ", ".join(EVENTS))
+    return 0

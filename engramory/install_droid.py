@@ -1,0 +1,46 @@
+"""`engramory install --host droid` / `uninstall --host droid`: the guard into Factory droid's
+`settings.json` hooks (user scope `~/.factory`, project scope `./.factory`; droid 0.225.2 runs
+project hooks in `droid exec` with no prompt). PreToolUse on `Create|Edit` (the guard),
+PostToolUse on `Execute` and SessionStart (notices). Timeouts are seconds in this host's
+schema; a failing hook allows.
+"""
+
+from __future__ import annotations
+
+from engramory import install_settingshooks as core
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from typing import Any
+
+TIMEOUT = 10
+
+
+def _handler(command: str) -> dict[str, Any]:
+    return {"type": "command", "command": command, "timeout": TIMEOUT}
+
+
+SPEC = core.Spec(
+    host="droid",
+    title="Factory droid",
+    dirname=".factory",
+    settings_name="settings.json",
+    script="engramory_droid_hook.py",
+    hooks=(("PreToolUse", "Create|Edit"), ("PostToolUse", "Execute"), ("SessionStart", None)),
+    handler=_handler,
+    seconds=lambda handler: float(handler.get("timeout", 60)),
+    note="droid reads settings.json when a session starts: start a new session for the hooks to apply.",
+)
+
+
+def install(args: argparse.Namespace) -> int:
+    return core.install(SPEC, args)
+
+
+def uninstall(args: argparse.Namespace) -> int:
+    return core.uninstall(SPEC, args)
+
+
+def check(args: argparse.Namespace) -> int:
+    return core.check(SPEC, args)
