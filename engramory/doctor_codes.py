@@ -24,7 +24,7 @@ CODES: dict[str, tuple[str, bool, str]] = {
     "config-invalid": (ERROR, False, "the store config .engramory.json has unknown keys or invalid values"),
     "config-above-window": (ERROR, False, "a hard cap (.engramory.json or ENGRAMORY_HARD*) is above what the host loads"),
     "store-in-git": (ERROR, False, "the store is inside a git work tree that does not ignore it"),
-    "store-split": (WARNING, False, "one project's memory lies in two folders (two spellings of its path); --all only"),
+    "store-split": (WARNING, False, "one project's memory lies in two folders (two spellings of its path, a move, a rename); --all only"),
     "dir-unlistable": (ERROR, True, "a folder under ROOT cannot be listed"),
     "not-a-file": (WARNING, True, "a .md entry is not a regular file (FIFO, socket, device) and was not read"),
     "symlink-escape": (ERROR, True, "a note or the index is a symlink that leads outside ROOT; it was not read"),
