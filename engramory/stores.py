@@ -4,10 +4,19 @@ Read from the 2.1.332 CLI: each project's auto memory is `<config>/projects/<nam
 (<config> is $CLAUDE_CONFIG_DIR or ~/.claude); `autoMemoryDirectory` moves it, read the way
 the host reads it (engramory.automemory.configured_dir: the project's local settings, then
 the user settings, never the project settings), for the project of the current folder and
-for every other project as far as the user setting goes. Subagents with a `memory` scope
-keep theirs in `<config>/agent-memory/<agent>/` (user), `<project>/.claude/agent-memory/<agent>/`
-(project) and `<project>/.claude/agent-memory-local/<agent>/` (local). Only folders that
-exist are listed; nothing is created or written.
+for every other project as far as the user setting goes.
+
+Subagent memory (`agent-memory`), measured on the 2.1.332 CLI (tests/e2e/test_agent_memory_claude.py):
+an agent defined in `.claude/agents/<agent>.md` or `<config>/agents/<agent>.md` with
+`memory: user | project | local` in its frontmatter gets a folder the CLI creates when the
+agent first runs, and the `MEMORY.md` in it is shown to that agent:
+`<config>/agent-memory/<agent>/` (user), `<start>/.claude/agent-memory/<agent>/` (project) and
+`<start>/.claude/agent-memory-local/<agent>/` (local), where <start> is the folder the
+session started in, not the git root (auto memory is keyed by the git root). So the project
+and local ones are looked for under the current folder and under every start folder a
+session transcript (`<config>/projects/<name>/*.jsonl`, its `cwd`) names. A folder the host
+created with nothing in it yet is listed as empty, not audited. Only folders that exist are
+listed; nothing is created or written.
 
 One project can end up with two memory folders, and the host then loads only one of them
 (`store-split`, naming both):
@@ -74,9 +83,12 @@ def known_stores(env: Mapping[str, str] | None = None, cwd: str | None = None) -
             found.append((SETTING_LOCAL if local else SETTING_USER, moved))
     for agent in _subfolders(os.path.join(config_dir, "agent-memory")):
         found.append((AGENT_USER, agent))
-    for sub, kind in (("agent-memory", AGENT_PROJECT), ("agent-memory-local", AGENT_LOCAL)):
-        for agent in _subfolders(os.path.join(here, ".claude", sub)):
-            found.append((kind, agent))
+    starts = [here] + [p for p in (_project_path(d) for d in _subfolders(os.path.join(config_dir, "projects")))
+                       if p and os.path.isdir(p)]
+    for start in starts:
+        for sub, kind in (("agent-memory", AGENT_PROJECT), ("agent-memory-local", AGENT_LOCAL)):
+            for agent in _subfolders(os.path.join(start, ".claude", sub)):
+                found.append((kind, agent))
     seen: set[str] = set()
     out = []
     for kind, folder in found:
@@ -88,6 +100,16 @@ def known_stores(env: Mapping[str, str] | None = None, cwd: str | None = None) -
 
 
 SPLIT_CODE = "store-split"
+
+
+def _empty(folder: str) -> bool:
+    """A folder the host created and nothing was stored in yet (no entry but dot files):
+    not a store with a missing index."""
+    try:
+        with os.scandir(folder) as it:
+            return not any(not e.name.startswith(".") for e in it)
+    except OSError:
+        return False
 
 
 def _split_key(name: str) -> str:
@@ -270,6 +292,10 @@ def audit_all(skip: Sequence[str], as_json: bool, strict: bool, env: Mapping[str
     split = splits(stores)
     worst = 0
     for kind, folder in stores:
+        if _empty(folder):
+            if not as_json:
+                sys.stdout.write("%s: %s: empty, nothing stored yet\n" % (doctor.shown(folder), kind))
+            continue
         try:
             st, findings = doctor.audit(folder, doctor.Context(), skip, env)
         except OSError as exc:

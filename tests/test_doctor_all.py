@@ -199,3 +199,28 @@ def test_split_reading_never_follows_a_symlink_or_blocks_on_a_fifo(tmp_path: Pat
     assert res.returncode == 1  # the symlink escapes are errors of each store
     assert "store-split" not in res.stdout
     assert before == {p: p.stat().st_mtime_ns for p in before}
+
+
+# -- agent-memory: where the CLI keeps it (measured: tests/e2e/test_agent_memory_claude.py) -------
+
+def test_agent_memory_of_every_session_start_folder_and_empty_folders(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    cfg = home / ".claude"
+    start = tmp_path / "work" / "sub"
+    project_mem = memory(start / ".claude" / "agent-memory" / "rev", "feedback-a.md")
+    local_mem = start / ".claude" / "agent-memory-local" / "rev"
+    local_mem.mkdir(parents=True)  # the CLI creates it before anything is stored
+    (tmp_path / "work" / ".claude" / "agent-memory" / "rev").mkdir(parents=True)  # not a start folder
+    folder = cfg / "projects" / automemory.sanitize_project_path(str(start))
+    folder.mkdir(parents=True)
+    (folder / "s.jsonl").write_text(json.dumps({"type": "queue-operation"}) + "\n"
+                                    + json.dumps({"type": "user", "cwd": str(start)}) + "\n", encoding="utf-8")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    found = stores.known_stores({"HOME": str(home)}, str(elsewhere))
+    assert found == [(stores.AGENT_PROJECT, str(project_mem)), (stores.AGENT_LOCAL, str(local_mem))]
+    res = run_all(home, elsewhere)
+    lines = res.stdout.splitlines()
+    assert "%s: agent-memory (local): empty, nothing stored yet" % local_mem in lines
+    assert res.returncode == 0, res.stdout  # an empty folder the host made is no missing index
+    assert lines[-1].startswith("2 stores checked")
