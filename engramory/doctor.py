@@ -82,9 +82,9 @@ if TYPE_CHECKING:
 # (one note at a time, near duplicates, recall) and doctor_scan (secrets, injection, hidden
 # text); the table of codes and the Finding type in doctor_codes. All of it is importable here.
 __all__ = [
-    "CHECKS", "CODES", "ERROR", "FUTURE_SLACK_DAYS", "INDEX_LINE_MAX", "INFO", "MAX_PER_NOTE", "NO_SCHEMA_CODES",
+    "CHECKS", "CODES", "Capped", "audit_capped", "ERROR", "FUTURE_SLACK_DAYS", "INDEX_LINE_MAX", "INFO", "MAX_PER_NOTE", "NO_SCHEMA_CODES",
     "OUTPUT_CAP", "REPORT_VERSION", "SCHEMA_CODES", "SEVERITIES", "STOPWORDS", "WARNING", "WARNINGS_ONLY",
-    "Context", "Finding", "audit", "check_config", "check_config_window", "check_content", "check_descriptions",
+    "Context", "Finding", "Note", "Store", "audit", "check_config", "check_config_window", "check_content", "check_descriptions",
     "check_duplicates", "check_files", "check_frontmatter", "check_git", "check_graph", "check_index",
     "check_labels_and_dates", "check_pointers", "check_recall", "check_slugs", "check_walk",
     "claude_memory_dir", "counts_of", "display_path", "entropy", "exit_code", "frontmatter_findings",
@@ -110,8 +110,9 @@ class _ContentBatch:
 
     BATCH_CHARS = 1 << 18
 
-    def __init__(self, out: list[Finding]) -> None:
+    def __init__(self, out: list[Finding] | Capped, skip: Iterable[str] = ()) -> None:
         self.out = out
+        self.skip = frozenset(skip)
         self.notes: list[Note] = []
         self.chars = 0
 
@@ -127,7 +128,7 @@ class _ContentBatch:
 
     def flush(self) -> None:
         if self.notes:
-            self.out.extend(scan_notes(self.notes))
+            self.out.extend(f for f in scan_notes(self.notes) if f.code not in self.skip)
         self.notes = []
         self.chars = 0
 
@@ -145,38 +146,99 @@ def run_checks(st: Store, ctx: Context | None = None, skip: Iterable[str] = (), 
     return out
 
 
+class Capped:
+    """What the text output needs, without holding every finding: per code the first `cap`
+    findings in sort order, and how many there were of each code and severity. A store of
+    200,000 broken notes then costs a page of findings, not a million objects."""
+
+    __slots__ = ("cap", "kept", "per_code", "counts", "error_codes")
+
+    def __init__(self, cap: int = OUTPUT_CAP) -> None:
+        self.cap = cap
+        self.kept: dict[str, list[Finding]] = {}
+        self.per_code: dict[str, int] = {}
+        self.counts = {s: 0 for s in SEVERITIES}
+        self.error_codes: set[str] = set()
+
+    @classmethod
+    def of(cls, findings: Iterable[Finding], cap: int = OUTPUT_CAP) -> Capped:
+        out = cls(cap)
+        out.extend(findings)
+        return out
+
+    def append(self, f: Finding) -> None:
+        self.counts[f.severity] += 1
+        self.per_code[f.code] = self.per_code.get(f.code, 0) + 1
+        if f.severity == ERROR:
+            self.error_codes.add(f.code)
+        kept = self.kept.get(f.code)
+        if kept is None:
+            kept = self.kept[f.code] = []
+        kept.append(f)
+        if len(kept) >= 8 * self.cap + 8:
+            kept.sort(key=Finding.sort_key)
+            del kept[self.cap:]
+
+    def extend(self, findings: Iterable[Finding]) -> None:
+        for f in findings:
+            self.append(f)
+
+    def shown(self) -> list[Finding]:
+        """The findings the text output prints, in sort order."""
+        out = [f for kept in self.kept.values() for f in sorted(kept, key=Finding.sort_key)[:self.cap]]
+        out.sort(key=Finding.sort_key)
+        return out
+
+
+def _audit(root: str, ctx: Context | None, skip: Iterable[str], env: Mapping[str, str] | None,
+           deadline: float | None, found: list[Finding] | Capped) -> Store:
+    ctx = ctx or Context()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        skipped = set(skip)
+        batch = _ContentBatch(found, skipped)
+        today = ctx.today
+
+        def visit(n: Note) -> None:
+            if n.fm is not None:
+                found.extend(f for f in frontmatter_findings(n, today) if f.code not in skipped)
+                if not n.archived:
+                    found.extend(f for f in labels_and_dates(n) if f.code not in skipped)
+            batch.add(n)
+
+        st = store_mod.load(root, env, visit, deadline)
+        batch.flush()
+        if "store-in-git" in skipped:
+            ctx = Context(ctx.today, git=False, quick=ctx.quick)
+        for check in CHECKS:
+            if not ctx.quick or check not in WARNINGS_ONLY:
+                found.extend(f for f in check(st, ctx) if f.code not in skipped)
+        return st
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def audit(root: str, ctx: Context | None = None, skip: Iterable[str] = (),
           env: Mapping[str, str] | None = None, deadline: float | None = None) -> tuple[Store, list[Finding]]:
     """Read the store at `root`, streaming: each note's own checks run as it is read and its
     text is then dropped, so memory holds findings and a few fields per note, never bodies.
     The cyclic garbage collector is paused meanwhile (the doctor builds many small objects
-    that live until it exits). Raises OSError when `root` cannot be listed."""
-    ctx = ctx or Context()
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        per_note: list[Finding] = []
-        batch = _ContentBatch(per_note)
-        today = ctx.today
+    that live until it exits). Every finding, sorted. Raises OSError when `root` cannot be
+    listed."""
+    found: list[Finding] = []
+    st = _audit(root, ctx, skip, env, deadline, found)
+    found.sort(key=Finding.sort_key)
+    return st, found
 
-        def visit(n: Note) -> None:
-            if n.fm is not None:
-                per_note.extend(frontmatter_findings(n, today))
-                if not n.archived:
-                    per_note.extend(labels_and_dates(n))
-            batch.add(n)
 
-        st = store_mod.load(root, env, visit, deadline)
-        batch.flush()
-        skipped = set(skip)
-        found = run_checks(st, ctx, skipped, sort=False)
-        found.extend(f for f in per_note if f.code not in skipped)
-        per_note.clear()
-        found.sort(key=Finding.sort_key)
-        return st, found
-    finally:
-        if enabled:
-            gc.enable()
+def audit_capped(root: str, ctx: Context | None = None, skip: Iterable[str] = (),
+                 env: Mapping[str, str] | None = None, cap: int = OUTPUT_CAP) -> tuple[Store, Capped]:
+    """`audit` for the text output: the findings come out as `Capped` (the first `cap` of each
+    code, and the counts), so memory does not grow with the number of findings."""
+    found = Capped(cap)
+    return _audit(root, ctx, skip, env, None, found), found
 
 
 def quick_errors(root: str, env: Mapping[str, str] | None = None, budget: float = 0.25,
@@ -202,14 +264,16 @@ def claude_memory_dir(cwd: str | None = None, env: Mapping[str, str] | None = No
 
 # -- output --------------------------------------------------------------------------------------
 
-def counts_of(findings: Sequence[Finding]) -> dict[str, int]:
+def counts_of(findings: Sequence[Finding] | Capped) -> dict[str, int]:
+    if isinstance(findings, Capped):
+        return dict(findings.counts)
     counts = {s: 0 for s in SEVERITIES}
     for f in findings:
         counts[f.severity] += 1
     return counts
 
 
-def exit_code(findings: Sequence[Finding], strict: bool = False) -> int:
+def exit_code(findings: Sequence[Finding] | Capped, strict: bool = False) -> int:
     counts = counts_of(findings)
     return 1 if counts[ERROR] or (strict and counts[WARNING]) else 0
 
@@ -222,19 +286,18 @@ def display_path(root: str, rel: str) -> str:
     return shown(os.path.join(root, rel))
 
 
-def render_text(findings: Sequence[Finding], root: str, st: Store, cap: int = OUTPUT_CAP) -> str:
+def render_text(findings: Sequence[Finding] | Capped, root: str, st: Store, cap: int = OUTPUT_CAP) -> str:
     """One line per finding, at most `cap` per code (then one "and N more" line, after the
     rest): a store of 200,000 broken notes still prints a page, not 68 MB."""
-    out = []
-    seen: dict[str, int] = {}
-    for f in findings:
-        n = seen[f.code] = seen.get(f.code, 0) + 1
-        if n <= cap:
-            out.append("%s:%d: %s %s: %s" % (display_path(root, f.path), f.line, f.severity, f.code, f.message))
-    for code, n in seen.items():
-        if n > cap:
+    kept = findings if isinstance(findings, Capped) else Capped.of(findings, cap)
+    shown_now = kept.shown()
+    out = ["%s:%d: %s %s: %s" % (display_path(root, f.path), f.line, f.severity, f.code, f.message)
+           for f in shown_now]
+    for code in dict.fromkeys(f.code for f in shown_now):
+        n = kept.per_code[code]
+        if n > kept.cap:
             out.append("... and %s more %s finding%s (%s in all; `--json` lists every one)"
-                       % (_n(n - cap), code, "" if n - cap == 1 else "s", _n(n)))
+                       % (_n(n - kept.cap), code, "" if n - kept.cap == 1 else "s", _n(n)))
     c = counts_of(findings)
     live = len(st.live)
     out.append("%d error%s, %d warning%s, %d info; checked %d live note%s, %d archived, %d index pointer%s in %s" % (
@@ -319,7 +382,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         chosen = "claude-auto-memory"
         sys.stderr.write("engramory doctor: no ROOT given; checking this project's Claude Code auto memory: %s\n" % root)
     try:
-        st, findings = audit(root, Context(), args.skip)
+        st, findings = audit(root, Context(), args.skip) if args.json else audit_capped(root, Context(), args.skip)
     except OSError as exc:
         reason = exc.strerror or exc.__class__.__name__
         hint = "pass the folder that holds MEMORY.md" if chosen == "argument" else (
@@ -330,7 +393,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if note.startswith("the store config"):
             continue  # reported as config-invalid findings, with line numbers
         sys.stderr.write("engramory doctor: note: %s\n" % note)
-    if args.json:
+    if isinstance(findings, list):
         sys.stdout.write(json.dumps(report(findings, st, chosen, args.strict), indent=2) + "\n")
     else:
         sys.stdout.write(render_text(findings, root, st))

@@ -297,7 +297,8 @@ def audit_all(skip: Sequence[str], as_json: bool, strict: bool, env: Mapping[str
                 sys.stdout.write("%s: %s: empty, nothing stored yet\n" % (doctor.shown(folder), kind))
             continue
         try:
-            st, findings = doctor.audit(folder, doctor.Context(), skip, env)
+            st, findings = (doctor.audit(folder, doctor.Context(), skip, env) if as_json
+                            else doctor.audit_capped(folder, doctor.Context(), skip, env))
         except OSError as exc:
             sys.stderr.write("engramory doctor: cannot read %s: %s\n" % (doctor.shown(folder), exc.strerror or exc))
             worst = max(worst, 1)
@@ -311,13 +312,13 @@ def audit_all(skip: Sequence[str], as_json: bool, strict: bool, env: Mapping[str
                 % (doctor.shown(other), doctor.shown(folder), why)))
         code = doctor.exit_code(findings, strict)
         worst = max(worst, code)
-        if as_json:
+        if isinstance(findings, list):
             report = doctor.report(findings, st, "all", strict)
             report["kind"] = kind
             sys.stdout.write(json.dumps(report) + "\n")
             continue
         c = doctor.counts_of(findings)
-        top = sorted({f.code for f in findings if f.severity == doctor.ERROR})[:3]
+        top = sorted(findings.error_codes)[:3]
         sys.stdout.write("%s: %s: %d error%s, %d warning%s, %d info, %d live note%s%s\n" % (
             doctor.shown(folder), kind, c[doctor.ERROR], "" if c[doctor.ERROR] == 1 else "s",
             c[doctor.WARNING], "" if c[doctor.WARNING] == 1 else "s", c[doctor.INFO], len(st.live),
