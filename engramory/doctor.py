@@ -116,14 +116,16 @@ class _ContentBatch:
         self.notes: list[Note] = []
         self.chars = 0
 
+    BATCH_NOTES = 4096  # and at most this many notes: 200,000 tiny notes are not one batch
+
     def add(self, n: Note) -> None:
-        if n.text is None:
-            return
+        if not n.text:
+            return  # nothing to scan in an empty note
         copy = Note(n.path, n.rel, n.archived)
         copy.text = n.text
         self.notes.append(copy)
         self.chars += len(n.text)
-        if self.chars >= self.BATCH_CHARS:
+        if self.chars >= self.BATCH_CHARS or len(self.notes) >= self.BATCH_NOTES:
             self.flush()
 
     def flush(self) -> None:

@@ -3,8 +3,9 @@
 Read from the 2.1.332 CLI: each project's auto memory is `<config>/projects/<name>/memory/`
 (<config> is $CLAUDE_CONFIG_DIR or ~/.claude); `autoMemoryDirectory` moves it, read the way
 the host reads it (engramory.automemory.configured_dir: the project's local settings, then
-the user settings, never the project settings), for the project of the current folder and
-for every other project as far as the user setting goes.
+the user settings, never the project settings), for the project of the current folder, of
+every folder a session transcript names, and for every other project as far as the user
+setting goes.
 
 Subagent memory (`agent-memory`), measured on the 2.1.332 CLI (tests/e2e/test_agent_memory_claude.py):
 an agent defined in `.claude/agents/<agent>.md` or `<config>/agents/<agent>.md` with
@@ -74,8 +75,14 @@ def known_stores(env: Mapping[str, str] | None = None, cwd: str | None = None) -
         if os.path.isdir(memory):
             found.append((AUTO, memory))
     here = os.path.abspath(cwd or os.getcwd())
-    projects = automemory.project_candidates({"cwd": here}, {})
-    readers: list[str | None] = [projects[0] if projects else None, None]  # this project's, everyone's
+    starts = [here] + [p for p in (_project_path(d) for d in _subfolders(os.path.join(config_dir, "projects")))
+                       if p and os.path.isdir(p)]  # every folder a session started in, as far as known
+    readers: list[str | None] = []
+    for start in starts:  # each project's own local settings, then the user settings everyone else reads
+        projects = automemory.project_candidates({"cwd": start}, {})
+        if projects and projects[0] not in readers:
+            readers.append(projects[0])
+    readers.append(None)
     for reader in readers:
         moved, source = automemory.configured_dir(reader, env)
         if moved and os.path.isdir(moved):
@@ -83,8 +90,6 @@ def known_stores(env: Mapping[str, str] | None = None, cwd: str | None = None) -
             found.append((SETTING_LOCAL if local else SETTING_USER, moved))
     for agent in _subfolders(os.path.join(config_dir, "agent-memory")):
         found.append((AGENT_USER, agent))
-    starts = [here] + [p for p in (_project_path(d) for d in _subfolders(os.path.join(config_dir, "projects")))
-                       if p and os.path.isdir(p)]
     for start in starts:
         for sub, kind in (("agent-memory", AGENT_PROJECT), ("agent-memory-local", AGENT_LOCAL)):
             for agent in _subfolders(os.path.join(start, ".claude", sub)):
