@@ -224,3 +224,17 @@ def test_agent_memory_of_every_session_start_folder_and_empty_folders(tmp_path: 
     assert "%s: agent-memory (local): empty, nothing stored yet" % local_mem in lines
     assert res.returncode == 0, res.stdout  # an empty folder the host made is no missing index
     assert lines[-1].startswith("2 stores checked")
+
+
+def test_all_reads_the_local_settings_of_every_project_a_transcript_names(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    cfg = home / ".claude"
+    project = tmp_path / "proj"
+    moved = memory(tmp_path / "moved-mem", "user-a.md")
+    write_json(project / ".claude" / "settings.local.json", {"autoMemoryDirectory": str(moved)})
+    folder = cfg / "projects" / automemory.sanitize_project_path(str(project))
+    folder.mkdir(parents=True)
+    (folder / "s.jsonl").write_text(json.dumps({"type": "user", "cwd": str(project)}) + "\n", encoding="utf-8")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    assert stores.known_stores({"HOME": str(home)}, str(elsewhere)) == [(stores.SETTING_LOCAL, str(moved))]

@@ -64,3 +64,16 @@ def test_text_output_holds_a_page_of_findings_and_prints_what_json_lists(tmp_pat
     assert text == doctor.render_text(every, str(root), st)
     res = subprocess.run([sys.executable, "-I", "-S", SCRIPT, str(root)], capture_output=True, text=True, timeout=120)
     assert res.returncode == 1 and res.stdout == text
+
+
+def test_content_batch_holds_at_most_a_bounded_number_of_notes() -> None:
+    out: list[doctor.Finding] = []
+    batch = doctor._ContentBatch(out)
+    most = 0
+    for i in range(10_000):
+        n = doctor.Note("/x/user-%d.md" % i, "user-%d.md" % i, False)
+        n.text = "" if i % 2 else "a"
+        batch.add(n)
+        most = max(most, len(batch.notes))
+    assert most <= doctor._ContentBatch.BATCH_NOTES
+    assert all(note.text for note in batch.notes)  # empty notes are never held: nothing to scan
