@@ -356,7 +356,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "checks (%s)" % ", ".join(sorted(NO_SCHEMA_CODES)))
     parser.add_argument("--all", action="store_true",
                         help="audit every store Claude Code knows on this machine (each project's auto "
-                        "memory, autoMemoryDirectory, agent-memory folders): one summary line each")
+                        "memory, the autoMemoryDirectory of local then user settings, subagent agent-memory "
+                        "folders): one summary line each; a project whose memory lies in two folders (another "
+                        "spelling of its path, a move, a rename) gets store-split")
     parser.add_argument("--list-checks", action="store_true", help="print every check code and exit")
     args = parser.parse_args(argv)
     if args.list_checks:
