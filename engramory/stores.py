@@ -192,9 +192,9 @@ _CWD_RE = re.compile(r'"cwd"\s*:\s*("(?:[^"\\]|\\.)*")')
 
 def _project_path(project_folder: str) -> str | None:
     """The project folder a session transcript (`<config>/projects/<name>/*.jsonl`) names."""
-    for e in sorted(_regular_files(project_folder), key=lambda e: e.name)[:8]:
-        if not e.name.endswith(".jsonl"):
-            continue
+    transcripts = sorted((e for e in _regular_files(project_folder) if e.name.endswith(".jsonl")),
+                         key=lambda e: e.name)
+    for e in transcripts[:8]:
         data = _read(e.path, TRANSCRIPT_READ)
         m = _CWD_RE.search(data.decode("utf-8", "replace")) if data else None
         if m:
@@ -207,38 +207,50 @@ def _project_path(project_folder: str) -> str | None:
     return None
 
 
-def _resolves(name: str, budget: list[int]) -> bool:
+def _resolves(name: str, budget: list[int]) -> bool | None:
     """Whether some existing folder's absolute path sanitizes to `name`: the name is read
     back component by component from /, listing only folders whose own sanitized name is a
-    prefix of what is left (each listing spends one of `budget`)."""
-    def walk(folder: str, rest: str, depth: int) -> bool:
+    prefix of what is left (each listing spends one of `budget`). None when it cannot tell:
+    a hashed (cut) name, or the budget spent."""
+    if not name.startswith("-") or len(name) > automemory.PROJECT_NAME_MAX:
+        return None
+
+    def walk(folder: str, rest: str, depth: int) -> bool | None:
         if not rest:
             return True
         if depth > 40 or budget[0] <= 0:
-            return False
+            return None
         budget[0] -= 1
         try:
             with os.scandir(folder) as it:
                 entries = [e for _, e in zip(range(20000), it)]
         except OSError:
             return False
+        unsure = False
+        want = rest[1:2]
         for e in entries:
+            c = e.name[:1]
+            if (c if c.isascii() and c.isalnum() else "-") != want:
+                continue  # cheap: the first character already differs
             part = automemory.sanitize_project_path("/" + e.name)
             if (rest == part or rest.startswith(part + "-")) and e.is_dir():
-                if walk(e.path, rest[len(part):], depth + 1):
+                found = walk(e.path, rest[len(part):], depth + 1)
+                if found:
                     return True
-        return False
+                unsure = unsure or found is None
+        return None if unsure else False
 
-    return name.startswith("-") and len(name) <= automemory.PROJECT_NAME_MAX and walk("/", name, 0)
+    return walk("/", name, 0)
 
 
 def _project_exists(project_folder: str) -> bool:
-    """Whether the project a `<config>/projects/<name>` folder belongs to is still on disk:
-    a session transcript's cwd that exists, or a folder whose path sanitizes to <name>."""
+    """Whether the project a `<config>/projects/<name>` folder belongs to is still on disk
+    (or cannot be told): a session transcript's cwd that exists, or a folder whose path
+    sanitizes to <name>."""
     path = _project_path(project_folder)
     if path and os.path.isdir(path):
         return True
-    return _resolves(os.path.basename(project_folder), [200])
+    return _resolves(os.path.basename(project_folder), [200]) is not False
 
 
 def splits(stores: Iterable[tuple[str, str]]) -> dict[str, tuple[str, str]]:

@@ -238,3 +238,12 @@ def test_all_reads_the_local_settings_of_every_project_a_transcript_names(tmp_pa
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     assert stores.known_stores({"HOME": str(home)}, str(elsewhere)) == [(stores.SETTING_LOCAL, str(moved))]
+
+
+def test_resolving_a_project_name_back_to_a_folder(tmp_path: Path) -> None:
+    real = tmp_path / "my.proj" / "sub dir"
+    real.mkdir(parents=True)
+    assert stores._resolves(automemory.sanitize_project_path(str(real)), [200]) is True
+    assert stores._resolves(automemory.sanitize_project_path(str(tmp_path / "gone")), [200]) is False
+    assert stores._resolves("-x" * 150, [200]) is None  # a hashed name: cannot tell, so no split is claimed
+    assert stores._resolves(automemory.sanitize_project_path(str(real)), [1]) is None  # out of budget
