@@ -17,7 +17,8 @@ short index line per live note under a heading per type while the index stays un
 
 Targets (issue 11): peak RSS at 50,000 notes <= 80 MB; wall and CPU growing linearly
 (50,000 / 10,000 close to x5); SessionStart hook under 0.5 s at 50,000 notes; each 1 MiB
-adversarial note audited in under 1 s.
+adversarial note audited in under 1 s. With `--empty N` (e.g. 200000): N empty notes, the
+text output against `--json` (which keeps every finding; the text run keeps a page of them).
 
 Run: `python3 bench/bench_doctor.py [--sizes 1000,10000,50000] [--baseline CMD]`.
 """
@@ -145,6 +146,8 @@ def main() -> int:
     parser.add_argument("--baseline", help="baseline doctor command; ROOT is appended")
     parser.add_argument("--baseline-rev", default=BASELINE_REV)
     parser.add_argument("--no-adversarial", action="store_true")
+    parser.add_argument("--empty", type=int, default=0, metavar="N",
+                        help="also time N empty notes: the text output against --json")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     doctor = [sys.executable, "-I", "-S", os.path.join(REPO, "tools", "engramory_doctor.py")]
@@ -188,6 +191,23 @@ def main() -> int:
             "{:,}".format(last[0]), "met" if last[1][2] <= 80 * 1024 else "NOT met", _mb(last[1][2])))
         print("target SessionStart hook < 0.5 s at %s notes: %s (%.3f s)" % (
             "{:,}".format(last[0]), "met" if last[3][0] < 0.5 else "NOT met", last[3][0]))
+        if args.empty:
+            empty_root = os.path.join(tmp, "empty")
+            os.makedirs(empty_root)
+            with open(os.path.join(empty_root, "MEMORY.md"), "w") as f:
+                f.write("- [n](user-000000.md) - the first empty note\n")
+            for i in range(args.empty):
+                open(os.path.join(empty_root, "user-%06d.md" % i), "w").close()
+            print("%-22s  %9s  %8s  %9s   %s" % ("%s empty notes" % "{:,}".format(args.empty), "wall (s)",
+                                               "cpu (s)", "peak MB", "ratio to baseline (wall/cpu/RSS)"))
+            for label, extra in (("doctor (text)", []), ("doctor --json", ["--json"])):
+                r = best(doctor + [empty_root, "--skip", "store-in-git"] + extra, 1)
+                b = best(base + [empty_root] + (["--skip", "store-in-git"] if "before issue 11" in base_name
+                                                else []) + extra, 1)
+                print("%-22s  %9.3f  %8.3f  %9s   x%.2f / x%.2f / x%.2f" % (
+                    label, r[0], r[1], _mb(r[2]), r[0] / b[0], r[1] / max(b[1], 1e-9), r[2] / max(b[2], 1)))
+                print("%-22s  %9.3f  %8.3f  %9s" % ("  baseline", b[0], b[1], _mb(b[2])))
+            shutil.rmtree(empty_root)
         if not args.no_adversarial:
             adv_root = os.path.join(tmp, "adversarial")
             worst = 0.0
