@@ -398,6 +398,15 @@ def reconcile_stores(indexes: Sequence[str], source: str, notice: bool) -> list[
         try:
             from engramory import review
 
+            if notice and review.large_store(root):
+                # A large store's review (one stat per note, the manifest parsed) would cost
+                # SessionStart most of its budget: it runs in a child the hook does not wait
+                # for, and what it finds is in the journal for the next notice and for review.
+                review.reconcile_in_background(root, source)
+                line = review.notice_line(root)
+                if line:
+                    out.append(line)
+                continue
             found = review.reconcile(root, source)
             if notice:
                 line = review.notice_line(root)

@@ -26,6 +26,7 @@ import shutil
 import sys
 
 from engramory import __version__, installer
+from engramory import hosts as _hosts
 from engramory.automemory import claude_config_dir
 from engramory.cliutil import Parser
 
@@ -101,7 +102,7 @@ HOOKS: tuple[tuple[str, str | None, str], ...] = (
 SCRIPTS = tuple(dict.fromkeys(script for _, _, script in HOOKS))
 
 SCOPES = ("user", "project", "local")
-HOSTS = ("claude", "cursor", "hermes", "codex", "gemini", "qwen", "droid", "copilot", "opencode", "cline", "openclaw")
+HOSTS = tuple(_hosts.names())  # the registry decides which hosts exist (engramory/hosts/__init__.py)
 RESTART = (
     "Restart Claude Code (or open /hooks and review them) so the hook changes take effect."
 )
@@ -193,7 +194,9 @@ def _parser(prog: str, uninstall: bool) -> Parser:
         "$CODEX_HOME/hooks.json (CODEX_HOME, else ~/.codex; project: ./.codex/hooks.json), trusted in "
         "$CODEX_HOME/config.toml (Codex runs no untrusted hook). --host gemini: BeforeTool, AfterTool "
         "and SessionStart hooks into $GEMINI_CLI_HOME/.gemini/settings.json (else ~/.gemini; project: "
-        "./.gemini/settings.json), the runtime beside it in engramory/. Exit status: 0 done (or healthy, for --check), 1 refused with "
+        "./.gemini/settings.json), the runtime beside it in engramory/. --host qwen, droid, copilot, "
+        "opencode, cline, openclaw: each host's own hook or plugin file, as PORTING.md says per host; "
+        "`engramory hosts` lists every host with the version it was verified on. Exit status: 0 done (or healthy, for --check), 1 refused with "
         "nothing changed, a write that failed (the message says what was left) or, for --check, "
         "a problem found; 64 usage error.",
     )
@@ -218,10 +221,11 @@ def _parser(prog: str, uninstall: bool) -> Parser:
 
 
 def _other_host(args: argparse.Namespace, uninstall: bool) -> int:
-    """Hand over to engramory.install_<host>: install(args) / uninstall(args) -> int."""
+    """Hand over to the host's installer module, as its registry entry names it
+    (INSTALLER): install(args) / uninstall(args) -> int."""
     import importlib
 
-    name = "engramory.install_%s" % args.host
+    name = _hosts.load(args.host).INSTALLER
     try:
         module = importlib.import_module(name)
     except ModuleNotFoundError as exc:

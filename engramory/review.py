@@ -209,6 +209,49 @@ def _moved(disk: dict[str, tuple[int, int]], manifest: dict[str, Any] | None) ->
     return False
 
 
+LARGE_MANIFEST = 512 << 10  # bytes of manifest (about 5,000 notes): past this, a large store
+LARGE_FOLDER = 2_000  # entries in the store folder, for a store with no manifest yet
+
+
+def large_store(root: str) -> bool:
+    """Whether reconciling `root` would take long enough to matter in a hook: a big manifest,
+    or, with none yet (the first review reads every note), a crowded folder. Cheap: one stat,
+    or one listing."""
+    try:
+        return os.stat(_manifest_path(root)).st_size > LARGE_MANIFEST
+    except FileNotFoundError:
+        try:
+            return len(os.listdir(root)) > LARGE_FOLDER
+        except OSError:
+            return False
+    except OSError:
+        return False
+
+
+def reconcile_in_background(root: str, source: str) -> None:
+    """`reconcile(root, source)` in a detached process that the caller does not wait for:
+    a short-lived middle process starts it in a session of its own, with no inherited
+    pipes (the host's hook ends when this one returns), and exits at once. It takes the
+    store lock like any reconcile, so two of them never overlap."""
+    import subprocess
+    import sys
+
+    bundle = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    work = ("import sys; sys.path.insert(0, sys.argv[1]); from engramory import review; "
+            "review.reconcile(sys.argv[2], sys.argv[3])")
+    spawn = ("import subprocess, sys; d = subprocess.DEVNULL; subprocess.Popen(sys.argv[1:], stdin=d, "
+             "stdout=d, stderr=d, start_new_session=True, close_fds=True)")
+    python = sys.executable or "python3"
+    try:
+        subprocess.run(
+            [python, "-I", "-S", "-c", spawn, python, "-I", "-S", "-c", work, bundle, root, source],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            close_fds=True, timeout=5, check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        pass  # no child: the next SessionStart or `engramory review` reconciles
+
+
 def reconcile(root: str, source: str = "reconcile", wait: float = LOCK_WAIT) -> Found:
     """Compare the store with its manifest, journal what something else changed, update the
     manifest. A store without a manifest gets one (a baseline: nothing is reported). Cheap

@@ -156,3 +156,29 @@ def test_a_baseline_out_of_time_keeps_the_rest_of_the_blobs_later(store: Path, m
     assert found.deleted == ["user-terse-replies.md"] and found.entry is not None
     journal.undo(str(store), found.entry.id)
     assert victim.read_bytes() == data
+
+
+def test_a_large_store_is_reviewed_in_the_background_at_session_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SessionStart must stay fast at any store size: past LARGE_FOLDER entries (no manifest
+    yet) the review runs in a detached child, which still writes the manifest."""
+    import time
+
+    from engramory import backstop
+
+    root = tmp_path / "mem"
+    root.mkdir()
+    monkeypatch.setattr(review, "LARGE_FOLDER", 5)
+    for i in range(8):
+        (root / ("user-n%d.md" % i)).write_text("---\nname: n%d\ntype: user\n---\nfact %d\n" % (i, i))
+    (root / "MEMORY.md").write_text("".join("- [n%d](user-n%d.md) - x\n" % (i, i) for i in range(8)))
+    assert review.large_store(str(root))
+    assert backstop.reconcile_stores([str(root / "MEMORY.md")], "at session start", True) == []
+    deadline = time.monotonic() + 30
+    while review.load_manifest(str(root)) is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    manifest = review.load_manifest(str(root))
+    assert manifest is not None and "user-n3.md" in manifest["files"]
+    assert not review.large_store(str(root))  # its manifest is small: later reviews run inline
+    assert not review.large_store(str(tmp_path / "missing"))
