@@ -134,6 +134,36 @@ def _mb(kb: int) -> str:
     return "%.1f" % (kb / 1024)
 
 
+def settle(root: str, limit: float = 600.0) -> None:
+    """Wait for the review SessionStart started in the background on a large store (it writes
+    the store's manifest under the store lock) before the store is removed."""
+    sys.path.insert(0, REPO)
+    from engramory import journal, review
+
+    deadline = time.monotonic() + limit
+    while review.load_manifest(root) is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    quiet = 0
+    while quiet < 3 and time.monotonic() < deadline:  # the lock free, the manifest settled, thrice
+        with journal.lock(root, timeout=limit):
+            m = review.load_manifest(root)
+        quiet = quiet + 1 if m is not None and not m.get("pending") else 0
+        time.sleep(0.3)
+
+
+def remove(root: str) -> None:
+    """rmtree, retried: a background review may still be finishing a write under it."""
+    for _ in range(50):
+        try:
+            shutil.rmtree(root)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.2)
+    shutil.rmtree(root, ignore_errors=True)
+
+
 def session_start_payload(root: str) -> bytes:
     return json.dumps({"session_id": "bench", "hook_event_name": "SessionStart", "cwd": root,
                        "source": "startup"}).encode()
@@ -181,7 +211,8 @@ def main() -> int:
                     ratio = "x%.2f / x%.2f / x%.2f" % (r[0] / theirs[0], r[1] / max(theirs[1], 1e-9),
                                                        r[2] / max(theirs[2], 1))
                 print("%8s  %-9s  %9.3f  %8.3f  %9s   %s" % ("{:,}".format(count), what, r[0], r[1], _mb(r[2]), ratio))
-            shutil.rmtree(root)
+            settle(root)
+            remove(root)
         if len(rows) >= 2:
             (n1, a, _, _), (n2, b, _, _) = rows[-2], rows[-1]
             print("growth %s -> %s notes (x%.0f): wall x%.2f, cpu x%.2f"
