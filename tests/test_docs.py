@@ -764,3 +764,20 @@ def test_porting_load_window_rows_match_the_registry() -> None:
     assert "hard cap %d lines or %s units" % (caps.hard_lines, "{:,}".format(caps.hard_bytes)) in readme
     assert "warn past %d lines or %s units" % (caps.warn_lines, "{:,}".format(caps.warn_bytes)) in readme
     assert "25,000 UTF-16 units" in readme and window.unit == size.UTF16
+
+
+def test_readme_hosts_table_is_the_registry() -> None:
+    """README's host table lists every registry host, with the version its module says it was
+    verified on and the install command that reaches its installer."""
+    from engramory import hosts
+
+    text = read("README.md")
+    table = text.split("## Hosts\n\n", 1)[1].split("\n\n")[0]
+    rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in table.splitlines()[2:]]
+    assert len(rows) == len(hosts.names())
+    for row, name in zip(rows, hosts.names()):
+        mod = hosts.load(name)
+        assert row[0] == mod.TITLE
+        assert row[1] == mod.VERIFIED if mod.VERIFIED else row[1].startswith("not verified")
+        flag = "" if name == "claude" else " --host %s" % name
+        assert row[2] == "`python3 -m engramory install%s`" % flag
