@@ -8,6 +8,7 @@ that), and the documented limit that `agent exec` never runs plugin hooks."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import time
 from pathlib import Path
@@ -221,3 +222,58 @@ def test_patch_predictions_match_the_bytes_openclaw_writes(openclaw: Openclaw, t
     changed = sum(1 for path, seed in zip(paths, seeds) if path.read_bytes() != seed)
     assert changed >= 8, "only %d of the 12 patches changed their file" % changed
     assert exact >= 8
+
+
+# -- notice channels: what OpenClaw 2026.9.6 offers a plugin after a shell tool ---------------
+
+NOTICE_PROBE = r'''
+import fs from "node:fs";
+const LOG = process.env.NOTICE_PROBE_LOG;
+const log = (x) => { try { fs.appendFileSync(LOG, JSON.stringify(x) + "\n"); } catch {} };
+export default { id: "engramory", name: "engramory", description: "notice-channel probe",
+  register(api) {
+    api.on("session_start", () => log({ev: "session_start"}));
+    api.on("after_tool_call", async (e, ctx) => {
+      log({ev: "after", tool: e.toolName, hasResult: !!(e.result && Array.isArray(e.result.content))});
+      try { e.result.content.push({type: "text", text: "MARK_MUTATED_RESULT"}); } catch {}
+      try {
+        const r = await api.enqueueNextTurnInjection({sessionKey: ctx.sessionKey, text: "MARK_NEXT_TURN", placement: "prepend_context"});
+        log({ev: "enqueue", enqueued: r && r.enqueued});
+      } catch (x) { log({ev: "enqueue", error: String(x)}); }
+    });
+    api.on("tool_result_persist", (e) => {
+      try { const m = JSON.parse(JSON.stringify(e.message)); m.content.push({type: "text", text: "MARK_PERSISTED"}); return {message: m}; }
+      catch { return undefined; }
+    });
+    api.on("before_prompt_build", () => { log({ev: "prompt_build"}); return {prependContext: "MARK_PROMPT_BUILD"}; });
+  } };
+'''
+
+
+def test_no_plugin_route_puts_a_notice_before_the_model_after_a_shell_tool(openclaw: Openclaw, tmp_path: Path) -> None:
+    """What OpenClaw 2026.9.6 does with each route a plugin has to the model after `exec`: the
+    result mutated in after_tool_call, enqueueNextTurnInjection, tool_result_persist: none
+    reaches the model's next request. before_prompt_build (only with
+    hooks.allowConversationAccess) reaches it, but runs once per run, before the first request,
+    never between a tool and the next request. If this test fails, OpenClaw grew a channel:
+    wire the post-tool backstop through it (see PORTING.md, OpenClaw)."""
+    openclaw.install()
+    (openclaw.home / ".openclaw" / "engramory-plugin" / "index.mjs").write_text(NOTICE_PROBE, encoding="utf-8")
+    data = json.loads(openclaw.config.read_text(encoding="utf-8"))
+    data["plugins"]["entries"]["engramory"]["hooks"] = {"allowConversationAccess": True}
+    openclaw.config.write_text(json.dumps(data), encoding="utf-8")
+    log = tmp_path / "probe.log"
+    result, model = openclaw.run([[("exec", {"command": "echo one"})], [("exec", {"command": "echo two"})], "done"],
+                                 NOTICE_PROBE_LOG=str(log))
+    assert result.returncode == 0, result.stderr[-2000:]
+    events = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    assert [e["tool"] for e in events if e["ev"] == "after"] == ["exec", "exec"]
+    assert all(e["hasResult"] for e in events if e["ev"] == "after")
+    assert [e.get("enqueued") for e in events if e["ev"] == "enqueue"] == [False, False]
+    assert [e["ev"] for e in events].count("prompt_build") == 1
+    assert "session_start" not in [e["ev"] for e in events]  # not fired under `agent --local`
+    bodies = [json.dumps(r) for r in model.turn_requests]
+    assert len(bodies) == 3
+    for mark in ("MARK_MUTATED_RESULT", "MARK_NEXT_TURN", "MARK_PERSISTED"):
+        assert not any(mark in b for b in bodies), mark
+    assert all("MARK_PROMPT_BUILD" in b for b in bodies)  # fixed for the run, from the first request on
