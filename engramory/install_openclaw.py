@@ -69,6 +69,10 @@ INDEX_TEMPLATE = r'''// engramory guard for OpenClaw, installed by `engramory in
 // whether the change would grow a memory index past its cap, and blocks the call with the
 // reason if so. OpenClaw BLOCKS a call whose hook throws or takes 15 s, so nothing here
 // throws, every call is bounded (TIMEOUT_MS) and anything but a clear deny lets the tool run.
+// before_prompt_build (once per run, before the model's first request; OpenClaw runs it only
+// with plugins.entries.engramory.hooks.allowConversationAccess): engramory's session-start
+// notice, prepended to the prompt. OpenClaw 2026.9.6 gives a plugin no way to reach the model
+// between a tool and the next request, so there is no post-tool notice.
 // Node built-ins only. OpenClaw 2026.9.6 does not run plugin hooks under `agent exec`.
 import { spawn } from "node:child_process";
 
@@ -119,6 +123,13 @@ export default {
         if (!event || !GUARDED.has(event.toolName)) return undefined;
         const answer = await ask({ event: "before", tool: event.toolName, params: event.params || {}, derivedPaths: event.derivedPaths || [] });
         if (typeof answer.deny === "string" && answer.deny) return { block: true, blockReason: answer.deny };
+      } catch {}
+      return undefined;
+    });
+    api.on("before_prompt_build", async (event, ctx) => {
+      try {
+        const answer = await ask({ event: "start", sessionId: (ctx && ctx.sessionId) || "" });
+        if (typeof answer.context === "string" && answer.context) return { prependContext: answer.context };
       } catch {}
       return undefined;
     });
@@ -183,7 +194,10 @@ def merge(data: Mapping[str, Any], plugin_dir: str) -> tuple[dict[str, Any], lis
     if "entries" not in (data.get("plugins") or {}):
         created.append("plugins/entries")
     entry = entries.get(PLUGIN_ID)
-    entries[PLUGIN_ID] = dict(entry, enabled=True) if isinstance(entry, dict) else {"enabled": True}
+    # allowConversationAccess: without it OpenClaw never calls before_prompt_build (the notice).
+    hooks = entry.get("hooks") if isinstance(entry, dict) else None
+    hooks = dict(hooks, allowConversationAccess=True) if isinstance(hooks, dict) else {"allowConversationAccess": True}
+    entries[PLUGIN_ID] = dict(entry, enabled=True, hooks=hooks) if isinstance(entry, dict) else {"enabled": True, "hooks": hooks}
     return new, created
 
 
@@ -357,6 +371,11 @@ def run_check(target: Target) -> int:
             problems.append("%s does not list %s in plugins.load.paths: OpenClaw does not load the guard" % (target.settings, target.plugin_dir))
         if not (isinstance(entry, dict) and entry.get("enabled") is True):
             problems.append("plugins.entries.%s.enabled is not true in %s: the guard is off" % (PLUGIN_ID, target.settings))
+        else:
+            hooks = entry.get("hooks")
+            if not (isinstance(hooks, dict) and hooks.get("allowConversationAccess") is True):
+                problems.append("plugins.entries.%s.hooks.allowConversationAccess is not true in %s: OpenClaw never calls "
+                                "before_prompt_build, so the session-start notice is off" % (PLUGIN_ID, target.settings))
     index = os.path.join(target.plugin_dir, "index.mjs")
     try:
         with open(index, encoding="utf-8") as f:
@@ -388,10 +407,13 @@ def run_check(target: Target) -> int:
                     out("  ok: %s answers in %.2f s\n" % (SCRIPT, time.monotonic() - started))
             except subprocess.TimeoutExpired:
                 problems.append("a smoke run did not answer within %.1f s: the plugin gives up then and lets the edit through unchecked" % budget)
+        if "before_prompt_build" not in text:
+            problems.append("%s has no before_prompt_build hook: the session-start notice is off (reinstall)" % index)
     for problem in problems:
         out("  problem: %s\n" % problem)
     if problems:
         out("  next step: run `%s -m engramory install --host openclaw` from the engramory checkout\n" % (sys.executable or "python3"))
         return 1
-    out("  healthy: the plugin is loaded and enabled, and the guard answers (not under `agent exec`)\n")
+    out("  healthy: the plugin is loaded and enabled, the guard answers and the session-start notice is on"
+        " (not under `agent exec`)\n")
     return 0

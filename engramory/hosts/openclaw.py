@@ -8,7 +8,13 @@ OpenClaw 2026.9.6 runs plugin hooks under `openclaw agent --local` and the Gatew
 `openclaw agent exec`: there the guard never runs.
 
 Protocol (as for opencode): `{"event": "before", "tool", "params", "derivedPaths", "workspace"}`
--> `{"deny": R}` | `{"note": T}` | `{}`.
+-> `{"deny": R}` | `{"note": T}` | `{}`; and `{"event": "start", "sessionId", "workspace"}` (from
+`before_prompt_build`, once per run, before the model's first request) -> `{"context": T}` | `{}`:
+engramory's session-start backstop, which the plugin prepends to the prompt. OpenClaw 2026.9.6
+has no channel from a plugin to the model between a tool and the next request (a mutated
+`after_tool_call` result, `enqueueNextTurnInjection` and `tool_result_persist` are not delivered;
+measured), so there is no post-tool notice: an index a shell command grew past its cap is
+reported at the start of the next run.
 
 Native memory: the agent workspace's `MEMORY.md` (`agents.defaults.workspace`, default
 `~/.openclaw/workspace`) is injected into the main session's prompt with a cap in characters
@@ -299,9 +305,39 @@ def respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, s
     from engramory.guard import DENY
 
     payload = claudelike.parse(raw)
+    if payload is not None and payload.get("event") == "start":
+        return start_notice(payload, env), "", 0
     if payload is None or payload.get("event") != "before":
         return FAIL_OPEN, "", 0
     d = before_tool(payload, env)
     if d is None:
         return FAIL_OPEN, "", 0
     return jsonlite.dumps({"deny": d.message} if d.action == DENY else {"note": d.message}), "", 0
+
+
+def start_notice(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> str:
+    """The session-start backstop for one run: `{"context": T}` when an index the session loads
+    is past its warn or hard cap (the workspace MEMORY.md by OpenClaw's own 20,000-character
+    window), or its store needs attention; else `{}`. The lines are engramory.backstop's."""
+    from engramory import backstop
+    from engramory.describe import read_index
+    from engramory.guard import READ_LIMIT
+    from engramory.size import OK
+
+    environ = dict(scope.environ() if env is None else env)
+    ws = payload.get("workspace")
+    base = ws if isinstance(ws, str) and ws else workspace(environ)
+    shaped = {"session_id": payload.get("sessionId"), "cwd": base}
+    notice_env = claudelike._notice_env(shaped, DIALECT, environ)
+    indexes = backstop.known_indexes(shaped, notice_env)
+    lines, roots = [], []
+    for path in indexes:
+        reading = read_index(path, notice_env, window=_window_for(path, notice_env), limit=READ_LIMIT)
+        if reading is None:
+            continue
+        if reading.status != OK:
+            lines.append(backstop.start_line(reading))
+        roots.append(scope.dirname(path))
+    lines.extend(backstop.reconcile_stores(indexes, "at session start", True))
+    lines += backstop.doctor_lines(roots, notice_env)
+    return jsonlite.dumps({"context": "engramory: " + " ".join(lines)}) if lines else FAIL_OPEN
