@@ -277,3 +277,48 @@ def test_no_plugin_route_puts_a_notice_before_the_model_after_a_shell_tool(openc
     for mark in ("MARK_MUTATED_RESULT", "MARK_NEXT_TURN", "MARK_PERSISTED"):
         assert not any(mark in b for b in bodies), mark
     assert all("MARK_PROMPT_BUILD" in b for b in bodies)  # fixed for the run, from the first request on
+
+
+GROW = "for i in $(seq 1 150); do printf -- '- [n%d](n%d.md) - %0140d\\n' $i $i 0 >> MEMORY.md; done"
+
+
+def _notices(model: object) -> list[str]:
+    return [json.dumps(r) for r in model.turn_requests if "engramory: the memory index" in json.dumps(r)]  # type: ignore[attr-defined]
+
+
+def test_an_index_a_shell_command_grew_past_its_cap_is_reported_to_the_next_run(openclaw: Openclaw) -> None:
+    """No channel reaches the model between `exec` and the next request (see the test above), so
+    the notice comes at the next run's first request, through before_prompt_build."""
+    openclaw.install()
+    result, model = openclaw.run([[("exec", {"command": GROW})], "done"])
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert openclaw.index.stat().st_size > 20_000  # the shell grew it; the guard checks only the file tools
+    assert not _notices(model)  # the index was absent when this run started
+    result, model = openclaw.run(["ok"])
+    assert result.returncode == 0, result.stderr[-2000:]
+    first = json.dumps(model.turn_requests[0])
+    assert "engramory: the memory index" in first and str(openclaw.index) in first
+    assert "over its hard cap: 150 lines and" in first and "20,000 characters" in first
+    assert "these entries were not loaded: line" in first
+
+
+def test_a_crashing_start_notice_leaves_the_run_usable(openclaw: Openclaw) -> None:
+    openclaw.install()
+    openclaw.index.write_text(long_index(150))  # over the window: a working backstop would speak
+    _replace_installed(openclaw, "engramory/hosts/openclaw.py", "raise RuntimeError('boom')\n")
+    result, model = openclaw.run([[("exec", {"command": "echo still-here"})], "done"])
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert len(model.turn_requests) == 2 and "still-here" in model.tool_messages()[0]
+    assert not _notices(model)
+
+
+def test_a_slow_start_notice_leaves_the_run_usable(openclaw: Openclaw) -> None:
+    openclaw.install()
+    openclaw.index.write_text(long_index(150))
+    _replace_installed(openclaw, "hooks/engramory_openclaw_hook.py", "import time\ntime.sleep(60)\n")
+    started = time.monotonic()
+    result, model = openclaw.run([[("exec", {"command": "echo still-here"})], "done"])
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert len(model.turn_requests) == 2 and "still-here" in model.tool_messages()[0]
+    assert not _notices(model)
+    assert time.monotonic() - started < 150  # the plugin gave up at 5 s, not OpenClaw's 15 s block
