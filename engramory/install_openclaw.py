@@ -22,6 +22,7 @@ import sys
 from engramory import __version__, fsutil
 from engramory import install_settingshooks as core
 from engramory.hosts import openclaw as host
+from engramory.install_pluginfile import ASK_JS
 from engramory.installer import (
     LINK_MANIFEST,
     MANIFEST,
@@ -81,38 +82,7 @@ const SCRIPT = "__SCRIPT__";
 const TIMEOUT_MS = 5000;
 const GUARDED = new Set(["write", "edit", "apply_patch"]);
 
-function ask(question) {
-  return new Promise((resolve) => {
-    let settled = false;
-    let out = "";
-    let child;
-    let timer;
-    const finish = (answer) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      resolve(answer && typeof answer === "object" ? answer : {});
-    };
-    try {
-      child = spawn(PYTHON, ["-I", "-S", SCRIPT], { stdio: ["pipe", "pipe", "ignore"] });
-    } catch {
-      finish({});
-      return;
-    }
-    timer = setTimeout(() => {
-      try { child.kill("SIGKILL"); } catch {}
-      finish({});
-    }, TIMEOUT_MS);
-    child.on("error", () => finish({}));
-    child.stdout.on("data", (chunk) => { out += chunk; });
-    child.on("close", () => {
-      try { finish(JSON.parse(out || "{}")); } catch { finish({}); }
-    });
-    child.stdin.on("error", () => {});
-    try { child.stdin.end(JSON.stringify(question)); } catch { finish({}); }
-  });
-}
-
+''' + ASK_JS + r'''
 export default {
   id: "engramory",
   name: "engramory",

@@ -45,38 +45,7 @@ const TIMEOUT_MS = 5000;
 const GUARDED = new Set(["write", "edit", "apply_patch"]);
 const SHELL = new Set(["bash"]);
 
-function ask(question) {
-  return new Promise((resolve) => {
-    let settled = false;
-    let out = "";
-    let child;
-    let timer;
-    const finish = (answer) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      resolve(answer && typeof answer === "object" ? answer : {});
-    };
-    try {
-      child = spawn(PYTHON, ["-I", "-S", SCRIPT], { stdio: ["pipe", "pipe", "ignore"] });
-    } catch {
-      finish({});
-      return;
-    }
-    timer = setTimeout(() => {
-      try { child.kill("SIGKILL"); } catch {}
-      finish({});
-    }, TIMEOUT_MS);
-    child.on("error", () => finish({}));
-    child.stdout.on("data", (chunk) => { out += chunk; });
-    child.on("close", () => {
-      try { finish(JSON.parse(out || "{}")); } catch { finish({}); }
-    });
-    child.stdin.on("error", () => {});
-    try { child.stdin.end(JSON.stringify(question)); } catch { finish({}); }
-  });
-}
-
+''' + core.ASK_JS + r'''
 export const EngramoryGuard = async (ctx) => {
   const directory = (ctx && ctx.directory) || process.cwd();
   let started = null;

@@ -58,6 +58,44 @@ class Spec:
 SCOPES = ("user", "project")
 
 
+
+# The one bounded, fail-open call from a JavaScript plugin to the Python hook, shared by every
+# plugin shim (opencode, Cline, OpenClaw): the Python child gets the question on stdin and has
+# TIMEOUT_MS to answer; a crash, a timeout, a spawn failure or an unreadable answer is {}
+# (no opinion), so a broken bundle or a hung guard never blocks or ends the host's run.
+ASK_JS = r'''function ask(question) {
+  return new Promise((resolve) => {
+    let settled = false;
+    let out = "";
+    let child;
+    let timer;
+    const finish = (answer) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(answer && typeof answer === "object" ? answer : {});
+    };
+    try {
+      child = spawn(PYTHON, ["-I", "-S", SCRIPT], { stdio: ["pipe", "pipe", "ignore"] });
+    } catch {
+      finish({});
+      return;
+    }
+    timer = setTimeout(() => {
+      try { child.kill("SIGKILL"); } catch {}
+      finish({});
+    }, TIMEOUT_MS);
+    child.on("error", () => finish({}));
+    child.stdout.on("data", (chunk) => { out += chunk; });
+    child.on("close", () => {
+      try { finish(JSON.parse(out || "{}")); } catch { finish({}); }
+    });
+    child.stdin.on("error", () => {});
+    try { child.stdin.end(JSON.stringify(question)); } catch { finish({}); }
+  });
+}
+'''
+
 def plugin_text(spec: Spec, interpreter: str, script: str) -> str:
     return spec.template.replace('"__PYTHON__"', json.dumps(interpreter)).replace('"__SCRIPT__"', json.dumps(script))
 
