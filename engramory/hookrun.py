@@ -3,9 +3,13 @@ write it back, and fail open.
 
 An entry script (hooks/engramory_<host>_*.py) puts the bundle root on sys.path and calls
 
-    from engramory.hookrun import run
-    raise SystemExit(run("claude"))            # the host module's respond(raw, env)
-    raise SystemExit(run("claude", "post"))    # or another of its entry points
+    from engramory.hookrun import finish, run
+    finish(run("claude"))            # the host module's respond(raw, env)
+    finish(run("claude", "post"))    # or another of its entry points
+
+`finish(code)` flushes stdout and stderr and ends the process at once, without the
+interpreter's teardown (which costs a hook more than its own work); in process (tests) call
+`run` alone and use the code it returns.
 
 `run_respond(respond, tag, limit, fail_open)` is the same process around any callable (the
 backstop hooks use it). `run(host, entry="respond")` imports `engramory.hosts.<host>` (or, for a dotted name, that
@@ -25,6 +29,6 @@ a module import costs a hook about 0.15 ms): `from engramory.hosts import run` i
 function without this module's import; the bundled entry scripts use that form.
 """
 
-from engramory.hosts import HOSTS_PACKAGE, STDIN_LIMIT, answer, run, run_respond
+from engramory.hosts import HOSTS_PACKAGE, STDIN_LIMIT, answer, finish, run, run_respond
 
-__all__ = ["HOSTS_PACKAGE", "STDIN_LIMIT", "answer", "run", "run_respond"]
+__all__ = ["HOSTS_PACKAGE", "STDIN_LIMIT", "answer", "finish", "run", "run_respond"]

@@ -164,13 +164,20 @@ def loads(text: str) -> "Any":
     return value
 
 
-_QUOTE = {i: "\\u%04x" % i for i in [*range(0x20), 0x7F]}
-_QUOTE.update({0x22: '\\"', 0x5C: "\\\\", 0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t", 0x08: "\\b", 0x0C: "\\f"})
+_CONTROLS = {i: "\\u%04x" % i for i in [*range(0x20), 0x7F]}
+_CONTROLS.update({0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t", 0x08: "\\b", 0x0C: "\\f"})
 
 
 def _quote(s: str) -> str:
     """A JSON string literal in ASCII, as json.dumps(s) writes it."""
-    s = s.translate(_QUOTE)
+    # str.replace runs at C speed; a translate through a dict goes character by character
+    # (0.1 ms for a deny message), so it only runs when a control character is there.
+    if "\\" in s:
+        s = s.replace("\\", "\\\\")
+    if '"' in s:
+        s = s.replace('"', '\\"')
+    if not s.isprintable():  # a control character (or another unprintable one: harmless)
+        s = s.translate(_CONTROLS)
     if not s.isascii():
         # One translate over the distinct non-ASCII characters (C speed), not a loop per
         # character: a deny message quoting entries with em dashes is kilobytes long.

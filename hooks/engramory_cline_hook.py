@@ -14,10 +14,10 @@ ENTRY = {}
 
 try:
     sys.path.insert(0, __file__.rsplit("/", 2)[0] if __file__.count("/") >= 2 else "..")
-    from engramory.hosts import run
+    from engramory.hosts import finish, run
 except BaseException as exc:  # noqa: BLE001 - a broken copy must not block the user
     sys.stdout.write("{}\n")
     sys.stderr.write("engramory cline hook: cannot load the bundle, allowed: %r\n" % (exc,))
     raise SystemExit(0) from None
 
-raise SystemExit(run("cline", ENTRY.get(sys.argv[1] if len(sys.argv) > 1 else "", "respond")))
+finish(run("cline", ENTRY.get(sys.argv[1] if len(sys.argv) > 1 else "", "respond")))

@@ -24,13 +24,13 @@ def _bundle_root(resolve: bool) -> str:
 try:
     sys.path.insert(0, _bundle_root(False))
     try:
-        from engramory.hosts import run
+        from engramory.hosts import finish, run
     except ImportError:  # this file is a link from outside the bundle: follow it
         sys.path[0] = _bundle_root(True)
-        from engramory.hosts import run
+        from engramory.hosts import finish, run
 except BaseException as exc:  # noqa: BLE001 - a broken copy must not block the user
     sys.stderr.write("engramory cursor guard: cannot load the bundle, edit allowed: %r\n" % (exc,))
     sys.stdout.write("{}\n")
     raise SystemExit(0) from None
 
-raise SystemExit(run("cursor"))
+finish(run("cursor"))

@@ -24,12 +24,12 @@ def _bundle_root(resolve: bool) -> str:
 try:
     sys.path.insert(0, _bundle_root(False))
     try:
-        from engramory.hosts import run
+        from engramory.hosts import finish, run
     except ImportError:  # this file is a link from outside the bundle: follow it
         sys.path[0] = _bundle_root(True)
-        from engramory.hosts import run
+        from engramory.hosts import finish, run
 except BaseException as exc:  # noqa: BLE001 - a broken copy must not block the user
     sys.stderr.write("engramory hermes guard: cannot load the bundle, tool allowed: %r\n" % (exc,))
     raise SystemExit(0) from None
 
-raise SystemExit(run("hermes"))
+finish(run("hermes"))

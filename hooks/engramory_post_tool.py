@@ -26,11 +26,13 @@ try:
     sys.path.insert(0, _bundle_root(False))
     try:
         from engramory.backstop import post_tool_main
+        from engramory.hosts import finish
     except ImportError:  # this file is a link from outside the bundle: follow it
         sys.path[0] = _bundle_root(True)
         from engramory.backstop import post_tool_main
+        from engramory.hosts import finish
 except BaseException as exc:  # noqa: BLE001 - a broken copy must not block the user
     sys.stderr.write("engramory PostToolUse hook: cannot load the bundle, skipped: %r\n" % (exc,))
     raise SystemExit(0) from None
 
-raise SystemExit(post_tool_main())
+finish(post_tool_main())

@@ -27,8 +27,51 @@ def test_every_entry_script_runs_through_the_runtime() -> None:
     assert HOOKS
     for script in HOOKS:
         text = script.read_text()
-        assert "from engramory.hosts import run" in text or "from engramory.backstop import" in text, script.name
+        assert "from engramory.hosts import finish, run" in text or "from engramory.backstop import" in text, script.name
+        assert "from engramory.hosts import finish" in text, script.name
+        # Each ends the process through finish() (no interpreter teardown), never a bare
+        # SystemExit of the answer.
+        assert text.rstrip().splitlines()[-1].startswith("finish("), script.name
         assert len(text.splitlines()) < 45, script.name
+
+
+FINISH = (
+    "import sys; sys.path.insert(0, sys.argv[1]); from engramory.hosts import finish\n"
+    "sys.stdout.write('x' * int(sys.argv[2]) + 'end'); sys.stderr.write('note'); finish(int(sys.argv[3]))\n"
+    "sys.stdout.write('never')\n"
+)
+
+
+@pytest.mark.parametrize("code", [0, 2, 7])
+def test_finish_flushes_both_streams_and_keeps_the_exit_code(code: int) -> None:
+    # 200,000 characters: past every buffer, so the flush must write them all.
+    proc = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", FINISH, str(ROOT), "200000", str(code)], capture_output=True, timeout=30
+    )
+    assert proc.returncode == code
+    assert proc.stdout == b"x" * 200_000 + b"end" and proc.stderr == b"note"
+
+
+def test_finish_with_a_closed_stdout_still_exits_with_its_code() -> None:
+    # The host stopped reading before the answer was flushed: finish() still exits with the
+    # answer's code, where a normal exit would print "Exception ignored ... BrokenPipeError"
+    # and exit 120.
+    proc = subprocess.Popen(
+        [sys.executable, "-I", "-S", "-c", FINISH, str(ROOT), "1000", "2"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 2
+    assert err == b"note"
+
+
+def test_finish_refuses_a_code_a_host_would_misread() -> None:
+    # An exit status outside 0..255 would wrap (256 -> 0, -1 -> 255); finish() says 0.
+    for code in ("256", "-1"):
+        proc = subprocess.run([sys.executable, "-I", "-S", "-c", FINISH, str(ROOT), "0", code], capture_output=True, timeout=30)
+        assert proc.returncode == 0, code
 
 
 def test_answer_fails_open_on_our_own_error() -> None:
