@@ -458,7 +458,9 @@ def read_blob(root: str, digest: str) -> bytes | None:
     return data if sha256(data) == digest else None
 
 
-def _prune_blobs(root: str, protect: Iterable[str]) -> None:
+def prune_blobs(root: str, protect: Iterable[str]) -> None:
+    """Bring the blob store under BLOB_CAP bytes, oldest first (a blob read or kept again is
+    touched: pruned last), never removing a digest in `protect`."""
     d = os.path.join(root, DIR, BLOBS)
     keep = set(protect)
     items = []
@@ -489,6 +491,49 @@ def _prune_blobs(root: str, protect: Iterable[str]) -> None:
             total -= size
         except OSError:
             pass
+
+
+def keep_blobs(root: str, items: list[tuple[str, bytes, str]], deadline: float | None = None) -> list[str]:
+    """Copy each (rel, bytes, sha256) into the blob store (for engramory.review, which keeps the notes it saw) (`.engramory/blobs/<sha>`,
+    where `read_blob` and `undo` find prior versions), so a later deletion can be
+    undone. As the journal does: never a file the doctor's secret scan flags, never one past
+    BLOB_FILE_MAX, and the store pruned to BLOB_CAP. Secrets are scanned in one batch and the
+    copies are not fsynced one by one (a lost copy is only an undo that cannot happen; the
+    reader checks the hash). Past `deadline` (time.monotonic()) the rest is left: their rels
+    are returned, and the next reconcile keeps them (a hook must end within its timeout)."""
+    from engramory import doctor
+    from engramory.store import Note
+
+    todo = []
+    folder = os.path.join(root, DIR, BLOBS)
+    for rel, data, digest in items:
+        if len(data) > min(BLOB_FILE_MAX, BLOB_CAP) or os.path.exists(os.path.join(folder, digest)):
+            continue
+        note = Note("", rel, False)
+        note.text = data.decode("utf-8", "replace")
+        todo.append((note, data, digest))
+    if not todo:
+        return []
+    secret = {f.path for f in doctor.scan_notes([n for n, _, _ in todo]) if f.code == "secret"}
+    left: list[str] = []
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        for note, data, digest in todo:
+            if note.rel in secret:
+                continue
+            if deadline is not None and time.monotonic() > deadline:
+                left.append(note.rel)
+                continue
+            path = os.path.join(folder, digest)
+            tmp = "%s.%d.tmp" % (path, os.getpid())
+            with open(tmp, "wb") as f:
+                f.write(data)
+            os.chmod(tmp, 0o600)
+            os.replace(tmp, path)
+        prune_blobs(root, [d for _, _, d in todo])
+    except OSError:
+        pass
+    return left
 
 
 def _journal_path(root: str) -> str:
@@ -711,7 +756,7 @@ def _apply(root: str, command: str, argv: list[str],
             _fsync_dir(os.path.dirname(_abs(root, rel)))
     _append(root, entry)
     os.unlink(pending)
-    _prune_blobs(root, [c.before for c in changes if c.before])
+    prune_blobs(root, [c.before for c in changes if c.before])
     return entry
 
 
@@ -806,7 +851,7 @@ def record(root: str, command: str, changes: Iterable[Change], argv: Sequence[st
                                           None if after is None else len(after), mode, kept, why))
         entry = Entry(_next_id(root), _now(), command, list(argv), changes_out)
         _append(root, entry)
-        _prune_blobs(root, [c.before for c in changes_out if c.before])
+        prune_blobs(root, [c.before for c in changes_out if c.before])
         return entry
 
 

@@ -123,49 +123,6 @@ def _read(root: str, rel: str) -> bytes | None:
         os.close(fd)
 
 
-def keep_blobs(root: str, items: list[tuple[str, bytes, str]], deadline: float | None = None) -> list[str]:
-    """Copy each (rel, bytes, sha256) into the journal's blob store (`.engramory/blobs/<sha>`,
-    where `journal.read_blob` and `undo` find prior versions), so a later deletion can be
-    undone. As the journal does: never a file the doctor's secret scan flags, never one past
-    BLOB_FILE_MAX, and the store pruned to BLOB_CAP. Secrets are scanned in one batch and the
-    copies are not fsynced one by one (a lost copy is only an undo that cannot happen; the
-    reader checks the hash). Past `deadline` (time.monotonic()) the rest is left: their rels
-    are returned, and the next reconcile keeps them (a hook must end within its timeout)."""
-    from engramory import doctor, journal
-    from engramory.store import Note
-
-    todo = []
-    folder = os.path.join(root, META, journal.BLOBS)
-    for rel, data, digest in items:
-        if len(data) > min(journal.BLOB_FILE_MAX, journal.BLOB_CAP) or os.path.exists(os.path.join(folder, digest)):
-            continue
-        note = Note("", rel, False)
-        note.text = data.decode("utf-8", "replace")
-        todo.append((note, data, digest))
-    if not todo:
-        return []
-    secret = {f.path for f in doctor.scan_notes([n for n, _, _ in todo]) if f.code == "secret"}
-    left: list[str] = []
-    try:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        for note, data, digest in todo:
-            if note.rel in secret:
-                continue
-            if deadline is not None and time.monotonic() > deadline:
-                left.append(note.rel)
-                continue
-            path = os.path.join(folder, digest)
-            tmp = "%s.%d.tmp" % (path, os.getpid())
-            with open(tmp, "wb") as f:
-                f.write(data)
-            os.chmod(tmp, 0o600)
-            os.replace(tmp, path)
-        journal._prune_blobs(root, [d for _, _, d in todo])  # noqa: SLF001 - the journal's own cap
-    except OSError:
-        pass
-    return left
-
-
 def _ours(root: str, since: int) -> tuple[dict[str, set[str | None]], int]:
     """(rel -> the sha256s engramory's own journal entries after `since` left there, the newest
     entry id): differences they explain are not someone else's."""
@@ -272,6 +229,8 @@ def reconcile(root: str, source: str = "reconcile", wait: float = LOCK_WAIT) -> 
 
 
 def _reconcile(root: str, source: str) -> Found:
+    from engramory import journal
+
     found = Found()
     disk = walk(root)
     manifest = load_manifest(root)
@@ -285,9 +244,7 @@ def _reconcile(root: str, source: str) -> Found:
             digest = hashlib.sha256(data).hexdigest()
             kept.append((rel, data, digest))
             files[rel] = [size, mtime, digest]
-        left = keep_blobs(root, kept, time.monotonic() + BLOB_BUDGET)
-        from engramory import journal
-
+        left = journal.keep_blobs(root, kept, time.monotonic() + BLOB_BUDGET)
         entries = journal.entries(root)
         newest = entries[-1].id if entries else 0
         save_manifest(root, {"version": MANIFEST_VERSION, "files": files, "journal_seen": newest,
@@ -303,7 +260,7 @@ def _reconcile(root: str, source: str) -> Found:
             data = _read(root, rel) if rec is not None else None
             if data is not None and rec is not None and hashlib.sha256(data).hexdigest() == rec[2]:
                 top.append((rel, data, rec[2]))
-        manifest["pending"] = keep_blobs(root, top, time.monotonic() + BLOB_BUDGET)
+        manifest["pending"] = journal.keep_blobs(root, top, time.monotonic() + BLOB_BUDGET)
     moved: dict[str, list[Any]] = {}  # rel -> new [size, mtime, sha]
     new_bytes: dict[str, bytes] = {}
     for rel, sig in disk.items():
@@ -322,11 +279,9 @@ def _reconcile(root: str, source: str) -> Found:
         if pending:
             save_manifest(root, manifest)
         return found
-    from engramory import journal
-
     ours, newest = _ours(root, int(manifest.get("journal_seen", 0)))
     changes = []
-    keep_blobs(root, [(rel, new_bytes[rel], moved[rel][2]) for rel in sorted(new_bytes)])
+    journal.keep_blobs(root, [(rel, new_bytes[rel], moved[rel][2]) for rel in sorted(new_bytes)])
     for rel in sorted(new_bytes):
         data = new_bytes[rel]
         digest = moved[rel][2]
