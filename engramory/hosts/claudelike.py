@@ -68,16 +68,30 @@ def path_of(tool_input: "dict[str, Any]", keys: "tuple[str, ...]") -> "str | Non
 # -- the decision, on bytes this host's edit model predicted ---------------------------------
 
 
+class Unknown:
+    """What an edit model answers when it cannot tell what its host will write: the host may
+    apply the call through a match the model does not port. The call is then judged by its
+    worst case, `added` (all the text it inserts) added in full, never passed in silence;
+    `why` says what is not modelled, for the message."""
+
+    __slots__ = ("added", "why")
+
+    def __init__(self, added: str, why: str) -> None:
+        self.added = added
+        self.why = why
+
+
 def judge(
     path: str,
     tool: str,
-    predict: "Callable[[bytes | None], bytes | None]",
+    predict: "Callable[[bytes | None], bytes | Unknown | None]",
     env: "Mapping[str, str] | None",
     window: "Window | None" = None,
 ) -> "Decision | None":
     """Read the file (bounded), predict with this host's own edit model, and hand the bytes
     to the one decision, guard.judge, under this host's load window. `predict(before)` ->
-    the bytes the host will write, or None when it refuses the call (then nothing is said)."""
+    the bytes the host will write, None when it refuses the call (then nothing is said), or
+    an `Unknown` (then guard.judge_bound judges the worst case)."""
     from engramory import config, guard
 
     environ = scope.environ() if env is None else env
@@ -103,12 +117,19 @@ def judge(
         trace(target, path, tool, after)
     if after is None:
         return None  # the host refuses this call itself and writes nothing
+    if isinstance(after, Unknown):
+        return guard.judge_bound(path, before, after.added, environ, window, tool, after.why)
     return guard.judge(path, before, after, environ, window, tool)
 
 
-def trace(target: str, path: str, tool: str, after: "bytes | None") -> None:
-    """Test-only (guard.TRACE_ENV): one JSON line per prediction, for the differential suites."""
-    line = jsonlite.dumps({"path": path, "tool": tool, "refused": after is None, "after": after.hex() if after is not None else None})
+def trace(target: str, path: str, tool: str, after: "bytes | Unknown | None") -> None:
+    """Test-only (guard.TRACE_ENV): one JSON line per prediction, for the differential suites
+    (`unknown`: judged by the worst case, no bytes predicted)."""
+    unknown = isinstance(after, Unknown)
+    line = jsonlite.dumps({
+        "path": path, "tool": tool, "refused": after is None, "unknown": unknown,
+        "after": after.hex() if isinstance(after, bytes) else None,
+    })
     try:
         with open(target, "a", encoding="utf-8") as f:
             f.write(line + "\n")

@@ -26,7 +26,11 @@ keeps the standard window.
 Edit model (from OpenClaw 2026.9.6's edit tool): every `oldText` is matched against the
 ORIGINAL file (CRLF folded), exactly, else after trailing whitespace is trimmed per line and
 quotes, dashes and odd spaces are folded (a fuzzy match keeps the file's own trailing
-whitespace); each must be found once, none may overlap, and the call is all-or-nothing. A file
+whitespace); each must be found once, none may overlap, and the call is all-or-nothing. Where
+that fuzzy match runs on text Unicode NFKC normalisation changes (OpenClaw normalises both
+sides and maps the span back through grapheme boundaries, not ported), the call is refused
+when the normalised text is missing or ambiguous, and otherwise judged by its worst case (all
+its new text added), never passed in silence. A file
 whose line breaks were all CRLF is written CRLF; where endings were mixed the line count is
 exact and the bytes within one per new line break (the per-line restoration is not ported).
 `write` writes the content as given and drops an existing BOM. `apply_patch` is engramory's V4A
@@ -140,6 +144,22 @@ def _fuzzy(text: str) -> "tuple[str, list[int], list[int]]":
     return "".join(out), starts, ends
 
 
+def _nfkc_sensitive(content: str, old: str) -> bool:
+    import unicodedata  # only for an oldText that does not match exactly
+
+    return unicodedata.normalize("NFKC", content) != content or unicodedata.normalize("NFKC", old) != old
+
+
+def _nfkc_count(content: str, old: str) -> int:
+    """How often OpenClaw's normalised `old` occurs in its normalised `content` (NFKC, then
+    each line's end trimmed and quotes, dashes and spaces folded); 0 also for an `old` that
+    normalises to nothing (OpenClaw refuses that)."""
+    import unicodedata
+
+    want = _fuzzy(unicodedata.normalize("NFKC", old))[0]
+    return _fuzzy(unicodedata.normalize("NFKC", content))[0].count(want) if want else 0
+
+
 def _find(content: str, old: str, fuzzy: "tuple[str, list[int], list[int]] | None") -> "tuple[int, int] | None":
     """(index, length) of `old` in `content` as OpenClaw finds it; None: not found, ambiguous,
     or a fuzzy span it refuses."""
@@ -155,10 +175,9 @@ def _find(content: str, old: str, fuzzy: "tuple[str, list[int], list[int]] | Non
     return (a, b - a) if b >= a else None
 
 
-def apply_edits(before: "bytes | None", edits: "list[tuple[str, str]]") -> "tuple[bytes | None, int]":
-    """(bytes written or None when refused, byte bound: exact when 0)."""
-    import unicodedata
-
+def apply_edits(before: "bytes | None", edits: "list[tuple[str, str]]") -> "tuple[bytes | claudelike.Unknown | None, int]":
+    """(bytes written, None when refused or an Unknown when only OpenClaw's NFKC-aware match
+    could apply it; byte bound: exact when 0)."""
     from engramory.edits import encode
 
     if before is None or not edits:
@@ -166,20 +185,32 @@ def apply_edits(before: "bytes | None", edits: "list[tuple[str, str]]") -> "tupl
     bom = before.startswith(BOM)
     raw = before[3 if bom else 0 :].decode("utf-8", "replace")
     content = _lf(raw)
-    if unicodedata.normalize("NFKC", content) != content:
-        return None, 0  # NFKC-sensitive text: OpenClaw's boundary mapping is not ported
     olds = [(_lf(o), _lf(n)) for o, n in edits]
     if any(o == "" for o, _ in olds):
         return None, 0
     fuzzy = _fuzzy(content) if any(o not in content for o, _ in olds) else None
     matched = []
+    unknown = False
     for o, n in olds:
-        if unicodedata.normalize("NFKC", o) != o:
-            return None, 0
+        if o not in content and _nfkc_sensitive(content, o):
+            # OpenClaw normalises both with NFKC before its fuzzy match and maps the span
+            # back through grapheme boundaries, which is not ported: whether it applies the
+            # call is known only when the normalised text is missing or ambiguous.
+            assert fuzzy is not None
+            if _nfkc_count(content, o) != 1:
+                return None, 0
+            unknown = True
+            continue
         hit = _find(content, o, fuzzy)
         if hit is None:
             return None, 0
         matched.append((hit[0], hit[1], n))
+    if unknown:
+        return claudelike.Unknown(
+            "".join(n for _, n in olds),
+            "OpenClaw may apply it through a match after Unicode NFKC normalisation, which "
+            "engramory does not reproduce",
+        ), 0
     matched.sort()
     for (a, la, _), (b, _, _) in zip(matched, matched[1:]):
         if a + la > b:
@@ -291,7 +322,7 @@ def before_tool(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> "
         return None
     bound = [0]
 
-    def run(before: "bytes | None") -> "bytes | None":
+    def run(before: "bytes | None") -> "bytes | claudelike.Unknown | None":
         after, bound[0] = apply_edits(before, edits)
         return after
 
