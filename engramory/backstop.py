@@ -16,8 +16,6 @@ say (then one hookSpecificOutput object), failures of our own go to stderr (fail
 Imports only what the interpreter has already loaded, plus our own modules: hot path.
 """
 
-from __future__ import annotations
-
 import sys
 
 from engramory import config, jsonlite, scope
@@ -41,7 +39,7 @@ STATE_MAX_BYTES = 1 << 16
 STATE_MAX_AGE = 7 * 24 * 3600  # state files of sessions idle this long are pruned at start
 
 
-def known_indexes(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) -> list[str]:
+def known_indexes(payload: "Mapping[str, Any]", env: "Mapping[str, str] | None" = None) -> "list[str]":
     """Every index this session is known to use: ENGRAMORY_INDEX_PATH entries, then the
     auto-memory index of each project candidate. Paths may not exist."""
     if env is None:
@@ -64,7 +62,7 @@ if TYPE_CHECKING:
     from engramory.describe import Reading
 
 
-def read_index(path: str, env: Mapping[str, str]) -> Reading | None:
+def read_index(path: str, env: "Mapping[str, str]") -> "Reading | None":
     """Measure one index as Claude Code counts it; None when it does not exist or is not a
     readable regular file."""
     from engramory.describe import read_index as _read
@@ -73,7 +71,7 @@ def read_index(path: str, env: Mapping[str, str]) -> Reading | None:
     return _read(path, env, limit=READ_LIMIT)
 
 
-def over_message(r: Reading, tool: str) -> str:
+def over_message(r: "Reading", tool: str) -> str:
     """What PostToolUse tells the model about an index over its hard cap."""
     from engramory.describe import caps_text, outside_text, size_text
     from engramory.guard import COMPACT_STEPS
@@ -93,7 +91,7 @@ def over_message(r: Reading, tool: str) -> str:
     return text
 
 
-def start_line(r: Reading) -> str:
+def start_line(r: "Reading") -> str:
     """One line of the SessionStart notice for an index past its warn or hard cap."""
     from engramory.describe import caps_text, outside_text, size_text
 
@@ -117,7 +115,7 @@ def start_line(r: Reading) -> str:
 # -- per-session state -------------------------------------------------------------------
 
 
-def state_dir(env: Mapping[str, str]) -> str | None:
+def state_dir(env: "Mapping[str, str]") -> "str | None":
     """Where per-session state lives: the plugin's data folder when run as a plugin, else a
     private folder of this user under the system temp dir. None when neither is usable."""
     plugin_data = env.get("CLAUDE_PLUGIN_DATA", "").strip()
@@ -157,7 +155,7 @@ def _session_key(session_id: object) -> str:
     return key or "no-session"
 
 
-def state_path(env: Mapping[str, str], session_id: object) -> str | None:
+def state_path(env: "Mapping[str, str]", session_id: object) -> "str | None":
     folder = state_dir(env)
     if folder is None:
         return None
@@ -178,14 +176,14 @@ def folder_key(index: str) -> str:
     return scope.dirname(index) + "/"
 
 
-def folder_stamps(indexes: Sequence[str]) -> dict[str, str]:
+def folder_stamps(indexes: "Sequence[str]") -> "dict[str, str]":
     """{folder key: signature} of each index's store folder: one stat each. A folder's mtime
     moves when a note in it is deleted, created or replaced (rm, mv, sed -i), not when one
     is appended to in place; SessionStart's full review catches those."""
     return {folder_key(p): signature(scope.dirname(p)) for p in indexes}
 
 
-def load_state(path: str | None) -> dict[str, str]:
+def load_state(path: "str | None") -> "dict[str, str]":
     """{index path: signature} as last seen; empty when there is no usable state."""
     if path is None:
         return {}
@@ -201,7 +199,7 @@ def load_state(path: str | None) -> dict[str, str]:
     return out
 
 
-def save_state(path: str | None, state: Mapping[str, str]) -> None:
+def save_state(path: "str | None", state: "Mapping[str, str]") -> None:
     if path is None or not _private_dir(scope.dirname(path)):
         return
     from engramory.fsutil import write_atomic
@@ -213,7 +211,7 @@ def save_state(path: str | None, state: Mapping[str, str]) -> None:
         pass
 
 
-def prune_state(folder: str | None, now: float) -> None:
+def prune_state(folder: "str | None", now: float) -> None:
     """Drop state files of sessions idle for a week, so the folder does not grow forever."""
     if folder is None:
         return
@@ -241,7 +239,7 @@ def render(event: str, context: str) -> str:
     return jsonlite.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}})
 
 
-def parse(raw: bytes) -> dict[str, Any] | None:
+def parse(raw: bytes) -> "dict[str, Any] | None":
     try:
         payload = jsonlite.loads(jsonlite.decode_payload(raw))
     except ValueError:
@@ -249,15 +247,15 @@ def parse(raw: bytes) -> dict[str, Any] | None:
     return payload if isinstance(payload, dict) else None
 
 
-def post_tool(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) -> str:
+def post_tool(payload: "Mapping[str, Any]", env: "Mapping[str, str] | None" = None) -> str:
     """PostToolUse: "" unless an index changed since last seen and is now over its hard cap."""
     messages = post_tool_messages(payload, env)
     return render(POST_TOOL_USE, "\n\n".join(messages)) if messages else ""
 
 
 def post_tool_messages(
-    payload: Mapping[str, Any], env: Mapping[str, str] | None = None, indexes: list[str] | None = None
-) -> list[str]:
+    payload: "Mapping[str, Any]", env: "Mapping[str, str] | None" = None, indexes: "list[str] | None" = None
+) -> "list[str]":
     """One message per known index that changed since last seen and is now over its hard cap."""
     if env is None:
         env = scope.environ()
@@ -303,7 +301,7 @@ DOCTOR_SKIP = ("index-over-cap", "index-warn-zone", "store-in-git")
 DOCTOR_BUDGET = 0.2  # seconds for the doctor part of SessionStart, whatever the store's size
 
 
-def doctor_line(root: str, env: Mapping[str, str] | None = None, budget: float = DOCTOR_BUDGET) -> str | None:
+def doctor_line(root: str, env: "Mapping[str, str] | None" = None, budget: float = DOCTOR_BUDGET) -> "str | None":
     """One line when the store at `root` has doctor errors, or None. Runs once per session
     (never on the per-call path) and stops reading notes after `budget` seconds, so a store
     of any size starts the session in time (the host gives up on the hook at 10 s and then
@@ -321,7 +319,7 @@ def doctor_line(root: str, env: Mapping[str, str] | None = None, budget: float =
     )
 
 
-def doctor_lines(roots: Sequence[str], env: Mapping[str, str] | None, budget: float = DOCTOR_BUDGET) -> list[str]:
+def doctor_lines(roots: "Sequence[str]", env: "Mapping[str, str] | None", budget: float = DOCTOR_BUDGET) -> "list[str]":
     """doctor_line for each store, sharing one time budget."""
     import time
 
@@ -338,7 +336,7 @@ def doctor_lines(roots: Sequence[str], env: Mapping[str, str] | None, budget: fl
 # --- end doctor ---
 
 
-def session_start(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) -> str:
+def session_start(payload: "Mapping[str, Any]", env: "Mapping[str, str] | None" = None) -> str:
     """SessionStart: one short notice when a known index is past its warn or hard cap (or its
     store has doctor errors); "" otherwise. Also seeds the PostToolUse state, so a state that
     was already reported here is not reported again after the first shell command. The size
@@ -384,7 +382,7 @@ def compact_command(root: str) -> str:
     return "engramory compact %s" % shlex.quote(root)
 
 
-def reconcile_stores(indexes: Sequence[str], source: str, notice: bool) -> list[str]:
+def reconcile_stores(indexes: "Sequence[str]", source: str, notice: bool) -> "list[str]":
     """Reconcile the content manifest of each known store that exists (one stat per note;
     only files whose size or mtime moved are read) and journal what something else changed.
     Returns lines for the model: at session start (`notice`), one per store with unreviewed
@@ -493,7 +491,7 @@ def _value_end(raw: bytes, i: int) -> int:
     return j
 
 
-def top_fields(raw: bytes, wanted: frozenset[str] = WANTED, needed: Sequence[str] = NEEDED) -> dict[str, Any] | None:
+def top_fields(raw: bytes, wanted: "frozenset[str]" = WANTED, needed: "Sequence[str]" = NEEDED) -> "dict[str, Any] | None":
     """The `wanted` top-level fields of a JSON object payload, read without parsing the
     rest; None when `raw` is not a JSON object. Stops once every `needed` field is found."""
     try:
@@ -530,30 +528,30 @@ def top_fields(raw: bytes, wanted: frozenset[str] = WANTED, needed: Sequence[str
         return parse(raw)
 
 
-def _respond_with(event: str, handler: Any) -> Any:
+def _respond_with(event: str, handler: "Any") -> "Any":
     """stdin bytes -> (stdout, stderr, exit) for `handler(payload, env)`. A PostToolUse payload
     is read flat (top_fields): only the fields the backstop needs, whatever the output size."""
     reader = top_fields if event == POST_TOOL_USE else parse
 
-    def respond(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str, str, int]:
+    def respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
         payload = reader(raw)
         return (handler(payload, env) if payload is not None else ""), "", 0
 
     return respond
 
 
-def post_tool_respond(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str, str, int]:
+def post_tool_respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
     """PostToolUse (and the late re-check on UserPromptSubmit): stdin bytes -> (stdout, stderr,
     exit). The payload is read flat (top_fields): only the fields needed, whatever the output size."""
     return _respond_with(POST_TOOL_USE, after_tool_or_late)(raw, env)  # type: ignore[no-any-return]
 
 
-def session_start_respond(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str, str, int]:
+def session_start_respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
     """SessionStart, plus the first stamps of the store configs: stdin bytes -> (stdout, stderr, exit)."""
     return _respond_with(SESSION_START, session_start_and_seed)(raw, env)  # type: ignore[no-any-return]
 
 
-def _run(event: str, handler: Any) -> int:
+def _run(event: str, handler: "Any") -> int:
     """The hook process for `handler(payload, env) -> stdout text`, on the shared hook
     runtime (engramory.hosts.run_respond): bounded stdin, one fail-open policy."""
     from engramory.hosts import run_respond
@@ -561,11 +559,11 @@ def _run(event: str, handler: Any) -> int:
     return run_respond(_respond_with(event, handler), "engramory %s hook" % event, STDIN_LIMIT)
 
 
-def post_tool_main(argv: Sequence[str] | None = None) -> int:
+def post_tool_main(argv: "Sequence[str] | None" = None) -> int:
     return _run(POST_TOOL_USE, after_tool_or_late)
 
 
-def session_start_main(argv: Sequence[str] | None = None) -> int:
+def session_start_main(argv: "Sequence[str] | None" = None) -> int:
     return _run(SESSION_START, session_start_and_seed)
 
 
@@ -584,7 +582,7 @@ USER_PROMPT_SUBMIT = "UserPromptSubmit"
 LATE_EVENTS = (USER_PROMPT_SUBMIT,)
 
 
-def after_tool_or_late(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) -> str:
+def after_tool_or_late(payload: "Mapping[str, Any]", env: "Mapping[str, str] | None" = None) -> str:
     """The PostToolUse entry script's handler: PostToolUse, or a late re-check when wired to
     UserPromptSubmit. Store config changes are reported on both."""
     event = payload.get("hook_event_name")
@@ -600,7 +598,7 @@ def after_tool_or_late(payload: Mapping[str, Any], env: Mapping[str, str] | None
     return render(POST_TOOL_USE, "\n\n".join(messages)) if messages else ""
 
 
-def late_check(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) -> str:
+def late_check(payload: "Mapping[str, Any]", env: "Mapping[str, str] | None" = None) -> str:
     """UserPromptSubmit: report an index that grew over its hard cap (or a store config that
     changed) since the last hook looked, e.g. by a background command."""
     if env is None:
@@ -617,7 +615,7 @@ def late_check(payload: Mapping[str, Any], env: Mapping[str, str] | None = None)
     return render(USER_PROMPT_SUBMIT, "\n\n".join(messages))
 
 
-def config_paths(indexes: Sequence[str]) -> list[str]:
+def config_paths(indexes: "Sequence[str]") -> "list[str]":
     out = []
     for index in indexes:
         p = scope.join(scope.dirname(index), config.CONFIG_NAME)
@@ -627,8 +625,8 @@ def config_paths(indexes: Sequence[str]) -> list[str]:
 
 
 def config_messages(
-    payload: Mapping[str, Any], env: Mapping[str, str] | None, when: str, indexes: list[str] | None = None
-) -> list[str]:
+    payload: "Mapping[str, Any]", env: "Mapping[str, str] | None", when: str, indexes: "list[str] | None" = None
+) -> "list[str]":
     """One message per store config (beside a known index) that appeared, changed or went
     since the last look. The first look of a session only records the stamps."""
     if env is None:
@@ -657,7 +655,7 @@ def config_messages(
     return out
 
 
-def session_start_and_seed(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) -> str:
+def session_start_and_seed(payload: "Mapping[str, Any]", env: "Mapping[str, str] | None" = None) -> str:
     """SessionStart, plus the first stamps of the store configs (nothing is reported at start:
     there is no earlier state to compare with)."""
     config_messages(payload, env, "")

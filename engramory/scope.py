@@ -43,6 +43,7 @@ if _posix is not None:
 
     readlink = _posix.readlink
     getcwd = _posix.getcwd
+    listdir = _posix.listdir
 
     def environ() -> "Mapping[str, str]":
         """The process environment as text, decoded as `os.environ` does. When `os` is loaded
@@ -196,6 +197,7 @@ else:  # pragma: no cover - exercised on Windows only
     lstat = os.lstat
     readlink = os.readlink
     getcwd = os.getcwd
+    listdir = os.listdir
     isabs = os.path.isabs
     join = os.path.join
     split = os.path.split

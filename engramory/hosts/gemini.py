@@ -107,10 +107,8 @@ def project_slug(project: str, env: "Mapping[str, str]", scan: bool = True) -> s
     if not scan:  # the hot path: Gemini registers the project in projects.json at startup
         return slugify(scope.basename(project) or "project")
     try:
-        import os
-
         tmp = scope.join(base, "tmp")
-        for name in sorted(os.listdir(tmp)):
+        for name in sorted(scope.listdir(tmp)):
             try:
                 with open(scope.join(tmp, name, ".project_root"), "rb") as f:
                     if f.read(4096).decode("utf-8", "replace").strip() == project:

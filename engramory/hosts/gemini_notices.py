@@ -92,7 +92,6 @@ def warn_text(r: "Any") -> str:
 def after_tool(payload: "Mapping[str, Any]", env: "Mapping[str, str]") -> str:
     """AfterTool: a notice when an index changed and is now past a cap; "" otherwise."""
     from engramory import backstop, config
-    from engramory.guard import COMPACT_STEPS
     from engramory.size import OK, OVER
 
     settings = config.from_env(env)
@@ -120,6 +119,8 @@ def after_tool(payload: "Mapping[str, Any]", env: "Mapping[str, str]") -> str:
         if reading is None or reading.status == OK:
             continue
         if reading.status == OVER:
+            from engramory.guard import COMPACT_STEPS  # only for a notice: guard and edits cost 0.25 ms
+
             lines.append("after this %s call, %s Compact it now with replace or write_file on the index "
                          "(the guard checks those). %s" % (tool, over_text(reading), COMPACT_STEPS))
         else:
