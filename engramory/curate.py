@@ -256,19 +256,27 @@ def new_main(argv: Sequence[str] | None = None) -> int:
 
 def _new_receipt(as_json: bool, root: str, chosen: bool, rel: str, data: bytes, index: bytes, line_no: int,
                  type_: str, entry: journal.Entry | None, warnings: list[str], dry: bool) -> int:
+    from engramory.hosts import claude
     from engramory.size import count_lines
 
+    # The index's size as the guard counts it (the window _judge_index judges by), so the
+    # receipt and `engramory check` say the same numbers.
+    win = claude.window()
+    w_lines, w_units = win.measure(index)
+    caps, _ = guard.caps_for(os.path.join(root, INDEX), None, win)
     sha = journal.sha256(data) or ""
     obj: dict[str, object] = {
         "ok": True, "command": "new", "root": root, "default_root": chosen, "path": rel,
         "file": os.path.join(root, rel), "sha256": sha, "bytes": len(data),
         "index": {"path": INDEX, "line": line_no, "heading": type_, "lines": count_lines(index), "bytes": len(index),
-                  "sha256": journal.sha256(index)},
+                  "sha256": journal.sha256(index),
+                  "window": {"lines": w_lines, "units": w_units, "unit": win.unit,
+                             "hard_lines": caps.hard_lines, "hard_units": caps.hard_bytes}},
         "entry": entry.id if entry else None, "warnings": warnings,
     }
     lines = ["saved %s (%s bytes, sha256 %s)" % (os.path.join(root, rel), n(len(data)), sha),
-             "pointer: %s:%d under \"## %s\" (index now %s lines, %s bytes)" % (
-                 INDEX, line_no, type_, n(count_lines(index)), n(len(index)))]
+             "pointer: %s:%d under \"## %s\" (index now %s lines, %s %s; hard cap %s / %s)" % (
+                 INDEX, line_no, type_, n(w_lines), n(w_units), win.unit, n(caps.hard_lines), n(caps.hard_bytes))]
     notes.emit(as_json, obj, _receipt_text(root, entry, lines, warnings, dry))
     return EX_OK
 

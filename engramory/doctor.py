@@ -2,7 +2,8 @@
 
 The store is read once (`engramory.store`), each check is a function from the store to
 findings, and a finding is data: code, severity, path, line, message. Renderers turn the
-sorted findings into text (`path:line: severity code: message`, then a summary) or JSON
+sorted findings into text (`path:line: severity code: message`, `path: ...` for a finding on a
+whole file, then a summary) or JSON
 (`schemas/doctor-report.schema.json`). The doctor never writes to the store.
 
 Exit status: 0 no errors, 1 errors (with --strict: errors or warnings), 2 usage error or a
@@ -293,7 +294,8 @@ def render_text(findings: Sequence[Finding] | Capped, root: str, st: Store, cap:
     rest): a store of 200,000 broken notes still prints a page, not 68 MB."""
     kept = findings if isinstance(findings, Capped) else Capped.of(findings, cap)
     shown_now = kept.shown()
-    out = ["%s:%d: %s %s: %s" % (display_path(root, f.path), f.line, f.severity, f.code, f.message)
+    # path:line: for a finding on a line; path: alone for one on the whole file (line 0).
+    out = ["%s%s: %s %s: %s" % (display_path(root, f.path), ":%d" % f.line if f.line else "", f.severity, f.code, f.message)
            for f in shown_now]
     for code in dict.fromkeys(f.code for f in shown_now):
         n = kept.per_code[code]
@@ -339,8 +341,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="Audit a whole memory store: the index (caps, pointers), every note's frontmatter and "
         "body, links, orphans, duplicates, secrets (masked) and prompt injection. Report only: the "
         "doctor never changes a file.",
-        epilog="Output: one line per finding, `path:line: severity code: message` (line 0 = the whole "
-        "file or folder), sorted, then a summary line. `--list-checks` shows every code. "
+        epilog="Output: one line per finding, `path:line: severity code: message` (`path: ...` when it "
+        "concerns the whole file or folder; line 0 in --json), sorted, then a summary line. `--list-checks` shows every code. "
         "With no ROOT the doctor checks this project's Claude Code auto-memory folder "
         "($CLAUDE_CONFIG_DIR or ~/.claude, then projects/<project path>/memory) and says which. "
         "Exit status: 0 no errors, 1 errors (with --strict, warnings too), 2 usage error or a "

@@ -389,7 +389,7 @@ def test_relative_root_prints_relative_paths(tmp_path, capsys, monkeypatch):
     root = copy_store("too-large", tmp_path)
     monkeypatch.chdir(root)
     assert main(["."]) == 0
-    assert capsys.readouterr().out.startswith("user-big.md:0: warning note-too-large: 725 bytes")
+    assert capsys.readouterr().out.startswith("user-big.md: warning note-too-large: 725 bytes")
 
 
 def test_exit_codes_and_strict(tmp_path, capsys):

@@ -21,7 +21,7 @@ def naive_lines(findings: list[doctor.Finding], cap: int) -> list[str]:
     for f in sorted(findings, key=doctor.Finding.sort_key):
         n = seen[f.code] = seen.get(f.code, 0) + 1
         if n <= cap:
-            out.append("%s:%d: %s %s: %s" % (f.path, f.line, f.severity, f.code, f.message))
+            out.append("%s%s: %s %s: %s" % (f.path, ":%d" % f.line if f.line else "", f.severity, f.code, f.message))
     for code, n in seen.items():
         if n > cap:
             out.append("... and {:,} more {} finding{} ({:,} in all; `--json` lists every one)".format(
