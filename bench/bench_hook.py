@@ -7,7 +7,9 @@ noise hits every case alike.
 
     python3 bench/bench_hook.py [--runs N]
 
-Both wall time and CPU time (user + system of `sh` and all it ran, from wait4) are shown;
+The hooks end through engramory.hosts.finish (flush, then posix._exit: no interpreter
+teardown); one more row times a bare start that ends the same way, so the hook's own work can
+be read off too. Both wall time and CPU time (user + system of `sh` and all it ran, from wait4) are shown;
 the targets are judged on CPU time, which a busy machine disturbs far less than wall time.
 Targets: PreToolUse on an ignored path, an index edit and a deny, and PostToolUse after a
 steady Bash call, each <= 1.3x the baseline; PostToolUse flat in the size of the tool's
@@ -127,6 +129,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         py = shlex.split(commands["PreToolUse"])[0]  # the interpreter install wrote
         cases = [
             ("baseline: sh -c 'python3 -I -S -c pass'", "%s -I -S -c pass" % shlex.quote(py), b"", True),
+            # The hooks end through hosts.finish() (posix._exit: no interpreter teardown); this
+            # bare start that ends the same way shows what the hook's own work costs.
+            ("bare start ending like the hooks (_exit)", "%s -I -S -c %s" % (shlex.quote(py), shlex.quote("import posix;posix._exit(0)")), b"", False),
             ("PreToolUse, path it ignores", commands["PreToolUse"], pre(os.path.join(project, "src", "app.py"), "Write", content="x\n" * 50), True),
             ("PreToolUse, edit of a 180-line index", commands["PreToolUse"], pre(index, "Edit", **add), True),
             ("PreToolUse, deny (200-line index)", commands["PreToolUse"], pre(full, "Edit", **add), True),
@@ -175,6 +180,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     flat = big <= read + 0.0005
     ok = ok and flat
     print("PostToolUse: 1.2 MB of output adds %.2f ms; reading it alone adds %.2f ms -> flat %s" % (big * 1000, read * 1000, "met" if flat else "NOT MET"))
+    quick = statistics.median(cpu["bare start ending like the hooks (_exit)"])
+    deny = statistics.median(cpu["PreToolUse, deny (200-line index)"])
+    print("the deny's own work: %.2f ms over a bare start that exits the same way (%.2fx of it)" % (
+        (deny - quick) * 1000, deny / quick))
     print("all targets %s" % ("met" if ok else "NOT MET"))
     return 0
 
