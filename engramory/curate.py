@@ -18,13 +18,28 @@ from engramory.store import TYPES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
 INDEX = "MEMORY.md"
 
 
 class _DryRun(Exception):
-    pass
+    """Raised inside the transaction once every check passed, so that nothing is written; it
+    carries the receipt of what would have been written (`engramory <cmd> --dry-run [--json]`)."""
+
+    def __init__(self, receipt: Callable[[], int]) -> None:
+        super().__init__("dry run")
+        self.receipt = receipt
+
+
+def _dry_run_or(work: Callable[[], int]) -> Callable[[], int]:
+    def run() -> int:
+        try:
+            return work()
+        except _DryRun as dry:
+            return dry.receipt()
+
+    return run
 
 
 # -- checks every writing command shares ----------------------------------------------------------
@@ -241,17 +256,11 @@ def new_main(argv: Sequence[str] | None = None) -> int:
             tx.write(rel, data)
             tx.write(INDEX, after)
             if args.dry_run:
-                raise _DryRun()
+                raise _DryRun(lambda: _new_receipt(args.json, root, chosen, rel, data, after, line_no, args.type, None,
+                                                   warnings, True))
         return _new_receipt(args.json, root, chosen, rel, data, after, line_no, args.type, tx.entry, warnings, False)
 
-    def dry() -> int:
-        try:
-            return work()
-        except _DryRun:
-            sys.stdout.write("dry run: the checks passed; nothing was written\n")
-            return EX_OK
-
-    return _run(args.json, dry)
+    return _run(args.json, _dry_run_or(work))
 
 
 def _new_receipt(as_json: bool, root: str, chosen: bool, rel: str, data: bytes, index: bytes, line_no: int,
@@ -272,9 +281,9 @@ def _new_receipt(as_json: bool, root: str, chosen: bool, rel: str, data: bytes, 
                   "sha256": journal.sha256(index),
                   "window": {"lines": w_lines, "units": w_units, "unit": win.unit,
                              "hard_lines": caps.hard_lines, "hard_units": caps.hard_bytes}},
-        "entry": entry.id if entry else None, "warnings": warnings,
+        "entry": entry.id if entry else None, "warnings": warnings, "dry_run": dry,
     }
-    lines = ["saved %s (%s bytes, sha256 %s)" % (os.path.join(root, rel), n(len(data)), sha),
+    lines = ["%s %s (%s bytes, sha256 %s)" % ("would save" if dry else "saved", os.path.join(root, rel), n(len(data)), sha),
              "pointer: %s:%d under \"## %s\" (index now %s lines, %s %s; hard cap %s / %s)" % (
                  INDEX, line_no, type_, n(w_lines), n(w_units), win.unit, n(caps.hard_lines), n(caps.hard_bytes))]
     notes.emit(as_json, obj, _receipt_text(root, entry, lines, warnings, dry))
@@ -324,6 +333,24 @@ def update_main(argv: Sequence[str] | None = None) -> int:
         p.error("nothing to change: give --description, --type, --body, --why, --how or --title")
 
     def work() -> int:
+        def receipt(entry: journal.Entry | None, dry: bool) -> int:
+            from engramory.size import count_lines
+
+            sha = journal.sha256(data) or ""
+            obj: dict[str, object] = {
+                "ok": True, "command": "update", "root": root, "default_root": chosen, "path": rel, "sha256": sha,
+                "bytes": len(data), "index": {"path": INDEX, "line": line_no, "heading": type_, "lines": count_lines(after),
+                                              "bytes": len(after), "sha256": journal.sha256(after)},
+                "entry": entry.id if entry else None, "warnings": warnings, "dry_run": dry,
+            }
+            lines = ["%s %s (%s bytes, sha256 %s)" % ("would update" if dry else "updated", os.path.join(root, rel),
+                                                      n(len(data)), sha),
+                     "pointer: %s:%d under \"## %s\"" % (INDEX, line_no, type_)]
+            if entry is None and not dry:
+                lines = ["%s already says that; nothing changed" % rel]
+            notes.emit(args.json, obj, _receipt_text(root, entry, lines, warnings, dry))
+            return EX_OK
+
         root, chosen = notes.resolve_root(args.root)
         name = notes.note_arg(args.name)
         rel = name + ".md"
@@ -408,31 +435,10 @@ def update_main(argv: Sequence[str] | None = None) -> int:
             tx.write(rel, data)
             tx.write(INDEX, after)
             if args.dry_run:
-                raise _DryRun()
-        from engramory.size import count_lines
+                raise _DryRun(lambda: receipt(None, True))
+        return receipt(tx.entry, False)
 
-        sha = journal.sha256(data) or ""
-        obj: dict[str, object] = {
-            "ok": True, "command": "update", "root": root, "default_root": chosen, "path": rel, "sha256": sha,
-            "bytes": len(data), "index": {"path": INDEX, "line": line_no, "heading": type_, "lines": count_lines(after),
-                                          "bytes": len(after), "sha256": journal.sha256(after)},
-            "entry": tx.entry.id if tx.entry else None, "warnings": warnings,
-        }
-        lines = ["updated %s (%s bytes, sha256 %s)" % (os.path.join(root, rel), n(len(data)), sha),
-                 "pointer: %s:%d under \"## %s\"" % (INDEX, line_no, type_)]
-        if tx.entry is None:
-            lines = ["%s already says that; nothing changed" % rel]
-        notes.emit(args.json, obj, _receipt_text(root, tx.entry, lines, warnings, False))
-        return EX_OK
-
-    def dry() -> int:
-        try:
-            return work()
-        except _DryRun:
-            sys.stdout.write("dry run: the checks passed; nothing was written\n")
-            return EX_OK
-
-    return _run(args.json, dry)
+    return _run(args.json, _dry_run_or(work))
 
 
 _LABEL_RE = re.compile(r"\[([^\]\n]*)\]\(")
@@ -470,6 +476,29 @@ def _move_main(argv: Sequence[str] | None, restoring: bool) -> int:
         p.error("name at least one note")
 
     def work() -> int:
+        def receipt(entry: journal.Entry | None, dry: bool) -> int:
+            obj: dict[str, object] = {"ok": True, "command": cmd, "root": root, "default_root": chosen, "moved": moved,
+                                      "links": links, "entry": entry.id if entry else None, "warnings": warnings,
+                                      "dry_run": dry}
+            lines: list[str] = []
+            for m in moved:
+                if restoring:
+                    lines.append("%s %s -> %s; pointer at %s:%s" % ("would restore" if dry else "restored", m["from"], m["to"], INDEX, m["index_line"]))
+                else:
+                    removed = [str(x) for x in m["removed_lines"]]  # type: ignore[attr-defined]
+                    lines.append("%s %s -> %s; %s" % ("would archive" if dry else "archived", m["from"], m["to"], (
+                        "pointer removed from %s line %s" % (INDEX, ", ".join(removed)))
+                        if removed else "it had no pointer in %s" % INDEX))
+            if links:
+                lines.append("%d link%s point%s at %s note%s:" % (
+                    len(links), "" if len(links) == 1 else "s", "s" if len(links) == 1 else "",
+                    "the restored" if restoring else "the archived", "" if len(moved) == 1 else "s"))
+                lines.extend("  " + x for x in links)
+                if not restoring:
+                    lines.append("  they now lead into archive/: point them elsewhere, or drop them")
+            notes.emit(args.json, obj, _receipt_text(root, entry, lines, warnings, dry))
+            return EX_OK
+
         root, chosen = notes.resolve_root(args.root or root_arg)
         names = list(dict.fromkeys(notes.note_arg(x) for x in names_in))
         moved: list[dict[str, object]] = []
@@ -519,36 +548,10 @@ def _move_main(argv: Sequence[str] | None, restoring: bool) -> int:
             slugs = {x.lower() for x in names}
             links = _links_to(st, slugs, {str(m["from"]) for m in moved})
             if args.dry_run:
-                raise _DryRun()
-        obj: dict[str, object] = {"ok": True, "command": cmd, "root": root, "default_root": chosen, "moved": moved,
-                                  "links": links, "entry": tx.entry.id if tx.entry else None, "warnings": warnings}
-        lines: list[str] = []
-        for m in moved:
-            if restoring:
-                lines.append("restored %s -> %s; pointer at %s:%s" % (m["from"], m["to"], INDEX, m["index_line"]))
-            else:
-                removed = [str(x) for x in m["removed_lines"]]  # type: ignore[attr-defined]
-                lines.append("archived %s -> %s; %s" % (m["from"], m["to"], (
-                    "pointer removed from %s line %s" % (INDEX, ", ".join(removed)))
-                    if removed else "it had no pointer in %s" % INDEX))
-        if links:
-            lines.append("%d link%s point%s at %s note%s:" % (
-                len(links), "" if len(links) == 1 else "s", "s" if len(links) == 1 else "",
-                "the restored" if restoring else "the archived", "" if len(moved) == 1 else "s"))
-            lines.extend("  " + x for x in links)
-            if not restoring:
-                lines.append("  they now lead into archive/: point them elsewhere, or drop them")
-        notes.emit(args.json, obj, _receipt_text(root, tx.entry, lines, warnings, False))
-        return EX_OK
+                raise _DryRun(lambda: receipt(None, True))
+        return receipt(tx.entry, False)
 
-    def dry() -> int:
-        try:
-            return work()
-        except _DryRun:
-            sys.stdout.write("dry run: the checks passed; nothing was written\n")
-            return EX_OK
-
-    return _run(args.json, dry)
+    return _run(args.json, _dry_run_or(work))
 
 
 def archive_main(argv: Sequence[str] | None = None) -> int:

@@ -222,6 +222,29 @@ def test_dry_run_writes_nothing(store: Path, capsys: pytest.CaptureFixture[str])
     assert files(store) == {} and not (store / ".engramory" / "journal.jsonl").exists()
 
 
+def test_dry_run_says_what_it_would_write_and_json_stays_json(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    code, out, _ = new(capsys, store, "--dry-run")
+    assert code == 0 and out.startswith("would save ") and "pointer: MEMORY.md:" in out and "UTF-16 units" in out
+    code, out, _ = new(capsys, store, "--dry-run", "--json")
+    receipt = json.loads(out)  # one JSON document, nothing else on stdout
+    assert code == 0 and receipt["dry_run"] is True and receipt["entry"] is None
+    assert receipt["index"]["window"]["unit"] == "UTF-16 units" and files(store) == {}
+    code, _, err = new(capsys, store)
+    assert code == 0, err
+    name = next(p.stem for p in store.glob("*.md") if p.name != "MEMORY.md")
+    before = files(store)
+    for argv in (["update", name, str(store), "--body", "changed", "--dry-run", "--json"],
+                 ["archive", "--root", str(store), name, "--dry-run", "--json"]):
+        code, out, err = run(capsys, *argv)
+        receipt = json.loads(out)
+        assert code == 0 and receipt["dry_run"] is True and receipt["entry"] is None, err
+        assert files(store) == before
+    code, out, _ = run(capsys, "archive", "--root", str(store), name, "--dry-run")
+    assert out.startswith("would archive ") and "nothing was written" in out and files(store) == before
+
+
 def test_missing_root_and_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "new", str(tmp_path / "nope"), "--type", "user", "--description", "d", "--body", "b")
     assert code == 66 and "not a folder" in err
