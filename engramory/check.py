@@ -36,6 +36,8 @@ def check_file(path: str, env: Mapping[str, str] | None = None, window: Window |
     status = r.status
     if status == OK and window_problems(r.caps):  # a cap above the window no longer protects (config.py)
         status = WARN
+    if status == OK and r.not_utf8 is not None:  # the host reads U+FFFD: the entry is garbled
+        status = WARN
     return {
         "path": path,
         "status": status,
@@ -46,6 +48,7 @@ def check_file(path: str, env: Mapping[str, str] | None = None, window: Window |
         "caps": r.caps.as_dict(),
         "outside_window": [{"line": n, "text": quote(t)} for n, t in r.outside],
         "notes": r.notes,
+        "not_utf8": None if r.not_utf8 is None else {"byte": r.not_utf8[0], "line": r.not_utf8[1]},
     }
 
 
@@ -69,8 +72,12 @@ def describe(r: dict[str, Any]) -> str:
         if r["outside_window"]:
             first = r["outside_window"][0]
             text += " (first entry outside: line %d %s)" % (first["line"], first["text"])
-    elif r["status"] == WARN:
+    elif r["status"] == WARN and (r["units"] > c["warn_bytes"] or (r["lines"] or 0) > c["warn_lines"]):
         text += "; plan a compaction pass soon"
+    bad = r.get("not_utf8")
+    if bad:
+        text += ("; byte %s (line %d) is not UTF-8: the host reads U+FFFD there, so that entry is garbled; "
+                 "save the file as UTF-8 (`engramory doctor` lists every such byte)" % (_n(bad["byte"]), bad["line"]))
     return text
 
 

@@ -37,7 +37,9 @@ def default_window() -> "Window":
 class Reading:
     """One index as found on disk now, counted as its host counts it."""
 
-    __slots__ = ("path", "status", "lines", "units", "unit", "caps", "outside", "more", "notes", "nbytes", "window")
+    __slots__ = (
+        "path", "status", "lines", "units", "unit", "caps", "outside", "more", "notes", "nbytes", "window", "not_utf8",
+    )
 
     def __init__(
         self, path: str, lines: "int | None", units: int, nbytes: int, caps: "Caps", notes: "list[str]", window: "Window"
@@ -53,6 +55,22 @@ class Reading:
         self.outside: list[tuple[int, str]] = []
         self.more = 0
         self.notes = notes
+        # (byte offset, line) of the first byte that is not UTF-8 (the host reads U+FFFD there)
+        self.not_utf8: tuple[int, int] | None = None
+
+
+def first_bad_utf8(data: bytes, truncated: bool = False) -> "tuple[int, int] | None":
+    """(byte offset, 1-based line) of the first byte of `data` that is not UTF-8, or None. With
+    `truncated`, a character cut at the very end (where the read stopped) does not count."""
+    if data.isascii():
+        return None
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if truncated and exc.reason == "unexpected end of data":
+            return None
+        return exc.start, data.count(b"\n", 0, exc.start) + 1
+    return None
 
 
 def read_index(
@@ -91,6 +109,7 @@ def read_index(
     else:
         lines, units = win.measure(data)
         reading = Reading(path, lines, units, len(data), caps, notes, win)
+    reading.not_utf8 = first_bad_utf8(data, truncated=reading.lines is None)
     lines = reading.lines if reading.lines is not None else caps.hard_lines + 1
     if reading.status == OVER or lines > caps.hard_lines or reading.units > caps.hard_bytes:
         for number, line in win.within(caps).outside(data):

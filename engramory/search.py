@@ -349,7 +349,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "Prints each hit with its path, type, description and a snippet as path:line."))
     p.add_argument("query", nargs="+", metavar="QUERY",
                    help="words, an error string or a file name; quote it or give several words")
-    p.add_argument("--root", help="the store folder (also accepted as a last argument that contains a '/')")
+    p.add_argument("--root", help="the store folder (also accepted as the last argument when it names one: it has a '/', or is a folder holding MEMORY.md)")
     p.add_argument("--type", choices=TYPES, help="only notes of this type")
     p.add_argument("--limit", type=int, default=LIMIT, help="at most this many hits (default %d)" % LIMIT)
     p.add_argument("--live", action="store_true", help="leave out archive/")

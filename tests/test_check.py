@@ -89,3 +89,29 @@ def test_module_and_console_entry(tmp_path: Path) -> None:
     root = Path(__file__).resolve().parent.parent
     proc = subprocess.run([sys.executable, "-m", "engramory", "check", str(index)], capture_output=True, text=True, cwd=root)
     assert proc.returncode == 0 and proc.stdout.startswith("OK:")
+
+
+def test_an_index_that_is_not_utf8_is_a_warning_with_the_byte(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    index = tmp_path / "MEMORY.md"
+    index.write_bytes(b"# Memory\n- [a](a.md) caf\xe9\n- [b](b.md)\n")  # Latin-1: the host reads U+FFFD
+    assert check.main([str(index)]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("WARN:") and "byte 24 (line 2) is not UTF-8" in out and "compaction" not in out
+    assert check.main(["--json", str(index)]) == 1
+    got = json.loads(capsys.readouterr().out)
+    assert got["status"] == "WARN" and got["files"][0]["not_utf8"] == {"byte": 24, "line": 2}
+    index.write_bytes(index_text(201).encode() + b"\xff\n")  # over the cap: still OVER, and says both
+    assert check.main([str(index)]) == 2
+    out = capsys.readouterr().out
+    assert out.startswith("OVER:") and "line 202) is not UTF-8" in out
+    index.write_text("- [a](a.md) caf\u00e9\n", encoding="utf-8")
+    assert check.main([str(index)]) == 0 and capsys.readouterr().out.startswith("OK:")
+
+
+def test_a_character_cut_where_a_large_read_stops_is_not_called_broken() -> None:
+    from engramory.describe import first_bad_utf8
+
+    cut = "\u00e9".encode()[:1]
+    assert first_bad_utf8(b"ab" + cut, truncated=True) is None
+    assert first_bad_utf8(b"ab" + cut) == (2, 1)
+    assert first_bad_utf8(b"a\n\xffb", truncated=True) == (2, 2)
