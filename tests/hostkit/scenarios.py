@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 from typing import Any, List, Optional, Sequence, Tuple
 
-Call = Tuple[str, Any]
 REFUSED = "engramory blocked"
 
 
@@ -20,6 +19,11 @@ def seed_index(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def project_index(host: Any, text: str) -> Path:
+    """`<project>/memory/MEMORY.md` holding `text`: an index in the standard window."""
+    return seed_index(host.project / "memory" / "MEMORY.md", text)
 
 
 def append_command(index: Path, line: str = "- [x](x.md) - more") -> str:
@@ -39,6 +43,16 @@ def refused(host: Any, index: Path, turns: Sequence[Any], **run_args: Any) -> Li
     host.assert_completed(result)
     assert _bytes(index) == before, "%s changed %s" % (host.title, index)
     return list(model.tool_messages())
+
+
+def over_cap_write(host: Any, index: Path, content: str, arg: Optional[str] = None) -> str:
+    """A write of `content` to `index` (`arg`: the path as the model names it) that must be
+    refused, then a write to another file that must still run: the session goes on, only that
+    call was refused. The refusal the model was sent."""
+    other = host.project / "other.txt"
+    denied, _ = refused(host, index, [[host.write_call(arg or str(index), content)], [host.write_call(str(other), "hello\n")]])
+    assert other.read_text(encoding="utf-8") == "hello\n"
+    return denied
 
 
 def allowed(host: Any, turns: Sequence[Any], marks: Sequence[str] = (REFUSED,), **run_args: Any) -> Any:
