@@ -5,8 +5,6 @@ differential prediction check (exact or within the stated bound) and the fail mo
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import common
 import differential
 import edit_cases
@@ -21,26 +19,17 @@ from engramory.hosts import copilot as copilot_host
 DENIED = ("Denied", scenarios.REFUSED)
 
 
-def _index(c: Copilot, lines: int) -> Path:
-    return scenarios.seed_index(c.project / "memory" / "MEMORY.md", common.index_text(lines))
-
-
 def test_create_over_cap_is_denied_and_the_model_reads_why(copilot: Copilot) -> None:
     copilot.install()
-    index = copilot.project / "memory" / "MEMORY.md"
-    other = copilot.project / "other.txt"
-    denied, _ = scenarios.refused(copilot, index, [
-        [copilot.write_call(str(index), common.index_text(300))],
-        [copilot.write_call(str(other), "hello\n")],
-    ])
-    assert other.read_text() == "hello\n"  # no matcher in this dialect: the other call still ran
+    # no matcher in this dialect: the other call still runs
+    denied = scenarios.over_cap_write(copilot, copilot.project / "memory" / "MEMORY.md", common.index_text(300))
     assert "Denied by preToolUse hook: engramory blocked this create" in denied
     assert "grow from 0 to 300 lines (hard cap 200: 100 over)" in denied
 
 
 def test_edit_over_cap_is_denied_with_numbers(copilot: Copilot) -> None:
     copilot.install()
-    index = _index(copilot, 199)
+    index = scenarios.project_index(copilot, common.index_text(199))
     (denied,) = scenarios.refused(copilot, index, [
         [copilot.edit_call(str(index), "- [note 5](note-5.md) - hook 5\n", common.index_text(6, start=1000))],
     ])
@@ -51,7 +40,7 @@ def test_a_loosely_matched_edit_is_judged_too(copilot: Copilot) -> None:
     """Copilot re-indents and matches trailing spaces loosely: the guard's normalised match
     finds the same lines, so a growing edit that only matches loosely is still denied."""
     copilot.install()
-    index = _index(copilot, 199)
+    index = scenarios.project_index(copilot, common.index_text(199))
     (denied,) = scenarios.refused(copilot, index, [
         [copilot.edit_call(str(index), "  - [note 5](note-5.md)   -   hook 5", common.index_text(6, start=1000))],
     ])
@@ -60,7 +49,7 @@ def test_a_loosely_matched_edit_is_judged_too(copilot: Copilot) -> None:
 
 def test_shrinking_edits_are_allowed_and_other_tools_are_untouched(copilot: Copilot) -> None:
     copilot.install()
-    index = _index(copilot, 230)
+    index = scenarios.project_index(copilot, common.index_text(230))
     scenarios.allowed(copilot, [
         [copilot.edit_call(str(index), "- [note 7](note-7.md) - hook 7\n", "")],
         [("view", {"path": str(index)})],
@@ -70,7 +59,7 @@ def test_shrinking_edits_are_allowed_and_other_tools_are_untouched(copilot: Copi
 
 def test_notices_reach_the_model_at_session_start_and_after_bash(copilot: Copilot) -> None:
     copilot.install()
-    index = _index(copilot, 210)
+    index = scenarios.project_index(copilot, common.index_text(210))
     result, model = copilot.run([
         [("bash", {"command": scenarios.append_command(index), "description": "append"})],
         "done",
@@ -123,7 +112,7 @@ def test_a_crashing_guard_blocks_nothing_and_check_reports_it(copilot: Copilot) 
 
 def test_apply_patch_over_cap_is_denied_on_the_responses_wire(copilot: Copilot) -> None:
     copilot.install()
-    index = _index(copilot, 199)
+    index = scenarios.project_index(copilot, common.index_text(199))
     before = index.read_bytes()
     body = "".join("+- [p%d](p%d.md) - patched\n" % (i, i) for i in range(5))
     patch = "*** Begin Patch\n*** Update File: %s\n@@\n - [note 5](note-5.md) - hook 5\n%s*** End Patch" % (index, body)

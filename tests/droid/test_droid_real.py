@@ -5,8 +5,6 @@ modes."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import common
 import differential
 import edit_cases
@@ -14,26 +12,16 @@ import scenarios
 from droid_driver import Droid
 
 
-def _index(droid: Droid, lines: int) -> Path:
-    return scenarios.seed_index(droid.project / "memory" / "MEMORY.md", common.index_text(lines))
-
-
 def test_create_over_cap_is_denied_and_the_model_reads_why(droid: Droid) -> None:
     droid.install()
-    index = droid.project / "memory" / "MEMORY.md"
-    other = droid.project / "other.txt"
-    denied, _ = scenarios.refused(droid, index, [
-        [droid.write_call(str(index), common.index_text(300))],
-        [droid.write_call(str(other), "hello\n")],
-    ])
-    assert other.read_text() == "hello\n"
+    denied = scenarios.over_cap_write(droid, droid.project / "memory" / "MEMORY.md", common.index_text(300))
     assert denied.startswith("Error: engramory blocked this Create")
     assert "grow from 0 to 300 lines (hard cap 200: 100 over)" in denied
 
 
 def test_edit_over_cap_is_denied_with_numbers(droid: Droid) -> None:
     droid.install()
-    index = _index(droid, 199)
+    index = scenarios.project_index(droid, common.index_text(199))
     _, denied = scenarios.refused(droid, index, [
         [droid.read_call(str(index))],
         [droid.edit_call(str(index), "- [note 5](note-5.md) - hook 5\n", common.index_text(6, start=1000))],
@@ -43,7 +31,7 @@ def test_edit_over_cap_is_denied_with_numbers(droid: Droid) -> None:
 
 def test_shrinking_edits_are_allowed_on_an_over_cap_index(droid: Droid) -> None:
     droid.install()
-    index = _index(droid, 230)
+    index = scenarios.project_index(droid, common.index_text(230))
     scenarios.allowed(droid, [
         [droid.read_call(str(index))],
         [droid.edit_call(str(index), "- [note 7](note-7.md) - hook 7\n", "")],
@@ -54,7 +42,7 @@ def test_shrinking_edits_are_allowed_on_an_over_cap_index(droid: Droid) -> None:
 
 def test_notices_reach_the_model_at_session_start_and_after_execute(droid: Droid) -> None:
     droid.install()
-    index = _index(droid, 210)
+    index = scenarios.project_index(droid, common.index_text(210))
     result, model = droid.run([
         [("Execute", {"command": scenarios.append_command(index), "summary": "append",
                       "riskLevel": "low", "riskLevelReason": "test"})],

@@ -6,8 +6,6 @@ timeout: the plugin's own bound is what keeps a hung guard from hanging the sess
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import common
 import differential
 import edit_cases
@@ -15,25 +13,17 @@ import scenarios
 from opencode_driver import Opencode
 
 
-def _index(o: Opencode, lines: int) -> Path:
-    return scenarios.seed_index(o.project / "memory" / "MEMORY.md", common.index_text(lines))
-
-
 def test_write_over_cap_is_denied_and_the_model_reads_why(opencode: Opencode) -> None:
     opencode.install()
-    other = opencode.project / "other.txt"
-    denied, _ = scenarios.refused(opencode, opencode.project / "memory" / "MEMORY.md", [
-        [opencode.write_call("memory/MEMORY.md", common.index_text(300))],  # relative: the session dir
-        [opencode.write_call(str(other), "hello\n")],
-    ])
-    assert other.read_text() == "hello\n"
+    denied = scenarios.over_cap_write(opencode, opencode.project / "memory" / "MEMORY.md", common.index_text(300),
+                                      "memory/MEMORY.md")  # relative: the session dir
     assert denied.startswith("engramory blocked this write")
     assert "grow from 0 to 300 lines (hard cap 200: 100 over)" in denied
 
 
 def test_edit_over_cap_is_denied_even_when_only_the_fuzzy_matcher_finds_it(opencode: Opencode) -> None:
     opencode.install()
-    index = _index(opencode, 199)
+    index = scenarios.project_index(opencode, common.index_text(199))
     (denied,) = scenarios.refused(opencode, index, [
         # indentation and spacing differ from the file: opencode's replacers still match
         [opencode.edit_call(str(index), "   - [note 5](note-5.md)   -  hook 5", common.index_text(6, start=1000))],
@@ -43,7 +33,7 @@ def test_edit_over_cap_is_denied_even_when_only_the_fuzzy_matcher_finds_it(openc
 
 def test_apply_patch_over_cap_is_denied(opencode: Opencode) -> None:
     opencode.install()
-    index = _index(opencode, 199)
+    index = scenarios.project_index(opencode, common.index_text(199))
     body = "".join("+- [p%d](p%d.md) - patched\n" % (i, i) for i in range(5))
     patch = "*** Begin Patch\n*** Update File: memory/MEMORY.md\n@@\n - [note 5](note-5.md) - hook 5\n%s*** End Patch" % body
     (denied,) = scenarios.refused(opencode, index, [[opencode.patch_call(patch)]], model="gpt-5-mock")
@@ -53,7 +43,7 @@ def test_apply_patch_over_cap_is_denied(opencode: Opencode) -> None:
 
 def test_shrinking_edits_are_allowed_on_an_over_cap_index(opencode: Opencode) -> None:
     opencode.install()
-    index = _index(opencode, 230)
+    index = scenarios.project_index(opencode, common.index_text(230))
     scenarios.allowed(opencode, [
         [opencode.edit_call(str(index), "- [note 7](note-7.md) - hook 7\n", "")],
         [opencode.write_call(str(index), common.index_text(220))],
@@ -63,7 +53,7 @@ def test_shrinking_edits_are_allowed_on_an_over_cap_index(opencode: Opencode) ->
 
 def test_notices_reach_the_model_at_session_start_and_after_bash(opencode: Opencode) -> None:
     opencode.install()
-    index = _index(opencode, 210)
+    index = scenarios.project_index(opencode, common.index_text(210))
     result, model = opencode.run([
         [("bash", {"command": scenarios.append_command(index), "description": "append"})],
         "done",

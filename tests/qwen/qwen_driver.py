@@ -63,7 +63,7 @@ class Qwen(Host):
     def read_call(self, path: str) -> Call:
         return ("read_file", {"file_path": path})
 
-    def memory_index(self) -> Path:
+    def native_index(self) -> Path:
         """Qwen's own auto-memory index for this project."""
         from engramory.hosts import qwen
 

@@ -5,7 +5,6 @@ the notices, install/uninstall bytes, the differential prediction check and the 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import common
 import differential
@@ -16,26 +15,16 @@ from qwen_driver import Qwen
 from engramory.hosts import qwen as qwen_host
 
 
-def _index(qwen: Qwen, lines: int) -> Path:
-    return scenarios.seed_index(qwen.project / "memory" / "MEMORY.md", common.index_text(lines))
-
-
 def test_write_file_over_cap_is_denied_and_the_model_reads_why(qwen: Qwen) -> None:
     qwen.install()
-    index = qwen.project / "memory" / "MEMORY.md"
-    other = qwen.project / "other.txt"
-    denied, _ = scenarios.refused(qwen, index, [
-        [qwen.write_call(str(index), common.index_text(300))],
-        [qwen.write_call(str(other), "hello\n")],
-    ])
-    assert other.read_text() == "hello\n"  # the session goes on: only that call was denied
+    denied = scenarios.over_cap_write(qwen, qwen.project / "memory" / "MEMORY.md", common.index_text(300))
     assert denied.startswith("engramory blocked this write_file")
     assert "grow from 0 to 300 lines (hard cap 200: 100 over)" in denied
 
 
 def test_edit_over_cap_is_denied_with_numbers(qwen: Qwen) -> None:
     qwen.install()
-    index = _index(qwen, 199)
+    index = scenarios.project_index(qwen, common.index_text(199))
     _, denied = scenarios.refused(qwen, index, [
         [qwen.read_call(str(index))],
         [qwen.edit_call(str(index), "- [note 5](note-5.md) - hook 5\n", common.index_text(6, start=1000))],
@@ -45,7 +34,7 @@ def test_edit_over_cap_is_denied_with_numbers(qwen: Qwen) -> None:
 
 def test_shrinking_edits_are_allowed_on_an_over_cap_index(qwen: Qwen) -> None:
     qwen.install()
-    index = _index(qwen, 230)
+    index = scenarios.project_index(qwen, common.index_text(230))
     scenarios.allowed(qwen, [
         [qwen.read_call(str(index))],
         [qwen.edit_call(str(index), "- [note 7](note-7.md) - hook 7\n", "")],
@@ -56,7 +45,7 @@ def test_shrinking_edits_are_allowed_on_an_over_cap_index(qwen: Qwen) -> None:
 
 def test_notices_reach_the_model_at_session_start_and_after_shell(qwen: Qwen) -> None:
     qwen.install()
-    native = qwen.memory_index()  # Qwen's own auto-memory index: guarded by default
+    native = qwen.native_index()  # Qwen's own auto-memory index: guarded by default
     native.parent.mkdir(parents=True)
     native.write_text(common.index_text(210), encoding="utf-8")
     result, model = qwen.run([[("run_shell_command", {"command": scenarios.append_command(native)})], "done"])
@@ -69,7 +58,7 @@ def test_notices_reach_the_model_at_session_start_and_after_shell(qwen: Qwen) ->
 
 def test_the_guard_covers_qwens_native_memory_index(qwen: Qwen) -> None:
     qwen.install()
-    native = qwen.memory_index()
+    native = qwen.native_index()
     (denied,) = scenarios.refused(qwen, native, [[qwen.write_call(str(native), common.index_text(201))]])
     assert "grow from 0 to 201 lines" in denied
 
