@@ -9,29 +9,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Dict, List
+
+import common
+from hostbase import Call, Host
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "hostkit"))
-
-import common  # noqa: E402
-from mock_openai import MockModel  # noqa: E402
-
-VERSION = json.loads((HERE / "package.json").read_text(encoding="utf-8"))["dependencies"]["cline"]
-PKG_DIR = HERE / "node_modules" / "@cline" / "cli-linux-x64"
-CLINE = PKG_DIR / "bin" / "cline"
-
-
-def missing() -> str | None:
-    if not CLINE.is_file():
-        return "Cline CLI is not installed in tests/cline: run `bash tests/cline/ci-install.sh`"
-    return None
-
-
-def installed_version() -> str:
-    return str(json.loads((HERE / "node_modules" / "cline" / "package.json").read_text(encoding="utf-8"))["version"])
 
 
 def end_daemons(home: Path) -> None:
@@ -51,37 +35,32 @@ def end_daemons(home: Path) -> None:
                 pass
 
 
-class Cline:
-    def __init__(self, tmp: Path) -> None:
-        self.home = tmp / "home"
+class Cline(Host):
+    name = "cline"
+    title = "Cline"
+    here = HERE
+    package = "cline"
+    required = ("node_modules/@cline/cli-linux-x64/bin/cline",)
+
+    def setup(self) -> None:
         self.home.mkdir(parents=True)
-        self.project = tmp / "project"
-        self.project.mkdir(parents=True)
         self.env = common.base_env(self.home, CLINE_NO_AUTO_UPDATE="1", OTEL_TELEMETRY_ENABLED="false",
-                                   CLINE_SESSION_BACKEND_MODE="local", CLINE_LOG_PATH=str(tmp / "cline.log"))
+                                   CLINE_SESSION_BACKEND_MODE="local", CLINE_LOG_PATH=str(self.tmp / "cline.log"))
 
-    def engramory(self, *args: str) -> Any:
-        return common.engramory(list(args), self.project, self.home, self.env)
+    @property
+    def bundle(self) -> Path:
+        return self.project / ".cline" / "engramory"
 
-    def install(self) -> str:
-        done = self.engramory("install", "--host", "cline", "--scope", "project")
-        assert done.returncode == 0, done.stderr + done.stdout
-        return str(done.stdout)
+    def prepare(self, mock: Any, env: Dict[str, str]) -> None:
+        auth = common.run([str(self.cli()), "auth", "-p", "openai-compatible", "-k", "dummy", "-b", mock.base_url,
+                           "-m", mock.model], self.project, env, 60)
+        assert auth.returncode == 0, auth.stdout + auth.stderr
 
-    def run(self, script: Sequence[Any], model: str = "mock-model", timeout: float = 120, **env: str) -> tuple[common.Run, MockModel]:
-        run_env = dict(self.env, **env)
-        try:
-            with MockModel(script, model=model) as mock:
-                auth = common.run([str(CLINE), "auth", "-p", "openai-compatible", "-k", "dummy", "-b", mock.base_url, "-m", model],
-                                  self.project, run_env, 60)
-                assert auth.returncode == 0, auth.stdout + auth.stderr
-                result = common.run([str(CLINE), "--json", "-c", str(self.project), "please do the task"],
-                                    self.project, run_env, timeout)
-        finally:
-            end_daemons(self.home)
-        assert not result.timed_out, "Cline did not finish in %s s: %s" % (timeout, result.stderr[-2000:])
-        assert not mock.errors, mock.errors
-        return result, mock
+    def argv(self, mock: Any) -> List[str]:
+        return [str(self.cli()), "--json", "-c", str(self.project), "please do the task"]
+
+    def cleanup(self) -> None:
+        end_daemons(self.home)
 
     @staticmethod
     def finish_reason(result: common.Run) -> str:
@@ -93,3 +72,19 @@ class Cline:
             if isinstance(event, dict) and event.get("type") == "run_result":
                 return str(event.get("finishReason"))
         return ""
+
+    def assert_completed(self, result: common.Run) -> None:
+        """Cline ends a run whose plugin throws or hangs with finishReason "error"."""
+        assert self.finish_reason(result) == "completed", result.stdout[-2000:]
+
+    def write_call(self, path: str, content: str) -> Call:
+        return ("editor", {"path": path, "new_text": content})
+
+    def edit_call(self, path: str, old: str, new: str, replace_all: bool = False) -> Call:
+        return ("editor", {"path": path, "old_text": old, "new_text": new})  # no replace-all in the editor
+
+    def insert_call(self, path: str, line: int, text: str) -> Call:
+        return ("editor", {"path": path, "insert_line": line, "new_text": text})
+
+    def patch_call(self, text: str) -> Call:
+        return ("apply_patch", {"input": text})

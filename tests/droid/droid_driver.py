@@ -8,55 +8,54 @@ fail instead when ENGRAMORY_REQUIRE_E2E is set (CI sets it).
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Dict, List
+
+import common
+from hostbase import Call, Host
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "hostkit"))
-
-import common  # noqa: E402
-from mock_openai import MockModel  # noqa: E402
-
-PACKAGE = "@factory/cli-linux-x64"
-VERSION = json.loads((HERE / "package.json").read_text(encoding="utf-8"))["dependencies"][PACKAGE]
-PKG_DIR = HERE / "node_modules" / "@factory" / "cli-linux-x64"
-DROID = PKG_DIR / "bin" / "droid"
 
 
-def missing() -> str | None:
-    if not DROID.is_file():
-        return "Factory droid is not installed in tests/droid: run `bash tests/droid/ci-install.sh`"
-    return None
-
-
-class Droid:
+class Droid(Host):
     """One test's droid: a HOME whose settings name the scripted model, a project, run()."""
 
-    def __init__(self, tmp: Path) -> None:
-        self.home = tmp / "home"
-        self.project = tmp / "project"
-        self.project.mkdir(parents=True)
+    name = "droid"
+    title = "droid"
+    here = HERE
+    package = "@factory/cli-linux-x64"
+    required = ("node_modules/@factory/cli-linux-x64/bin/droid",)
+    core_module = "engramory/hosts/claudelike.py"
+
+    def setup(self) -> None:
         (self.home / ".factory").mkdir(parents=True)
-        self.env = common.base_env(self.home)
 
-    def install(self, *extra: str) -> str:
-        done = common.engramory(["install", "--host", "droid", "--scope", "project", *extra], self.project, self.home)
-        assert done.returncode == 0, done.stderr + done.stdout
-        return done.stdout
+    @property
+    def bundle(self) -> Path:
+        return self.project / ".factory" / "engramory"
 
-    def run(self, script: Sequence[Any], timeout: float = 120, **env: str) -> tuple[common.Run, MockModel]:
-        with MockModel(script) as model:
-            common.write_json(self.home / ".factory" / "settings.json", {"customModels": [{
-                "model": "mock-model", "displayName": "Mock", "baseUrl": model.base_url, "apiKey": "dummy",
-                "provider": "generic-chat-completion-api", "maxOutputTokens": 4096,
-            }]})
-            result = common.run(
-                [str(DROID), "exec", "--auto", "high", "-m", "custom:Mock-0", "-o", "json", "--cwd", str(self.project),
-                 "please do the task"],
-                self.project, dict(self.env, **env), timeout,
-            )
-        assert not result.timed_out, "droid did not finish in %s s: %s" % (timeout, result.stderr[-2000:])
-        assert not model.errors, model.errors
-        return result, model
+    @property
+    def settings(self) -> Path:
+        return self.project / ".factory" / "settings.json"
+
+    def prepare(self, mock: Any, env: Dict[str, str]) -> None:
+        common.write_json(self.home / ".factory" / "settings.json", {"customModels": [{
+            "model": "mock-model", "displayName": "Mock", "baseUrl": mock.base_url, "apiKey": "dummy",
+            "provider": "generic-chat-completion-api", "maxOutputTokens": 4096,
+        }]})
+
+    def argv(self, mock: Any) -> List[str]:
+        return [str(self.cli()), "exec", "--auto", "high", "-m", "custom:Mock-0", "-o", "json", "--cwd", str(self.project),
+                "please do the task"]
+
+    def write_call(self, path: str, content: str) -> Call:
+        return ("Create", {"file_path": path, "content": content})
+
+    def edit_call(self, path: str, old: str, new: str, replace_all: bool = False) -> Call:
+        args: Dict[str, Any] = {"file_path": path, "old_str": old, "new_str": new}
+        if replace_all:
+            args["change_all"] = True
+        return ("Edit", args)
+
+    def read_call(self, path: str) -> Call:
+        return ("Read", {"file_path": path})

@@ -7,17 +7,15 @@ sets it); every other problem is a failure.
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Any, List
 
 import pytest
 
-_HERE = str(Path(__file__).resolve().parent)
-if _HERE not in sys.path:
-    sys.path.insert(0, _HERE)
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "hostkit"))
 
+import common  # noqa: E402
 import driver  # noqa: E402
 
 _skipped: List[str] = []
@@ -26,12 +24,12 @@ _skipped: List[str] = []
 @pytest.fixture(scope="session")
 def gemini_cli() -> Path:
     reason = driver.cli_missing_reason()
-    if reason is not None:
-        if os.environ.get("ENGRAMORY_REQUIRE_E2E", "") not in ("", "0"):
-            pytest.fail("ENGRAMORY_REQUIRE_E2E is set but " + reason, pytrace=False)
+    try:
+        common.require(reason)
+    except pytest.skip.Exception:
         if reason not in _skipped:
-            _skipped.append(reason)
-        pytest.skip(reason)
+            _skipped.append(str(reason))
+        raise
     version = driver.cli_version()
     assert version == driver.CLI_VERSION, (
         "installed Gemini CLI is %r, tests/gemini/package.json pins %s: run `bash tests/gemini/ci-install.sh`"

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
+import common
+from common import write_json
 from scripted_model import Call, Request, ScriptedModel, Text, Turn
 
 __all__ = ["CLI", "CLI_VERSION", "Call", "Request", "Result", "Text", "Turn", "base_settings", "cli_missing_reason",
@@ -45,12 +47,6 @@ def cli_version() -> str:
     done = subprocess.run([str(CLI), "--version"], capture_output=True, text=True, timeout=60,
                           stdin=subprocess.DEVNULL, env=gemini_env(Path("/nonexistent"), "http://127.0.0.1:9"))
     return done.stdout.strip()
-
-
-def write_json(path: Path, obj: Any) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(obj, indent=2) + "\n", encoding="utf-8")
-    return path
 
 
 def base_settings() -> Dict[str, Any]:
@@ -113,14 +109,7 @@ def run_gemini(
         env = gemini_env(home, model.url, extra_env)
         argv = [str(CLI), "-p", prompt, "-o", "json", "--approval-mode", approval]
         start = time.monotonic()
-        try:
-            done = subprocess.run(argv, cwd=str(cwd), env=env, capture_output=True, text=True, timeout=timeout,
-                                  stdin=subprocess.DEVNULL)
-            code: Optional[int] = done.returncode
-            out, err = done.stdout, done.stderr
-        except subprocess.TimeoutExpired as exc:
-            code = None
-            out = exc.stdout.decode("utf-8", "replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-            err = exc.stderr.decode("utf-8", "replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
+        done = common.run(argv, cwd, env, timeout)  # returncode None: timed out (the whole process group is killed)
         duration = time.monotonic() - start
-        return Result(code, out, err, duration, list(model.requests), list(model.errors), model.overruns)
+        return Result(done.returncode, done.stdout, done.stderr, duration, list(model.requests), list(model.errors),
+                      model.overruns)

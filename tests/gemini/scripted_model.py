@@ -15,8 +15,10 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any, Callable, Dict, List, Optional, Union
+
+import loopback
 
 
 @dataclass
@@ -140,19 +142,9 @@ class ScriptedModel:
         self._lock = threading.Lock()
         model = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet
-                pass
-
+        class Handler(loopback.Handler):  # quiet, HTTP/1.1
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length) if length else b""
-                try:
-                    body = json.loads(raw.decode("utf-8")) if raw else {}
-                except ValueError:
-                    body = {}
+                body = self.read_json()
                 req = Request(self.path, body if isinstance(body, dict) else {})
                 try:
                     model.handle(self, req)

@@ -14,14 +14,13 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
+import common
 import pytest
 from driver import Call, Result, Text, Turn, base_settings, run_gemini, write_json
 
 pytestmark = pytest.mark.e2e
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def entries(n: int, start: int = 0) -> bytes:
@@ -30,9 +29,7 @@ def entries(n: int, start: int = 0) -> bytes:
 
 def engramory(home: Path, work: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GEMINI_", "ENGRAMORY_"))}
-    env.update(GEMINI_CLI_HOME=str(home), HOME=str(home), PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "engramory", *argv], cwd=str(work), env=env,
-                          capture_output=True, text=True, timeout=120)
+    return common.engramory(list(argv), work, home, dict(env, GEMINI_CLI_HOME=str(home)))
 
 
 def install(home: Path, work: Path, scope: str = "user") -> None:
@@ -363,38 +360,46 @@ def _handlers(data: Dict[str, Any]) -> List[Dict[str, Any]]:
     return [h for groups in data["hooks"].values() for g in groups for h in g["hooks"] if "engramory" in h.get("name", "")]
 
 
+def _broken(home: Path, work: Path, change_settings: Optional[Callable[[Dict[str, Any]], None]] = None) -> Tuple[Result, str]:
+    """Install, then break it (`change_settings` edits the user settings as data; or the
+    caller has broken it before): a session stays usable (see _usable) and --check fails. The
+    session's result, and what --check said."""
+    if change_settings is not None:
+        data = _settings(home)
+        change_settings(data)
+        write_json(home / ".gemini" / "settings.json", data)
+    r = _usable(home, work)
+    check = engramory(home, work, "install", "--host", "gemini", "--check")
+    assert check.returncode == 1, check.stdout + check.stderr
+    return r, check.stdout
+
+
 def test_trap_deleted_bundle(gemini_cli: Path, home: Path, work: Path) -> None:
     install(home, work)
     shutil.rmtree(home / ".gemini" / "engramory")
-    _usable(home, work)
-    check = engramory(home, work, "install", "--host", "gemini", "--check")
-    assert check.returncode == 1
-    assert "engramory_gemini_hook.py does not exist (the bundle was moved or deleted)" in check.stdout
+    _, said = _broken(home, work)
+    assert "engramory_gemini_hook.py does not exist (the bundle was moved or deleted)" in said
 
 
 def test_trap_broken_interpreter_path(gemini_cli: Path, home: Path, work: Path) -> None:
+    def change(data: Dict[str, Any]) -> None:
+        for h in _handlers(data):
+            h["command"] = h["command"].replace(sys.executable, "/nonexistent/bin/python3")
+
     install(home, work)
-    data = _settings(home)
-    for h in _handlers(data):
-        h["command"] = h["command"].replace(sys.executable, "/nonexistent/bin/python3")
-    write_json(home / ".gemini" / "settings.json", data)
-    _usable(home, work)
-    check = engramory(home, work, "install", "--host", "gemini", "--check")
-    assert check.returncode == 1
-    assert "the interpreter /nonexistent/bin/python3 does not exist or cannot run" in check.stdout
+    _, said = _broken(home, work, change)
+    assert "the interpreter /nonexistent/bin/python3 does not exist or cannot run" in said
 
 
 def test_trap_timeout(gemini_cli: Path, home: Path, work: Path) -> None:
+    def change(data: Dict[str, Any]) -> None:
+        for h in _handlers(data):
+            h["timeout"] = 1  # milliseconds: e.g. seconds written where Gemini reads milliseconds
+
     install(home, work)
-    data = _settings(home)
-    for h in _handlers(data):
-        h["timeout"] = 1  # milliseconds: e.g. seconds written where Gemini reads milliseconds
-    write_json(home / ".gemini" / "settings.json", data)
-    r = _usable(home, work)
+    r, said = _broken(home, work, change)
     assert "timed out" in r.stderr.lower()
-    check = engramory(home, work, "install", "--host", "gemini", "--check")
-    assert check.returncode == 1
-    assert "past its timeout of 1 ms (Gemini counts milliseconds)" in check.stdout
+    assert "past its timeout of 1 ms (Gemini counts milliseconds)" in said
 
 
 def test_check_reports_gemini_switching_hooks_off(gemini_cli: Path, home: Path, work: Path) -> None:

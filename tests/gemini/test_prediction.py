@@ -11,12 +11,12 @@ per call (success or error); the files on disk carry what it wrote.
 
 from __future__ import annotations
 
-import json
 import random
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
+import common
 import pytest
 from driver import Call, Text, Turn, run_gemini
 from test_gemini_real import install
@@ -180,9 +180,8 @@ def test_gemini_writes_what_engramory_predicted(gemini_cli: Path, home: Path, wo
     answers = r.responses_after(0)
     assert len(answers) == len(cases), r.stderr[-2000:]
     records: Dict[str, List[Dict[str, Any]]] = {}
-    for line in trace.read_text(encoding="utf-8").splitlines():
-        rec = json.loads(line)
-        records.setdefault(rec["path"], []).append(rec)
+    for rec in common.read_trace(trace):
+        records.setdefault(str(rec["path"]), []).append(rec)
 
     seen: Dict[str, int] = {}
     failures: List[str] = []

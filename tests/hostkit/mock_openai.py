@@ -8,17 +8,16 @@ calls `(name, arguments)` sent as parallel calls in one message, a plain text, o
 of the request. Requests without `tools` are side calls (titles, summaries): they get a short
 text and never consume a turn. Every request body is kept for the test to read.
 
-Streams are sent as server-sent events with `Transfer-Encoding: chunked`: Bun-based CLIs
-reject a stream that has neither a length nor chunking. Standard library only.
+Streams are server-sent events, chunked (see loopback.py). Standard library only.
 """
 
 from __future__ import annotations
 
 import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Dict, List, Sequence, Tuple, Union
+
+import loopback
 
 MODEL = "mock-model"
 SIDE_TEXT = "Scripted session"
@@ -28,45 +27,95 @@ Call = Tuple[str, Dict[str, Any]]
 Turn = Union[str, Sequence[Call], Callable[[Dict[str, Any]], Union[str, Sequence[Call]]]]
 
 
-class MockModel:
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in content)
+    return "" if content is None else json.dumps(content)
+
+
+class _Handler(loopback.Handler):
+    model: MockModel
+
+    def do_GET(self) -> None:  # noqa: N802
+        if self.path.rstrip("/").endswith("/models"):
+            self.send_json({"object": "list", "data": [{"id": self.model.model, "object": "model", "owned_by": "mock"}]})
+        else:
+            self.send_json({"error": {"message": "not found"}}, 404)
+
+    def do_POST(self) -> None:  # noqa: N802
+        body = self.read_json()
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self.model.errors.append("unsupported path %s" % self.path)
+            self.send_json({"error": {"message": "unsupported"}}, 404)
+            return
+        try:
+            reply = self.model.reply(body)
+        except Exception as exc:  # noqa: BLE001 - reported to the test, not to the CLI
+            self.model.errors.append("script error: %r" % (exc,))
+            reply = "[mock: script error]"
+        calls = [] if isinstance(reply, str) else [(self.model.next_id(), n, a) for n, a in reply]
+        text = reply if isinstance(reply, str) else None
+        if body.get("stream"):
+            self._stream(text, calls)
+        else:
+            self.send_json(self._completion(text, calls))
+
+    def _base(self, kind: str) -> Dict[str, Any]:
+        return {"id": "chatcmpl-mock", "object": kind, "created": int(time.time()), "model": self.model.model}
+
+    def _completion(self, text: str | None, calls: List[Tuple[str, str, Dict[str, Any]]]) -> Dict[str, Any]:
+        msg: Dict[str, Any] = {"role": "assistant", "content": text}
+        if calls:
+            msg["tool_calls"] = [
+                {"id": cid, "type": "function", "function": {"name": n, "arguments": json.dumps(a)}} for cid, n, a in calls
+            ]
+        out = self._base("chat.completion")
+        out["choices"] = [{"index": 0, "message": msg, "finish_reason": "tool_calls" if calls else "stop"}]
+        out["usage"] = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+        return out
+
+    def _stream(self, text: str | None, calls: List[Tuple[str, str, Dict[str, Any]]]) -> None:
+        self.start_events(("Cache-Control", "no-cache"))
+
+        def send(obj: Any) -> None:
+            self.send_chunk(("data: %s\n\n" % (obj if isinstance(obj, str) else json.dumps(obj))).encode())
+
+        def chunk(delta: Dict[str, Any], finish: str | None = None) -> Dict[str, Any]:
+            c = self._base("chat.completion.chunk")
+            c["choices"] = [{"index": 0, "delta": delta, "finish_reason": finish}]
+            return c
+
+        send(chunk({"role": "assistant", "content": ""}))
+        if calls:
+            for i, (cid, name, args) in enumerate(calls):
+                send(chunk({"tool_calls": [{"index": i, "id": cid, "type": "function", "function": {"name": name, "arguments": ""}}]}))
+                send(chunk({"tool_calls": [{"index": i, "function": {"arguments": json.dumps(args)}}]}))
+            send(chunk({}, "tool_calls"))
+        else:
+            send(chunk({"content": text or ""}))
+            send(chunk({}, "stop"))
+        usage = self._base("chat.completion.chunk")
+        usage["choices"] = []
+        usage["usage"] = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+        send(usage)
+        send("[DONE]")
+        self.end_events()
+
+
+class MockModel(loopback.Loopback):
     """`with MockModel(script) as m: ... m.base_url ...`; `m.requests` holds every body."""
 
+    handler = _Handler
+
     def __init__(self, script: Sequence[Turn], model: str = MODEL) -> None:
+        super().__init__()
         self.script = list(script)
         self.model = model
         self.requests: List[Dict[str, Any]] = []
         self.turn_requests: List[Dict[str, Any]] = []
-        self.errors: List[str] = []
-        self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
         self._ids = 0
-
-    # -- lifecycle --------------------------------------------------------------------------
-
-    def __enter__(self) -> MockModel:
-        owner = self
-
-        class Handler(_Handler):
-            model = owner
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-
-    @property
-    def port(self) -> int:
-        assert self._server is not None
-        return int(self._server.server_address[1])
-
-    @property
-    def base_url(self) -> str:
-        return "http://127.0.0.1:%d/v1" % self.port
 
     # -- what the model was shown ---------------------------------------------------------------
 
@@ -101,104 +150,3 @@ class MockModel:
         with self._lock:
             self._ids += 1
             return "call_%d_%d" % (self._ids, int(time.time() * 1000) % 100000)
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in content)
-    return "" if content is None else json.dumps(content)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    model: MockModel
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-    def _json(self, obj: Any, code: int = 200) -> None:
-        body = json.dumps(obj).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_GET(self) -> None:  # noqa: N802
-        if self.path.rstrip("/").endswith("/models"):
-            self._json({"object": "list", "data": [{"id": self.model.model, "object": "model", "owned_by": "mock"}]})
-        else:
-            self._json({"error": {"message": "not found"}}, 404)
-
-    def do_POST(self) -> None:  # noqa: N802
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            body = json.loads(raw or b"{}")
-        except ValueError:
-            body = {}
-        if not self.path.rstrip("/").endswith("/chat/completions"):
-            self.model.errors.append("unsupported path %s" % self.path)
-            self._json({"error": {"message": "unsupported"}}, 404)
-            return
-        try:
-            reply = self.model.reply(body)
-        except Exception as exc:  # noqa: BLE001 - reported to the test, not to the CLI
-            self.model.errors.append("script error: %r" % (exc,))
-            reply = "[mock: script error]"
-        calls = [] if isinstance(reply, str) else [(self.model.next_id(), n, a) for n, a in reply]
-        text = reply if isinstance(reply, str) else None
-        if body.get("stream"):
-            self._stream(text, calls)
-        else:
-            self._json(self._completion(text, calls))
-
-    def _base(self, kind: str) -> Dict[str, Any]:
-        return {"id": "chatcmpl-mock", "object": kind, "created": int(time.time()), "model": self.model.model}
-
-    def _completion(self, text: str | None, calls: List[Tuple[str, str, Dict[str, Any]]]) -> Dict[str, Any]:
-        msg: Dict[str, Any] = {"role": "assistant", "content": text}
-        if calls:
-            msg["tool_calls"] = [
-                {"id": cid, "type": "function", "function": {"name": n, "arguments": json.dumps(a)}} for cid, n, a in calls
-            ]
-        out = self._base("chat.completion")
-        out["choices"] = [{"index": 0, "message": msg, "finish_reason": "tool_calls" if calls else "stop"}]
-        out["usage"] = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
-        return out
-
-    def _stream(self, text: str | None, calls: List[Tuple[str, str, Dict[str, Any]]]) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
-
-        def send(obj: Any) -> None:
-            data = ("data: %s\n\n" % (obj if isinstance(obj, str) else json.dumps(obj))).encode()
-            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-            self.wfile.flush()
-
-        def chunk(delta: Dict[str, Any], finish: str | None = None) -> Dict[str, Any]:
-            c = self._base("chat.completion.chunk")
-            c["choices"] = [{"index": 0, "delta": delta, "finish_reason": finish}]
-            return c
-
-        send(chunk({"role": "assistant", "content": ""}))
-        if calls:
-            for i, (cid, name, args) in enumerate(calls):
-                send(chunk({"tool_calls": [{"index": i, "id": cid, "type": "function", "function": {"name": name, "arguments": ""}}]}))
-                send(chunk({"tool_calls": [{"index": i, "function": {"arguments": json.dumps(args)}}]}))
-            send(chunk({}, "tool_calls"))
-        else:
-            send(chunk({"content": text or ""}))
-            send(chunk({}, "stop"))
-        usage = self._base("chat.completion.chunk")
-        usage["choices"] = []
-        usage["usage"] = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
-        send(usage)
-        send("[DONE]")
-        self.wfile.write(b"0\r\n\r\n")
-        self.wfile.flush()

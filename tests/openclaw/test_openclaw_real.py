@@ -9,12 +9,13 @@ that), and the documented limit that `agent exec` never runs plugin hooks."""
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from pathlib import Path
 
 import common
+import differential
 import edit_cases
+import scenarios
 from openclaw_driver import Openclaw
 
 
@@ -24,10 +25,7 @@ def long_index(lines: int, width: int = 140, start: int = 0) -> str:
 
 def test_write_past_the_character_window_is_denied_and_names_the_dropped_middle(openclaw: Openclaw) -> None:
     openclaw.install()
-    result, model = openclaw.run([[("write", {"path": "MEMORY.md", "content": long_index(150)})], "done"])
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert not openclaw.index.exists()
-    denied = model.tool_messages()[0]
+    (denied,) = scenarios.refused(openclaw, openclaw.index, [[openclaw.write_call("MEMORY.md", long_index(150))]])
     assert denied.startswith("engramory blocked this write")
     assert "characters (hard cap 20,000" in denied
     assert "the middle dropped" in denied and "would never be recalled: line" in denied
@@ -38,190 +36,98 @@ def test_edit_over_cap_is_denied_with_numbers(openclaw: Openclaw) -> None:
     index = openclaw.workspace / "memory" / "MEMORY.md"  # not OpenClaw's own: the standard window
     index.parent.mkdir()
     index.write_text(common.index_text(199))
-    before = index.read_bytes()
-    result, model = openclaw.run([[("edit", {"path": str(index), "edits": [
-        {"oldText": "- [note 5](note-5.md) - hook 5\n", "newText": common.index_text(6, start=1000)}]})], "done"])
-    assert result.returncode == 0
-    assert index.read_bytes() == before
-    assert "grow from 199 to 204 lines (hard cap 200: 4 over)" in model.tool_messages()[0]
+    (denied,) = scenarios.refused(openclaw, index, [
+        [openclaw.edit_call(str(index), "- [note 5](note-5.md) - hook 5\n", common.index_text(6, start=1000))],
+    ])
+    assert "grow from 199 to 204 lines (hard cap 200: 4 over)" in denied
 
 
 def test_apply_patch_over_cap_is_denied(openclaw: Openclaw) -> None:
     openclaw.install()
     openclaw.index.write_text(long_index(120))
-    before = openclaw.index.read_bytes()
     body = "".join("+- [p%d](p%d.md) - %s\n" % (i, i, "y" * 140) for i in range(30))
     patch = "*** Begin Patch\n*** Update File: MEMORY.md\n@@\n %s*** End Patch" % (long_index(1, start=5) + body)
-    result, model = openclaw.run([[("apply_patch", {"input": patch})], "done"])
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert openclaw.index.read_bytes() == before
-    assert "engramory blocked this apply_patch" in model.tool_messages()[0]
+    (denied,) = scenarios.refused(openclaw, openclaw.index, [[openclaw.patch_call(patch)]])
+    assert "engramory blocked this apply_patch" in denied
 
 
 def test_shrinking_edits_are_allowed_on_an_over_cap_workspace_index(openclaw: Openclaw) -> None:
     openclaw.install()
     openclaw.index.write_text(long_index(160))  # 160 lines of ~165 characters: over 20,000
     line = long_index(1, start=7)
-    result, model = openclaw.run([[("edit", {"path": "MEMORY.md", "edits": [{"oldText": line, "newText": ""}]})], "done"])
-    assert result.returncode == 0
+    scenarios.allowed(openclaw, [[openclaw.edit_call("MEMORY.md", line, "")]])
     assert openclaw.index.read_text() == long_index(160).replace(line, "")
-    assert not any("engramory blocked" in m for m in model.tool_messages()), model.tool_messages()
 
 
 def test_install_then_uninstall_gives_the_config_bytes_back(openclaw: Openclaw) -> None:
     original = openclaw.config.read_bytes().replace(b"{\n", b"{\n  // my own comment\n", 1)
-    openclaw.config.write_bytes(original)
-    openclaw.install()
-    assert b'"engramory"' in openclaw.config.read_bytes() and b"// my own comment" in openclaw.config.read_bytes()
-    check = openclaw.engramory("install", "--host", "openclaw", "--check")
-    assert check.returncode == 0, check.stdout
-    done = openclaw.engramory("uninstall", "--host", "openclaw")
-    assert done.returncode == 0, done.stderr
-    assert openclaw.config.read_bytes() == original
+    scenarios.settings_round_trip(openclaw, openclaw.config, original, b'"engramory"', b"// my own comment")
     assert not (openclaw.home / ".openclaw" / "engramory-plugin").exists()
     assert not (openclaw.home / ".openclaw" / "engramory").exists()
 
 
-def test_predictions_match_or_bound_the_bytes_openclaw_writes(openclaw: Openclaw, tmp_path: Path) -> None:
+def _edit_bound(edit: differential.Edit) -> int:
+    from engramory.hosts import openclaw as host
+
+    if edit.call[0] == "write":
+        return 0
+    (change,) = edit.call[1]["edits"]
+    return host.apply_edits(edit.seed, [(change["oldText"], change["newText"])])[1]
+
+
+def test_predictions_match_or_bound_the_bytes_openclaw_writes(openclaw: Openclaw) -> None:
     """60 generated writes and edits in one session: exact predictions equal the bytes OpenClaw
     writes, bounded ones (mixed line endings) have the exact line count and bytes within the
     bound, and a predicted refusal leaves the file alone."""
-    from engramory.hosts import openclaw as host
-
     openclaw.install()
-    trace = tmp_path / "trace.jsonl"
-    calls, paths, seeds, bounds = [], [], [], []
-    for case in edit_cases.cases(60):
-        path = openclaw.workspace / "cases" / case.name / "MEMORY.md"
-        path.parent.mkdir(parents=True)
-        path.write_bytes(case.seed)
-        if case.kind == "write":
-            calls.append(("write", {"path": str(path), "content": case.content}))
-            bounds.append(0)
-        else:
-            calls.append(("edit", {"path": str(path), "edits": [{"oldText": case.old, "newText": case.new}]}))
-            bounds.append(host.apply_edits(case.seed, [(case.old, case.new)])[1])
-        paths.append(path)
-        seeds.append(case.seed)
-    result, _ = openclaw.run([calls, "done"], timeout=400, ENGRAMORY_TRACE_FILE=str(trace))
-    assert result.returncode == 0, result.stderr[-2000:]
-    predicted = {str(r["path"]): r for r in common.read_trace(trace)}
-    assert len(predicted) == len(paths), "the guard saw %d of %d edits" % (len(predicted), len(paths))
-    problems, exact = [], 0
-    for path, seed, bound in zip(paths, seeds, bounds):
-        record = predicted[str(path)]
-        got = path.read_bytes()
-        if record["refused"]:
-            if got != seed:
-                problems.append("%s: predicted a refusal, OpenClaw wrote %r" % (path.parent.name, got))
-            continue
-        want = bytes.fromhex(str(record["after"]))
-        if bound == 0:
-            exact += 1
-            if got != want:
-                problems.append("%s: predicted %r, OpenClaw wrote %r" % (path.parent.name, want, got))
-        elif got.count(b"\n") != want.count(b"\n") or abs(len(got) - len(want)) > bound:
-            problems.append("%s: predicted %r (bound %d), OpenClaw wrote %r" % (path.parent.name, want, bound, got))
-    assert not problems, "\n".join(problems)
-    assert exact >= 20, "only %d exact predictions" % exact
+    edits = differential.case_edits(openclaw, openclaw.workspace / "cases", edit_cases.cases(60), bound=_edit_bound)
+    outcome = differential.run(openclaw, edits, timeout=400)
+    assert outcome.exact >= 20, "only %d exact predictions" % outcome.exact
 
 
 def test_agent_exec_never_runs_the_guard(openclaw: Openclaw) -> None:
     """The documented limit: `openclaw agent exec` registers plugins in discovery mode only, so
     before_tool_call never fires and an over-cap write goes through."""
     openclaw.install()
-    result, _ = openclaw.run([[("write", {"path": str(openclaw.index), "content": long_index(150)})], "done"], exec_mode=True)
+    result, _ = openclaw.run([[openclaw.write_call(str(openclaw.index), long_index(150))], "done"], exec_mode=True)
     assert openclaw.index.exists(), result.stdout[-2000:] + result.stderr[-2000:]
 
 
 # -- fail modes ---------------------------------------------------------------------------------
 
-
-def _check(o: Openclaw) -> str:
-    done = o.engramory("install", "--host", "openclaw", "--check")
-    assert done.returncode == 1, done.stdout
-    return str(done.stdout)
-
-
-def _replace_installed(o: Openclaw, rel: str, text: str) -> None:
-    path = o.home / ".openclaw" / "engramory" / rel
-    path.write_text(text, encoding="utf-8")
-    cache = path.parent / "__pycache__"
-    if cache.exists():
-        shutil.rmtree(cache)
+BLOCKED = ("blocked",)
 
 
 def test_a_deleted_bundle_blocks_nothing_and_check_reports_it(openclaw: Openclaw) -> None:
-    openclaw.install()
-    shutil.rmtree(openclaw.home / ".openclaw" / "engramory")
-    result, model = openclaw.run([[("write", {"path": "MEMORY.md", "content": long_index(150)})], "done"])
-    assert result.returncode == 0
-    assert openclaw.index.read_text() == long_index(150)
-    assert not any("blocked" in m for m in model.tool_messages()), model.tool_messages()
-    assert "does not exist: the guard is off" in _check(openclaw)
+    scenarios.deleted_bundle(openclaw, long_index(150), openclaw.index, "MEMORY.md", marks=BLOCKED)
 
 
 def test_a_slow_guard_blocks_nothing_and_check_reports_it(openclaw: Openclaw) -> None:
-    openclaw.install()
-    _replace_installed(openclaw, "hooks/engramory_openclaw_hook.py", "import time\ntime.sleep(60)\n")
-    started = time.monotonic()
-    result, model = openclaw.run([[("write", {"path": "MEMORY.md", "content": "- [a](a.md) one\n"})], "done"])
-    assert result.returncode == 0
-    assert openclaw.index.exists()  # the plugin gave up at 5 s, well before OpenClaw's 15 s block
-    assert not any("blocked" in m for m in model.tool_messages()), model.tool_messages()
-    assert time.monotonic() - started < 150
-    assert "did not answer within 5.0 s" in _check(openclaw)
+    # the plugin gives up at 5 s, well before OpenClaw's 15 s block
+    scenarios.slow_guard(openclaw, answer_within=5.0, finish_within=150, index=openclaw.index, arg="MEMORY.md",
+                         marks=BLOCKED)
 
 
 def test_a_crashing_guard_blocks_nothing_and_check_reports_it(openclaw: Openclaw) -> None:
-    openclaw.install()
-    _replace_installed(openclaw, "engramory/hosts/openclaw.py", "raise RuntimeError('boom')\n")
-    result, model = openclaw.run([[("write", {"path": "MEMORY.md", "content": long_index(150)})], "done"])
-    assert result.returncode == 0
-    assert openclaw.index.exists()
-    assert not any("blocked" in m for m in model.tool_messages()), model.tool_messages()
-    assert "boom" in _check(openclaw)
+    scenarios.crashing_guard(openclaw, long_index(150), openclaw.index, "MEMORY.md", marks=BLOCKED)
 
 
-def test_patch_predictions_match_the_bytes_openclaw_writes(openclaw: Openclaw, tmp_path: Path) -> None:
-    """12 generated patches in one session (LF, CRLF, mixed, BOM, no final newline): each
-    file's bytes equal the prediction (or, with mixed line endings, have its line count and stay
-    within its bound), or the patch fails and the file is as it was."""
+def _patch_bound(seed: bytes, text: str) -> int:
     from engramory import patches
     from engramory.hosts import openclaw as host
 
+    return host.patch_update(seed, patches.parse(text)[0])[1]
+
+
+def test_patch_predictions_match_the_bytes_openclaw_writes(openclaw: Openclaw) -> None:
+    """12 generated patches in one session (LF, CRLF, mixed, BOM, no final newline): each
+    file's bytes equal the prediction (or, with mixed line endings, have its line count and stay
+    within its bound), or the patch fails and the file is as it was."""
     openclaw.install()
-    trace = tmp_path / "trace.jsonl"
-    calls, paths, seeds, bounds = [], [], [], []
-    for n, case in enumerate(edit_cases.cases(12)):
-        path = openclaw.workspace / "patches" / case.name / "MEMORY.md"
-        path.parent.mkdir(parents=True)
-        path.write_bytes(case.seed)
-        first = case.seed.decode("utf-8").lstrip("\ufeff").replace("\r\n", "\n").split("\n")[1]
-        body = "@@\n %s\n+- [added](added.md) by patch\n" % first if n % 2 else "@@\n-%s\n+- [swap](s.md) x\n" % first
-        text = "*** Begin Patch\n*** Update File: %s\n%s*** End Patch" % (path, body)
-        calls.append(("apply_patch", {"input": text}))
-        paths.append(path)
-        seeds.append(case.seed)
-        bounds.append(host.patch_update(case.seed, patches.parse(text)[0])[1])
-    result, _ = openclaw.run([calls, "done"], timeout=300, ENGRAMORY_TRACE_FILE=str(trace))
-    assert result.returncode == 0, result.stderr[-2000:]
-    predicted = {str(r["path"]): r for r in common.read_trace(trace)}
-    problems, exact = [], 0
-    for path, seed, bound in zip(paths, seeds, bounds):
-        record = predicted[str(path)]
-        want = seed if record["refused"] else bytes.fromhex(str(record["after"]))
-        got = path.read_bytes()
-        if bound == 0 or record["refused"]:
-            exact += 1
-            if got != want:
-                problems.append("%s: predicted %r, OpenClaw wrote %r" % (path.parent.name, want, got))
-        elif got.count(b"\n") != want.count(b"\n") or abs(len(got) - len(want)) > bound:
-            problems.append("%s: predicted %r (bound %d), OpenClaw wrote %r" % (path.parent.name, want, bound, got))
-    assert not problems, "\n".join(problems)
-    changed = sum(1 for path, seed in zip(paths, seeds) if path.read_bytes() != seed)
-    assert changed >= 8, "only %d of the 12 patches changed their file" % changed
-    assert exact >= 8
+    edits = differential.patch_edits(openclaw.workspace / "patches", openclaw.patch_call, _patch_bound)
+    outcome = differential.run(openclaw, edits, timeout=300)
+    assert outcome.changed >= 8, "only %d of the 12 patches changed their file" % outcome.changed
+    assert outcome.exact + outcome.refused >= 8
 
 
 # -- notice channels: what OpenClaw 2026.9.6 offers a plugin after a shell tool ---------------
@@ -305,7 +211,7 @@ def test_an_index_a_shell_command_grew_past_its_cap_is_reported_to_the_next_run(
 def test_a_crashing_start_notice_leaves_the_run_usable(openclaw: Openclaw) -> None:
     openclaw.install()
     openclaw.index.write_text(long_index(150))  # over the window: a working backstop would speak
-    _replace_installed(openclaw, "engramory/hosts/openclaw.py", "raise RuntimeError('boom')\n")
+    openclaw.replace_installed(openclaw.crash_module, "raise RuntimeError('boom')\n")
     result, model = openclaw.run([[("exec", {"command": "echo still-here"})], "done"])
     assert result.returncode == 0, result.stderr[-2000:]
     assert len(model.turn_requests) == 2 and "still-here" in model.tool_messages()[0]
@@ -315,7 +221,7 @@ def test_a_crashing_start_notice_leaves_the_run_usable(openclaw: Openclaw) -> No
 def test_a_slow_start_notice_leaves_the_run_usable(openclaw: Openclaw) -> None:
     openclaw.install()
     openclaw.index.write_text(long_index(150))
-    _replace_installed(openclaw, "hooks/engramory_openclaw_hook.py", "import time\ntime.sleep(60)\n")
+    openclaw.replace_installed(openclaw.hook_script, "import time\ntime.sleep(60)\n")
     started = time.monotonic()
     result, model = openclaw.run([[("exec", {"command": "echo still-here"})], "done"])
     assert result.returncode == 0, result.stderr[-2000:]

