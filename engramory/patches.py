@@ -1,15 +1,30 @@
 """Patch texts that name their own files: V4A (`*** Begin Patch`, as Codex apply_patch,
-Hermes patch mode and OpenClaw apply_patch write them) and unified diffs (`--- a/x`,
-`+++ b/x`, `@@ -1,2 +1,3 @@`). Host-neutral: parse into one FileOp per file, then predict
-each file's bytes after the patch.
+Hermes patch mode, OpenClaw, Copilot CLI, Cline and opencode apply_patch write them) and
+unified diffs (`--- a/x`, `+++ b/x`, `@@ -1,2 +1,3 @@`). Host-neutral: parse into one FileOp
+per file, then predict each file's bytes after the patch.
 
-V4A is applied the way Codex's apply-patch applies it: each hunk's old lines are looked for
-from where the previous hunk ended, first exactly, then ignoring trailing whitespace, then
-ignoring surrounding whitespace, then with typographic dashes, quotes and spaces made plain;
-the matched lines are replaced and the result always ends with a newline. A unified diff is
-applied only where its old lines match exactly, nearest to the line number the hunk names.
-Where the old lines are not found the prediction is None: the host either refuses the patch
-or applies it fuzzily, and `size_delta` then gives the change the patch text itself states.
+There is one V4A parser and one applier here, and a host's real differences are its `Rules`:
+- CODEX, measured on the real Codex CLI 0.171.0 (tests/codex differential suites): the parser
+  refuses what Codex refuses; the file must be UTF-8; CRLF, LF and a lone CR each end a line and
+  every line keeps its own ending; new lines get the file's first ending, and an unterminated
+  last line gets one; old lines are looked for from where the previous hunk ended, first exactly,
+  then ignoring trailing whitespace, then surrounding whitespace (Rust's White_Space), then
+  with typographic dashes, quotes and spaces made plain; only the `-`/`+` lines are rewritten
+  (context lines keep the file's bytes); a pure insertion goes after the last line.
+- LF, for callers that fold CRLF and restore their host's endings themselves
+  (claudelike.patch_keeping_endings for OpenClaw and Copilot CLI, Cline): the applier of the
+  JavaScript ports (opencode's source, which tests/opencode measures, and codex-rs before it
+  kept line endings): a lone CR is text, whitespace is Python's, the whole matched span is
+  rewritten from the hunk, a pure insertion goes before a final empty line and a final empty
+  line is lost (the lines are split on LF and joined back), a Move needs no hunk, bytes that
+  are not UTF-8 pass through. Their real-CLI suites pass patches whose old lines match
+  exactly, where these choices agree.
+- EXACT, for hosts that cannot be measured (Cursor): CODEX's reading with exact matching only,
+  so that a result is given only where every plausible matcher agrees on the lines.
+A unified diff is applied only where its old lines match exactly, nearest to the line number
+the hunk names. Where the old lines are not found the prediction is None: the host either
+refuses the patch or applies it fuzzily, and `size_delta` then gives the change the patch text
+itself states.
 """
 
 from __future__ import annotations
@@ -25,23 +40,55 @@ DELETE = "delete"
 V4A = "v4a"
 UNIFIED = "unified"
 
-_BEGIN = "*** Begin Patch"
-_END = "*** End Patch"
+BEGIN = "*** Begin Patch"
+END = "*** End Patch"
 _ADD = "*** Add File: "
 _DELETE = "*** Delete File: "
 _UPDATE = "*** Update File: "
 _MOVE = "*** Move to: "
 _EOF = "*** End of File"
 
+# Rust's char::is_whitespace (Unicode White_Space): what Codex's trim()/trim_end() remove.
+RUST_SPACE = (
+    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
+    "\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+
 
 class PatchError(ValueError):
-    """The text is not a patch this module can read."""
+    """The text is not a patch this module can read, or the host would refuse it."""
+
+
+class Rules:
+    """How one host reads and applies a V4A patch (see the module docstring)."""
+
+    __slots__ = ("name", "strict", "lone_cr", "space", "keep_context", "after_blank", "blank_tail", "fuzzy")
+
+    def __init__(self, name: str, strict: bool, lone_cr: bool, space: str | None, keep_context: bool,
+                 after_blank: bool, blank_tail: bool, fuzzy: bool = True) -> None:
+        self.name = name
+        self.strict = strict  # refuse what Codex refuses (parse errors, text that is not UTF-8)
+        self.lone_cr = lone_cr  # a lone CR ends a line
+        self.space = space  # the whitespace the loose matches strip (None: Python's)
+        self.keep_context = keep_context  # context lines keep the file's bytes
+        self.after_blank = after_blank  # a pure insertion goes after a final empty line
+        self.blank_tail = blank_tail  # a final empty line survives (else lost, as in a "\n".join)
+        self.fuzzy = fuzzy  # the loose matches are tried after the exact one
+
+    def __repr__(self) -> str:
+        return "Rules(%s)" % self.name
+
+
+CODEX = Rules("codex", True, lone_cr=True, space=RUST_SPACE, keep_context=True, after_blank=True, blank_tail=True)
+LF = Rules("lf", False, lone_cr=False, space=None, keep_context=False, after_blank=False, blank_tail=False)
+EXACT = Rules("exact", False, lone_cr=True, space=RUST_SPACE, keep_context=True, after_blank=True, blank_tail=True,
+              fuzzy=False)
 
 
 class Hunk:
     """One change inside a file: `old` lines become `new` lines (no line terminators)."""
 
-    __slots__ = ("context", "old", "new", "at_eof", "start", "old_no_eol", "new_no_eol")
+    __slots__ = ("context", "old", "new", "at_eof", "start", "old_no_eol", "new_no_eol", "kept")
 
     def __init__(self) -> None:
         self.context: str | None = None  # V4A `@@ <line>`: seek to this line first
@@ -51,6 +98,7 @@ class Hunk:
         self.start: int | None = None  # unified: 1-based old start line, a hint
         self.old_no_eol = False  # unified `\ No newline at end of file` on each side
         self.new_no_eol = False
+        self.kept: list[tuple[int, int]] = []  # V4A: (old index, new index) of each context line
 
     def __repr__(self) -> str:
         return "Hunk(-%d +%d)" % (len(self.old), len(self.new))
@@ -90,24 +138,28 @@ def _lines(text: str) -> list[str]:
     return lines
 
 
-def _strip_heredoc(lines: list[str]) -> list[str]:
-    # Models often wrap the patch as a shell heredoc: <<'EOF' ... EOF. Codex accepts that.
-    if len(lines) >= 2 and lines[0].strip() in ("<<EOF", "<<'EOF'", '<<"EOF"') and lines[-1].strip() == "EOF":
-        return lines[1:-1]
-    return lines
-
-
-def parse_v4a(text: str) -> list[FileOp]:
-    """The file operations of a V4A patch, in order. Raises PatchError when it is not one."""
-    lines = _strip_heredoc(_lines(text))
+def _patch_lines(text: str) -> list[str]:
+    # Codex strips one `\r` from the end of every patch line (measured: `+c\r` writes `c`).
+    lines = [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
     while lines and not lines[0].strip():
         lines.pop(0)
     while lines and not lines[-1].strip():
         lines.pop()
-    if not lines or lines[0].strip() != _BEGIN:
-        raise PatchError("a V4A patch starts with %r" % _BEGIN)
-    if lines[-1].strip() != _END:
-        raise PatchError("a V4A patch ends with %r" % _END)
+    # Models often wrap the patch as a shell heredoc: <<'EOF' ... EOF. Codex accepts that.
+    if len(lines) >= 2 and lines[0].strip() in ("<<EOF", "<<'EOF'", '<<"EOF"') and lines[-1].strip() == "EOF":
+        lines = lines[1:-1]
+    return lines
+
+
+def parse_v4a(text: str, rules: Rules = LF) -> list[FileOp]:
+    """The file operations of a V4A patch, in order. Raises PatchError when it is not one
+    (with `rules.strict`: when Codex would refuse it; otherwise read a little more leniently,
+    which can only make a guard judge more)."""
+    lines = _patch_lines(text)
+    if not lines or lines[0].strip() != BEGIN:
+        raise PatchError("the first line of the patch must be %r" % BEGIN)
+    if lines[-1].strip() != END:
+        raise PatchError("the last line of the patch must be %r" % END)
     body = lines[1:-1]
     ops: list[FileOp] = []
     i = 0
@@ -131,16 +183,16 @@ def parse_v4a(text: str) -> list[FileOp]:
             if i < len(body) and body[i].startswith(_MOVE):
                 op.move_to = _path(body[i][len(_MOVE):])
                 i += 1
-            i = _v4a_hunks(body, i, op)
-            if not op.hunks and not op.move_to:
-                raise PatchError("update of %s has no hunks" % op.path)
+            i = _v4a_hunks(body, i, op, rules.strict)
+            if not op.hunks and (rules.strict or not op.move_to):
+                raise PatchError("update file hunk for path %r is empty" % op.path)
             ops.append(op)
         elif not line.strip():
             i += 1
         else:
-            raise PatchError("unexpected line %d in V4A patch: %r" % (i + 2, line[:80]))
+            raise PatchError("%r is not a valid hunk header (line %d)" % (line[:80], i + 2))
     if not ops:
-        raise PatchError("the patch changes no file")
+        raise PatchError("no files were modified")
     return ops
 
 
@@ -151,32 +203,32 @@ def _path(raw: str) -> str:
     return path
 
 
-def _v4a_hunks(body: list[str], i: int, op: FileOp) -> int:
+def _v4a_hunks(body: list[str], i: int, op: FileOp, strict: bool) -> int:
     hunk: Hunk | None = None
     while i < len(body):
         line = body[i]
-        if line.startswith("*** ") and line.strip() != _EOF:
-            break
         if line.strip() == _EOF:
-            if hunk is None:
-                raise PatchError("%r before any change in %s" % (_EOF, op.path))
+            if hunk is None or (strict and not (hunk.old or hunk.new)):
+                raise PatchError("update hunk does not contain any lines (%r in %s)" % (_EOF, op.path))
             hunk.at_eof = True
+            if strict:
+                hunk = None  # Codex: the marker ends its chunk
             i += 1
             continue
-        if line.startswith("@@"):
+        if line.startswith("*** "):
+            break
+        if (line == "@@" or line.startswith("@@ ")) if strict else line.startswith("@@"):
             hunk = Hunk()
-            ctx = line[2:].strip()
-            hunk.context = ctx or None
+            # Codex takes the text after "@@ " as it is; it is looked for loosely anyway.
+            hunk.context = (line[3:] if line.startswith("@@ ") else None) if strict else (line[2:].strip() or None)
             op.hunks.append(hunk)
             i += 1
             continue
         if hunk is None:  # the first hunk may leave out its @@ line
             hunk = Hunk()
             op.hunks.append(hunk)
-        if line == "":
-            hunk.old.append("")
-            hunk.new.append("")
-        elif line[0] == " ":
+        if line == "" or line[0] == " ":
+            hunk.kept.append((len(hunk.old), len(hunk.new)))
             hunk.old.append(line[1:])
             hunk.new.append(line[1:])
         elif line[0] == "-":
@@ -184,7 +236,7 @@ def _v4a_hunks(body: list[str], i: int, op: FileOp) -> int:
         elif line[0] == "+":
             hunk.new.append(line[1:])
         else:
-            raise PatchError("unexpected line in the update of %s: %r" % (op.path, line[:80]))
+            raise PatchError("unexpected line found in update hunk of %s: %r" % (op.path, line[:80]))
         i += 1
     op.hunks = [h for h in op.hunks if h.old or h.new]
     return i
@@ -285,10 +337,10 @@ def _unified_hunk(lines: list[str], i: int, op: FileOp) -> int:
     return i
 
 
-def parse(text: str) -> list[FileOp]:
+def parse(text: str, rules: Rules = LF) -> list[FileOp]:
     """V4A or unified diff, whichever `text` is. Raises PatchError for neither."""
-    if _BEGIN in text[:4096]:
-        return parse_v4a(text)
+    if BEGIN in text[:4096]:
+        return parse_v4a(text, rules)
     return parse_unified(text)
 
 
@@ -303,32 +355,38 @@ _PLAIN = {
 }
 
 
-def _seek(lines: Sequence[str], pattern: Sequence[str], start: int, at_eof: bool) -> int | None:
-    if not pattern:
-        return start
-    n, m = len(lines), len(pattern)
-    if m > n:
-        return None
-    first = n - m if at_eof else start
-    last = n - m
-    for key in _LOOSER:
-        want = [key(p) for p in pattern]
-        for i in range(first, last + 1):
-            if all(key(lines[i + k]) == want[k] for k in range(m)):
-                return i
-    return None
+def _keys(rules: Rules) -> tuple[Callable[[str], str], ...]:
+    # Codex's order: exact, then trailing whitespace ignored, then both ends, then typography.
+    space = rules.space
+    if not rules.fuzzy:
+        return (_exact,)
+    return (
+        _exact,
+        lambda s: s.rstrip(space),
+        lambda s: s.strip(space),
+        lambda s: s.strip(space).translate(_PLAIN),
+    )
 
 
 def _exact(s: str) -> str:
     return s
 
 
-def _plain(s: str) -> str:
-    return s.strip().translate(_PLAIN)
-
-
-# Codex's order: exact, then trailing whitespace ignored, then both ends, then typography.
-_LOOSER: tuple[Callable[[str], str], ...] = (_exact, str.rstrip, str.strip, _plain)
+def seek(lines: Sequence[str], pattern: Sequence[str], start: int, at_eof: bool, rules: Rules = CODEX) -> int | None:
+    """Codex's seek_sequence: where `pattern` first occurs at or after `start` (at the end
+    when `at_eof`), matching ever more loosely."""
+    if not pattern:
+        return start
+    n, m = len(lines), len(pattern)
+    if m > n:
+        return None
+    first = n - m if at_eof else start
+    for key in _keys(rules):
+        want = [key(p) for p in pattern]
+        for i in range(first, n - m + 1):
+            if all(key(lines[i + k]) == want[k] for k in range(m)):
+                return i
+    return None
 
 
 def _decode(before: bytes) -> str:
@@ -340,7 +398,101 @@ def _encode(text: str) -> bytes:
     return text.encode("utf-8", "surrogateescape")
 
 
-def apply_v4a_to(before: bytes | None, op: FileOp) -> bytes | None:
+def split_lines(text: str, lone_cr: bool = True) -> list[tuple[str, str | None]]:
+    """(text, ending) for every line: CRLF and LF end a line (and a lone CR, with
+    `lone_cr`); an unterminated last line has ending None. A BOM is part of the first line."""
+    out: list[tuple[str, str | None]] = []
+    start = i = 0
+    n = len(text)
+    while i < n:
+        nl = text.find("\n", i)
+        cr = text.find("\r", i) if lone_cr else -1
+        if nl < 0 and cr < 0:
+            break
+        if cr < 0 or (0 <= nl < cr):
+            end, ending = nl, "\n"
+            if nl > start and text[nl - 1] == "\r":
+                end, ending = nl - 1, "\r\n"
+        else:
+            end, ending = cr, "\r\n" if text.startswith("\n", cr + 1) else "\r"
+        out.append((text[start:end], ending))
+        i = start = end + len(ending)
+    if start < n:
+        out.append((text[start:], None))
+    return out
+
+
+def _replacements(texts: list[str], hunks: list[Hunk], rules: Rules, path: str) -> list[tuple[int, int, list[str]]]:
+    out: list[tuple[int, int, list[str]]] = []
+    index = 0
+    for hunk in hunks:
+        if hunk.context is not None:
+            found = seek(texts, [hunk.context], index, False, rules)
+            if found is None:
+                raise PatchError("failed to find context %r in %s" % (hunk.context[:80], path))
+            index = found + 1
+        if not hunk.old:
+            end = len(texts)
+            if not rules.after_blank and texts and texts[-1] == "":
+                end -= 1
+            out.append((end, 0, list(hunk.new)))
+            continue
+        pattern, new = hunk.old, hunk.new
+        at = seek(texts, pattern, index, hunk.at_eof, rules)
+        if at is None and pattern[-1] == "":
+            # Codex retries without a final empty old line the file may not have.
+            pattern = pattern[:-1]
+            if new and new[-1] == "":
+                new = new[:-1]
+            at = seek(texts, pattern, index, hunk.at_eof, rules)
+        if at is None:
+            raise PatchError("failed to find expected lines in %s" % path)
+        if rules.keep_context:
+            # only the runs between context lines are rewritten: context keeps the file's bytes
+            old_start = new_start = 0
+            for old_ctx, new_ctx in hunk.kept:
+                if old_ctx >= len(pattern) or new_ctx >= len(new):
+                    break
+                if old_start != old_ctx or new_start != new_ctx:
+                    out.append((at + old_start, old_ctx - old_start, list(new[new_start:new_ctx])))
+                old_start, new_start = old_ctx + 1, new_ctx + 1
+            if old_start != len(pattern) or new_start != len(new):
+                out.append((at + old_start, len(pattern) - old_start, list(new[new_start:])))
+        else:
+            out.append((at, len(pattern), list(new)))
+        index = at + len(pattern)
+    out.sort(key=lambda r: r[0])
+    return out
+
+
+def update(before: bytes, hunks: list[Hunk], rules: Rules = CODEX, path: str = "the file") -> bytes:
+    """The bytes of a file holding `before` after a V4A update's hunks. PatchError when the
+    host refuses (with `rules.strict`: not UTF-8; any rules: old lines or context not found)."""
+    if rules.strict:
+        try:
+            text = before.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise PatchError("%s is not UTF-8 (byte %d)" % (path, exc.start)) from None
+    else:
+        text = _decode(before)
+    lines = split_lines(text, rules.lone_cr)
+    pref = next((e for _, e in lines if e is not None), "\n")
+    out: list[tuple[str, str | None]] = []
+    source = 0
+    for at, length, segment in _replacements([t for t, _ in lines], hunks, rules, path):
+        if at < source:
+            raise PatchError("overlapping chunks in %s" % path)
+        out.extend(lines[source:at])
+        out.extend((s, pref) for s in segment)
+        source = at + length
+    out.extend(lines[source:])
+    if not rules.blank_tail and out and out[-1][0] == "":
+        out[-1] = ("", "")  # split("\n"), pop the final "", ..., "\n".join(): the blank line is lost
+    # an updated file always ends with a line ending (an unterminated last line gets one)
+    return _encode("".join(t + (e if e is not None else pref) for t, e in out))
+
+
+def apply_v4a_to(before: bytes | None, op: FileOp, rules: Rules = LF) -> bytes | None:
     """The bytes of `op.target` after a V4A op, or None when that cannot be predicted (the old
     lines are not in the file, or the file is missing for an update). DELETE gives b""."""
     if op.kind == ADD:
@@ -350,40 +502,10 @@ def apply_v4a_to(before: bytes | None, op: FileOp) -> bytes | None:
         return b"" if before is not None else None
     if before is None:
         return None
-    lines = _decode(before).split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    # Like Codex: find every hunk in the original lines first, then replace from the end.
-    replacements: list[tuple[int, int, list[str]]] = []
-    index = 0
-    for hunk in op.hunks:
-        if hunk.context is not None:
-            found = _seek(lines, [hunk.context], index, False)
-            if found is None:
-                return None
-            index = found + 1
-        if not hunk.old:
-            end = len(lines) - 1 if lines and lines[-1] == "" else len(lines)
-            replacements.append((end, 0, list(hunk.new)))
-            continue
-        pattern = hunk.old
-        new = list(hunk.new)
-        at = _seek(lines, pattern, index, hunk.at_eof)
-        if at is None and pattern[-1] == "":
-            pattern = pattern[:-1]
-            if new and new[-1] == "":
-                new = new[:-1]
-            at = _seek(lines, pattern, index, hunk.at_eof)
-        if at is None:
-            return None
-        replacements.append((at, len(pattern), new))
-        index = at + len(pattern)
-    replacements.sort(key=lambda r: r[0])
-    for at, length, new in reversed(replacements):
-        lines[at:at + length] = new
-    if not lines or lines[-1] != "":
-        lines.append("")
-    return _encode("\n".join(lines))
+    try:
+        return update(before, op.hunks, rules)
+    except PatchError:
+        return None
 
 
 def _apply_unified(before: bytes | None, op: FileOp) -> bytes | None:
@@ -432,10 +554,10 @@ def _nearest(lines: list[str], pattern: list[str], hint: int, floor: int) -> int
     return None
 
 
-def apply_to(before: bytes | None, op: FileOp) -> bytes | None:
+def apply_to(before: bytes | None, op: FileOp, rules: Rules = LF) -> bytes | None:
     """`op.target`'s bytes after the op, whichever format it came from; None = not exact."""
     if op.format == V4A:
-        return apply_v4a_to(before, op)
+        return apply_v4a_to(before, op, rules)
     return _apply_unified(before, op)
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from engramory import patches
 from engramory.hosts import codex
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -157,7 +158,7 @@ def test_index_named_in_agents_md(tmp_path: Path, env: dict[str, str]) -> None:
 
 def _update(before: bytes, body: str) -> bytes:
     ops = codex.parse_patch("*** Begin Patch\n*** Update File: f\n%s*** End Patch\n" % body)
-    return codex.apply_update(before, ops[0].chunks)
+    return patches.update(before, ops[0].hunks, patches.CODEX)
 
 
 @pytest.mark.parametrize(("before", "body", "after"), [
