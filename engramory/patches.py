@@ -62,10 +62,10 @@ class PatchError(ValueError):
 class Rules:
     """How one host reads and applies a V4A patch (see the module docstring)."""
 
-    __slots__ = ("name", "strict", "lone_cr", "space", "keep_context", "after_blank", "blank_tail", "fuzzy")
+    __slots__ = ("name", "strict", "lone_cr", "space", "keep_context", "after_blank", "blank_tail", "eof_forward", "fuzzy")
 
     def __init__(self, name: str, strict: bool, lone_cr: bool, space: str | None, keep_context: bool,
-                 after_blank: bool, blank_tail: bool, fuzzy: bool = True) -> None:
+                 after_blank: bool, blank_tail: bool, eof_forward: bool, fuzzy: bool = True) -> None:
         self.name = name
         self.strict = strict  # refuse what Codex refuses (parse errors, text that is not UTF-8)
         self.lone_cr = lone_cr  # a lone CR ends a line
@@ -73,16 +73,19 @@ class Rules:
         self.keep_context = keep_context  # context lines keep the file's bytes
         self.after_blank = after_blank  # a pure insertion goes after a final empty line
         self.blank_tail = blank_tail  # a final empty line survives (else lost, as in a "\n".join)
+        self.eof_forward = eof_forward  # `*** End of File` never matches before the previous hunk's end
         self.fuzzy = fuzzy  # the loose matches are tried after the exact one
 
     def __repr__(self) -> str:
         return "Rules(%s)" % self.name
 
 
-CODEX = Rules("codex", True, lone_cr=True, space=RUST_SPACE, keep_context=True, after_blank=True, blank_tail=True)
-LF = Rules("lf", False, lone_cr=False, space=None, keep_context=False, after_blank=False, blank_tail=False)
+CODEX = Rules("codex", True, lone_cr=True, space=RUST_SPACE, keep_context=True, after_blank=True, blank_tail=True,
+              eof_forward=True)
+LF = Rules("lf", False, lone_cr=False, space=None, keep_context=False, after_blank=False, blank_tail=False,
+           eof_forward=False)
 EXACT = Rules("exact", False, lone_cr=True, space=RUST_SPACE, keep_context=True, after_blank=True, blank_tail=True,
-              fuzzy=False)
+              eof_forward=True, fuzzy=False)
 
 
 class Hunk:
@@ -380,7 +383,7 @@ def seek(lines: Sequence[str], pattern: Sequence[str], start: int, at_eof: bool,
     n, m = len(lines), len(pattern)
     if m > n:
         return None
-    first = n - m if at_eof else start
+    first = (max(start, n - m) if rules.eof_forward else n - m) if at_eof else start
     for key in _keys(rules):
         want = [key(p) for p in pattern]
         for i in range(first, n - m + 1):

@@ -114,3 +114,19 @@ def test_multi_file_patch_is_all_or_nothing(home: codex_driver.Home) -> None:
     assert (home.work / "b.md").read_bytes() == b"three\n"
     for w in writes:
         assert _read(Path(w.path)) == w.after
+
+
+def test_line_endings_bom_and_loose_matching_match_prediction(home: codex_driver.Home) -> None:
+    """CRLF, lone CR, mixed endings, BOM, missing final newline, loose context and several
+    hunks (codex_cases.endings()): each file's bytes are the prediction, or it is unchanged
+    where the prediction is a refusal."""
+    cases = codex_cases.endings()
+    _setup(home.work, cases)
+    predicted = _predictions(home.work, cases, through_shell=False)
+    result = codex_driver.run(home, [[patch_call(c.patch) for c in cases]])
+    assert result.returncode == 0, result.stderr[-2000:]
+    applied, refused, problems = _compare(home.work, cases, predicted)
+    assert not problems, "\n".join(problems)
+    assert applied >= 30 and refused >= 5, (applied, refused)
+    failures = [o for o in result.tool_outputs() if "verification failed" in o or "Failed to" in o]
+    assert len(failures) == refused
