@@ -101,7 +101,7 @@ class Hunk:
         self.start: int | None = None  # unified: 1-based old start line, a hint
         self.old_no_eol = False  # unified `\ No newline at end of file` on each side
         self.new_no_eol = False
-        self.kept: list[tuple[int, int]] = []  # V4A: (old index, new index) of each context line
+        self.kept: list[tuple[int, int]] = []  # (old index, new index) of each context line
 
     def __repr__(self) -> str:
         return "Hunk(-%d +%d)" % (len(self.old), len(self.new))
@@ -320,6 +320,7 @@ def _unified_hunk(lines: list[str], i: int, op: FileOp) -> int:
             continue
         tag, rest = (line[0], line[1:]) if line else (" ", "")
         if tag == " ":
+            hunk.kept.append((len(hunk.old), len(hunk.new)))
             hunk.old.append(rest)
             hunk.new.append(rest)
             old_left -= 1
