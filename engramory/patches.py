@@ -18,7 +18,7 @@ There is one V4A parser and one applier here, and a host's real differences are 
   rewritten from the hunk, a pure insertion goes before a final empty line and a final empty
   line is lost (the lines are split on LF and joined back), a Move needs no hunk, bytes that
   are not UTF-8 pass through. Their real-CLI suites pass patches whose old lines match
-  exactly, where these choices agree.
+  exactly, where these choices agree. opencode declares its own Rules (hosts/opencode.py).
 - EXACT, for hosts that cannot be measured (Cursor): CODEX's reading with exact matching only,
   so that a result is given only where every plausible matcher agrees on the lines.
 A unified diff is applied only where its old lines match exactly, nearest to the line number
@@ -59,33 +59,52 @@ class PatchError(ValueError):
     """The text is not a patch this module can read, or the host would refuse it."""
 
 
+# Where `*** End of File` looks for its old lines.
+EOF_END = "end"  # only where they would end the file
+EOF_FORWARD = "forward"  # there, and never before the previous hunk's end (Codex)
+EOF_OR_SCAN = "end-or-scan"  # there if not before the previous hunk's end, else anywhere after it
+
+
 class Rules:
-    """How one host reads and applies a V4A patch (see the module docstring)."""
+    """How one host reads and applies a V4A patch; the defaults are Codex's (measured), and
+    a host names only what differs (see the module docstring)."""
 
-    __slots__ = ("name", "strict", "lone_cr", "space", "keep_context", "after_blank", "blank_tail", "eof_forward", "fuzzy")
+    __slots__ = ("name", "strict", "lf_only", "space", "plain", "keep_context", "after_blank", "blank_tail", "eof",
+                 "fuzzy", "empty_matches")
 
-    def __init__(self, name: str, strict: bool, lone_cr: bool, space: str | None, keep_context: bool,
-                 after_blank: bool, blank_tail: bool, eof_forward: bool, fuzzy: bool = True) -> None:
+    def __init__(
+        self, name: str, *, strict: bool = False, lf_only: bool = False, space: str | None = RUST_SPACE,
+        plain: dict[int, str] | None = None, keep_context: bool = True, after_blank: bool = True,
+        blank_tail: bool = True, eof: str = EOF_FORWARD, fuzzy: bool = True, empty_matches: bool = True,
+    ) -> None:
         self.name = name
         self.strict = strict  # refuse what Codex refuses (parse errors, text that is not UTF-8)
-        self.lone_cr = lone_cr  # a lone CR ends a line
+        self.lf_only = lf_only  # only LF ends a line (a CR stays in the line's text)
         self.space = space  # the whitespace the loose matches strip (None: Python's)
+        self.plain = PLAIN if plain is None else plain  # the last loose match: characters made plain
         self.keep_context = keep_context  # context lines keep the file's bytes
         self.after_blank = after_blank  # a pure insertion goes after a final empty line
         self.blank_tail = blank_tail  # a final empty line survives (else lost, as in a "\n".join)
-        self.eof_forward = eof_forward  # `*** End of File` never matches before the previous hunk's end
+        self.eof = eof  # EOF_END, EOF_FORWARD or EOF_OR_SCAN
         self.fuzzy = fuzzy  # the loose matches are tried after the exact one
+        self.empty_matches = empty_matches  # old lines that are empty after the retry match where the search starts
 
     def __repr__(self) -> str:
         return "Rules(%s)" % self.name
 
 
-CODEX = Rules("codex", True, lone_cr=True, space=RUST_SPACE, keep_context=True, after_blank=True, blank_tail=True,
-              eof_forward=True)
-LF = Rules("lf", False, lone_cr=False, space=None, keep_context=False, after_blank=False, blank_tail=False,
-           eof_forward=False)
-EXACT = Rules("exact", False, lone_cr=True, space=RUST_SPACE, keep_context=True, after_blank=True, blank_tail=True,
-              eof_forward=True, fuzzy=False)
+# Codex's seek_sequence: typographic dashes, quotes and spaces made plain.
+PLAIN = {
+    0x2010: "-", 0x2011: "-", 0x2012: "-", 0x2013: "-", 0x2014: "-", 0x2015: "-", 0x2212: "-",
+    0x2018: "'", 0x2019: "'", 0x201A: "'", 0x201B: "'",
+    0x201C: '"', 0x201D: '"', 0x201E: '"', 0x201F: '"',
+    0x00A0: " ", 0x2002: " ", 0x2003: " ", 0x2004: " ", 0x2005: " ", 0x2006: " ",
+    0x2007: " ", 0x2008: " ", 0x2009: " ", 0x200A: " ", 0x202F: " ", 0x205F: " ", 0x3000: " ",
+}
+
+CODEX = Rules("codex", strict=True)
+LF = Rules("lf", lf_only=True, space=None, keep_context=False, after_blank=False, blank_tail=False, eof=EOF_END)
+EXACT = Rules("exact", fuzzy=False)
 
 
 class Hunk:
@@ -350,15 +369,6 @@ def parse(text: str, rules: Rules = LF) -> list[FileOp]:
 
 # --- applying -------------------------------------------------------------------------------
 
-_PLAIN = {
-    0x2010: "-", 0x2011: "-", 0x2012: "-", 0x2013: "-", 0x2014: "-", 0x2015: "-", 0x2212: "-",
-    0x2018: "'", 0x2019: "'", 0x201A: "'", 0x201B: "'",
-    0x201C: '"', 0x201D: '"', 0x201E: '"', 0x201F: '"',
-    0x00A0: " ", 0x2002: " ", 0x2003: " ", 0x2004: " ", 0x2005: " ", 0x2006: " ",
-    0x2007: " ", 0x2008: " ", 0x2009: " ", 0x200A: " ", 0x202F: " ", 0x205F: " ", 0x3000: " ",
-}
-
-
 def _keys(rules: Rules) -> tuple[Callable[[str], str], ...]:
     # Codex's order: exact, then trailing whitespace ignored, then both ends, then typography.
     space = rules.space
@@ -368,7 +378,7 @@ def _keys(rules: Rules) -> tuple[Callable[[str], str], ...]:
         _exact,
         lambda s: s.rstrip(space),
         lambda s: s.strip(space),
-        lambda s: s.strip(space).translate(_PLAIN),
+        lambda s: s.strip(space).translate(rules.plain),
     )
 
 
@@ -380,14 +390,18 @@ def seek(lines: Sequence[str], pattern: Sequence[str], start: int, at_eof: bool,
     """Codex's seek_sequence: where `pattern` first occurs at or after `start` (at the end
     when `at_eof`), matching ever more loosely."""
     if not pattern:
-        return start
+        return start if rules.empty_matches else None
     n, m = len(lines), len(pattern)
     if m > n:
         return None
-    first = (max(start, n - m) if rules.eof_forward else n - m) if at_eof else start
+    last = n - m
+    tries: Sequence[int] = range(start, last + 1)
+    if at_eof:
+        at_end = [last] if rules.eof == EOF_END or last >= start else []
+        tries = at_end + list(tries) if rules.eof == EOF_OR_SCAN else at_end
     for key in _keys(rules):
         want = [key(p) for p in pattern]
-        for i in range(first, n - m + 1):
+        for i in tries:
             if all(key(lines[i + k]) == want[k] for k in range(m)):
                 return i
     return None
@@ -402,21 +416,20 @@ def _encode(text: str) -> bytes:
     return text.encode("utf-8", "surrogateescape")
 
 
-def split_lines(text: str, lone_cr: bool = True) -> list[tuple[str, str | None]]:
-    """(text, ending) for every line: CRLF and LF end a line (and a lone CR, with
-    `lone_cr`); an unterminated last line has ending None. A BOM is part of the first line."""
+def split_lines(text: str, lf_only: bool = False) -> list[tuple[str, str | None]]:
+    """(text, ending) for every line: CRLF, LF and a lone CR end a line (with `lf_only`, LF
+    alone, and a CR stays in the text); an unterminated last line has ending None. A BOM is
+    part of the first line."""
     out: list[tuple[str, str | None]] = []
     start = i = 0
     n = len(text)
     while i < n:
         nl = text.find("\n", i)
-        cr = text.find("\r", i) if lone_cr else -1
+        cr = -1 if lf_only else text.find("\r", i)
         if nl < 0 and cr < 0:
             break
         if cr < 0 or (0 <= nl < cr):
             end, ending = nl, "\n"
-            if nl > start and text[nl - 1] == "\r":
-                end, ending = nl - 1, "\r\n"
         else:
             end, ending = cr, "\r\n" if text.startswith("\n", cr + 1) else "\r"
         out.append((text[start:end], ending))
@@ -471,7 +484,8 @@ def _replacements(texts: list[str], hunks: list[Hunk], rules: Rules, path: str) 
 
 def update(before: bytes, hunks: list[Hunk], rules: Rules = CODEX, path: str = "the file") -> bytes:
     """The bytes of a file holding `before` after a V4A update's hunks. PatchError when the
-    host refuses (with `rules.strict`: not UTF-8; any rules: old lines or context not found)."""
+    host refuses (with `rules.strict`: not UTF-8; any rules: old lines or context not found).
+    Without `rules.strict`, bytes that are not UTF-8 come back out unchanged."""
     if rules.strict:
         try:
             text = before.decode("utf-8")
@@ -479,7 +493,12 @@ def update(before: bytes, hunks: list[Hunk], rules: Rules = CODEX, path: str = "
             raise PatchError("%s is not UTF-8 (byte %d)" % (path, exc.start)) from None
     else:
         text = _decode(before)
-    lines = split_lines(text, rules.lone_cr)
+    return _encode(update_text(text, hunks, rules, path))
+
+
+def update_text(text: str, hunks: list[Hunk], rules: Rules = CODEX, path: str = "the file") -> str:
+    """`update` on text already decoded."""
+    lines = split_lines(text, rules.lf_only)
     pref = next((e for _, e in lines if e is not None), "\n")
     out: list[tuple[str, str | None]] = []
     source = 0
@@ -493,7 +512,7 @@ def update(before: bytes, hunks: list[Hunk], rules: Rules = CODEX, path: str = "
     if not rules.blank_tail and out and out[-1][0] == "":
         out[-1] = ("", "")  # split("\n"), pop the final "", ..., "\n".join(): the blank line is lost
     # an updated file always ends with a line ending (an unterminated last line gets one)
-    return _encode("".join(t + (e if e is not None else pref) for t, e in out))
+    return "".join(t + (e if e is not None else pref) for t, e in out)
 
 
 def apply_v4a_to(before: bytes | None, op: FileOp, rules: Rules = LF) -> bytes | None:

@@ -273,7 +273,7 @@ def test_exact_rules_match_only_exactly() -> None:
 
 @pytest.mark.parametrize("text", ["", "a", "a\n", "a\r\n", "a\r", "a\r\r\nb", "\r\n\n\r", "x\ry\nz\r\nw"])
 def test_split_lines_gives_the_text_back(text: str) -> None:
-    for lone_cr in (True, False):
-        lines = patches.split_lines(text, lone_cr)
+    for lf_only in (True, False):
+        lines = patches.split_lines(text, lf_only)
         assert "".join(t + (e or "") for t, e in lines) == text
-        assert all("\n" not in t and (lone_cr is False or "\r" not in t) for t, _ in lines)
+        assert all("\n" not in t and (lf_only or "\r" not in t) for t, _ in lines)
