@@ -33,6 +33,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    Seek = Callable[[Sequence[str], Sequence[str], int, bool], "int | None"]
+
 ADD = "add"
 UPDATE = "update"
 DELETE = "delete"
@@ -70,12 +72,14 @@ class Rules:
     a host names only what differs (see the module docstring)."""
 
     __slots__ = ("name", "strict", "lf_only", "space", "plain", "keep_context", "after_blank", "blank_tail", "eof",
-                 "fuzzy", "empty_matches")
+                 "fuzzy", "empty_matches", "retry_blank", "insert_here", "joined", "seek", "anchor")
 
     def __init__(
         self, name: str, *, strict: bool = False, lf_only: bool = False, space: str | None = RUST_SPACE,
         plain: dict[int, str] | None = None, keep_context: bool = True, after_blank: bool = True,
         blank_tail: bool = True, eof: str = EOF_FORWARD, fuzzy: bool = True, empty_matches: bool = True,
+        retry_blank: bool = True, insert_here: bool = False, joined: bool = False,
+        seek: Seek | None = None, anchor: Seek | None = None,
     ) -> None:
         self.name = name
         self.strict = strict  # refuse what Codex refuses (parse errors, text that is not UTF-8)
@@ -88,6 +92,16 @@ class Rules:
         self.eof = eof  # EOF_END, EOF_FORWARD or EOF_OR_SCAN
         self.fuzzy = fuzzy  # the loose matches are tried after the exact one
         self.empty_matches = empty_matches  # old lines that are empty after the retry match where the search starts
+        self.retry_blank = retry_blank  # old lines not found are looked for again without a final empty one
+        self.insert_here = insert_here  # a pure insertion goes where the search stands (else at the end)
+        # the text is split on LF into lines that are joined back as they are (a final newline
+        # gives a last empty line; none is added): the JavaScript appliers that keep no endings
+        self.joined = joined
+        # a host's own matcher for the old lines, and for an `@@ <anchor>` (None if not found,
+        # and a missing anchor then leaves the search where it was): (lines, wanted, start, at
+        # end of file) -> index or None
+        self.seek = seek
+        self.anchor = anchor
 
     def __repr__(self) -> str:
         return "Rules(%s)" % self.name
@@ -443,20 +457,23 @@ def _replacements(texts: list[str], hunks: list[Hunk], rules: Rules, path: str) 
     out: list[tuple[int, int, list[str]]] = []
     index = 0
     for hunk in hunks:
-        if hunk.context is not None:
+        if hunk.context is not None and rules.anchor is not None:
+            found = rules.anchor(texts, [hunk.context], index, False)
+            index = index if found is None else found + 1
+        elif hunk.context is not None:
             found = seek(texts, [hunk.context], index, False, rules)
             if found is None:
                 raise PatchError("failed to find context %r in %s" % (hunk.context[:80], path))
             index = found + 1
         if not hunk.old:
-            end = len(texts)
-            if not rules.after_blank and texts and texts[-1] == "":
+            end = index if rules.insert_here else len(texts)
+            if not rules.insert_here and not rules.after_blank and texts and texts[-1] == "":
                 end -= 1
             out.append((end, 0, list(hunk.new)))
             continue
         pattern, new = hunk.old, hunk.new
-        at = seek(texts, pattern, index, hunk.at_eof, rules)
-        if at is None and pattern[-1] == "":
+        at = (rules.seek or _seek_with(rules))(texts, pattern, index, hunk.at_eof)
+        if at is None and rules.retry_blank and pattern[-1] == "":
             # Codex retries without a final empty old line the file may not have.
             pattern = pattern[:-1]
             if new and new[-1] == "":
@@ -496,14 +513,29 @@ def update(before: bytes, hunks: list[Hunk], rules: Rules = CODEX, path: str = "
     return _encode(update_text(text, hunks, rules, path))
 
 
+def _seek_with(rules: Rules) -> Seek:
+    return lambda lines, pattern, start, at_eof: seek(lines, pattern, start, at_eof, rules)
+
+
 def update_text(text: str, hunks: list[Hunk], rules: Rules = CODEX, path: str = "the file") -> str:
     """`update` on text already decoded."""
+    if rules.joined:
+        texts = text.split("\n")
+        joined: list[str] = []
+        source = 0
+        for at, length, segment in _replacements(texts, hunks, rules, path):
+            if at < source or at > len(texts):
+                raise PatchError("overlapping chunks in %s" % path)
+            joined.extend(texts[source:at])
+            joined.extend(segment)
+            source = at + length
+        return "\n".join(joined + texts[source:])
     lines = split_lines(text, rules.lf_only)
     pref = next((e for _, e in lines if e is not None), "\n")
     out: list[tuple[str, str | None]] = []
     source = 0
     for at, length, segment in _replacements([t for t, _ in lines], hunks, rules, path):
-        if at < source:
+        if at < source or at > len(lines):
             raise PatchError("overlapping chunks in %s" % path)
         out.extend(lines[source:at])
         out.extend((s, pref) for s in segment)
