@@ -550,6 +550,10 @@ def update_text(text: str, hunks: list[Hunk], rules: Rules = CODEX, path: str = 
 def apply_v4a_to(before: bytes | None, op: FileOp, rules: Rules = LF) -> bytes | None:
     """The bytes of `op.target` after a V4A op, or None when that cannot be predicted (the old
     lines are not in the file, or the file is missing for an update). DELETE gives b""."""
+    return _apply(before, op, lambda old: update(old, op.hunks, rules))
+
+
+def _apply(before: bytes | None, op: FileOp, updated: Callable[[bytes], bytes | None]) -> bytes | None:
     if op.kind == ADD:
         assert op.content is not None
         return _encode(op.content)
@@ -558,19 +562,16 @@ def apply_v4a_to(before: bytes | None, op: FileOp, rules: Rules = LF) -> bytes |
     if before is None:
         return None
     try:
-        return update(before, op.hunks, rules)
+        return updated(before)
     except PatchError:
         return None
 
 
 def _apply_unified(before: bytes | None, op: FileOp) -> bytes | None:
-    if op.kind == ADD:
-        assert op.content is not None
-        return _encode(op.content)
-    if op.kind == DELETE:
-        return b"" if before is not None else None
-    if before is None:
-        return None
+    return _apply(before, op, lambda old: _unified_update(old, op))
+
+
+def _unified_update(before: bytes, op: FileOp) -> bytes | None:
     text = _decode(before)
     had_eol = text.endswith("\n")
     lines = text.split("\n") if text else []

@@ -412,42 +412,43 @@ def predict_patch(text: str, cwd: "str | None", read: "Any") -> "dict[str, bytes
     return out
 
 
+def _written(text: str, cwd: "str | None", environ: "Mapping[str, str]") -> "list[tuple[str, Any]]":
+    """(guarded file, op) for every file the patch would write."""
+    from engramory import patches
+
+    try:
+        ops = parse_patch(text)
+    except patches.PatchError:
+        return []
+    out = []
+    for op in ops:
+        target = scope.resolve_path(op.target, cwd)
+        if op.kind != patches.DELETE and scope.interesting(target, environ):
+            out.append((target, op))
+    return out
+
+
 def _known(after: "bytes | None") -> "Any":
     return lambda before: after
 
 
 def _patch(text: str, cwd: "str | None", env: "Mapping[str, str] | None", environ: "Mapping[str, str]") -> "Decision | None":
-    from engramory import patches
     from engramory.guard import judge_bound, read_regular
 
     try:
         predicted = predict_patch(text, cwd, read_regular)
     except TooCostly:
-        predicted = None
-        try:
-            ops = parse_patch(text)
-        except patches.PatchError:
-            return None
-        for op in ops:
-            target = scope.resolve_path(op.target, cwd)
-            if op.kind == patches.DELETE or not scope.interesting(target, environ):
-                continue
+        why = "Cline's fuzzy matching of this patch could not be worked out in time"
+        for target, op in _written(text, cwd, environ):
             added = "".join(line + "\n" for hunk in op.hunks for line in hunk.new)
-            why = "Cline's fuzzy matching of this patch could not be worked out in time"
             decision = judge_bound(target, read_regular(target), added, env, window(), "apply_patch", why)
             if decision is not None:
                 return decision
         return None
     if predicted is None:
         # Cline refuses the patch and writes nothing (judge() says nothing then, and traces it)
-        try:
-            ops = parse_patch(text)
-        except patches.PatchError:
-            return None
-        for op in ops:
-            target = scope.resolve_path(op.target, cwd)
-            if op.kind != patches.DELETE and scope.interesting(target, environ):
-                claudelike.judge(target, "apply_patch", _known(None), env, window())
+        for target, _ in _written(text, cwd, environ):
+            claudelike.judge(target, "apply_patch", _known(None), env, window())
         return None
     for target, after in predicted.items():
         if after is None or not scope.interesting(target, environ):
