@@ -59,7 +59,7 @@ def test_v4a_context_header_seeks_before_matching() -> None:
     assert patches.apply_v4a_to(before, op) == b"## one\n- x\n## two\n- y\n"
 
 
-def test_v4a_matches_like_codex_trailing_space_then_typography() -> None:
+def test_lf_rules_match_loosely_and_rewrite_the_span() -> None:
     before = "- a \u2014 b  \n- \u201cq\u201d\n".encode()
     (op,) = patches.parse_v4a(v4a("*** Update File: M.md", "-- a - b", "+- z", " - \"q\""))
     # the whole matched span is rewritten from the hunk, so context lines come out as written
