@@ -43,6 +43,7 @@ def test_worst_update_gives_nothing_where_matchers_can_disagree() -> None:
         (b"a  \nb\n", ("@@", "-a", "+A")),  # trailing whitespace: only a loose matcher finds it
         ("it\u2019s\n".encode(), ("@@", "-it's", "+x")),  # typography
         (b"a\n", ("@@", "-z", "+x")),  # not there at all
+        (b"a\rb\n", ("@@", "-b", "+B")),  # a lone CR: is b a line of its own?
     ]:
         (op,) = patches.parse(_patch(*body))
         assert cursor.worst_update(before, op) is None

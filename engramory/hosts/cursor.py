@@ -147,10 +147,13 @@ def worst_update(before: bytes, op: Any) -> bytes | None:
     """The largest file an update can leave, whichever V4A or diff applier Cursor runs, or None
     when the matchers can disagree. Cursor's applier cannot be installed here, so nothing of
     it is measured: the result is given only where the old lines match exactly (patches.EXACT;
-    any applier then changes the same lines), with the line endings that make it largest (all
-    CRLF when the file holds any, the final one always added) and a BOM kept."""
+    any applier then changes the same lines; not in a file with a lone CR, which appliers split
+    differently), with the line endings that make it largest (all CRLF when the file holds any,
+    the final one always added) and a BOM kept."""
     from engramory import patches
 
+    if b"\r" in before.replace(b"\r\n", b""):
+        return None  # a lone CR: appliers disagree on where its lines end
     try:
         after = patches.update(before, op.hunks, patches.EXACT) if op.format == patches.V4A else patches.apply_to(before, op)
     except patches.PatchError:
