@@ -179,9 +179,9 @@ def test_update_bytes(before: bytes, body: str, after: bytes) -> None:
 
 
 def test_refusals() -> None:
-    with pytest.raises(codex.PatchError):
+    with pytest.raises(patches.PatchError):
         _update("\ufeffa\n".encode(), "@@\n-a\n+b\n")  # context without the BOM does not match
-    with pytest.raises(codex.PatchError):
+    with pytest.raises(patches.PatchError):
         _update(b"\xff\n", "@@\n+b\n")  # not UTF-8
-    with pytest.raises(codex.PatchError):
+    with pytest.raises(patches.PatchError):
         codex.parse_patch("*** Begin Patch\n*** Update File: f\n@@\n+x\n")  # no end line

@@ -28,13 +28,14 @@ ENGRAMORY_INDEX_PATH or ENGRAMORY_CODEX_GUARD_MEMORIES=1. The index a user keeps
 (the store its AGENTS.md names, or ENGRAMORY_INDEX_PATH) is guarded like any other.
 """
 
-from engramory import jsonlite, patches, scope
+from engramory import jsonlite, scope
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
+    from engramory import patches
     from engramory.guard import Decision
     from engramory.size import Window
 
@@ -144,15 +145,15 @@ def index_paths(cwd: str, env: "Mapping[str, str]") -> "list[str]":
 
 # --- the edit model: Codex's apply_patch (engramory.patches, rules CODEX) ----------------------
 
-BEGIN = patches.BEGIN
-END = patches.END
-PatchError = patches.PatchError
 
 
 def parse_patch(text: str) -> "list[patches.FileOp]":
     """A patch's file operations, read the way Codex reads them (a little more leniently
-    about surrounding blank lines, which can only make the guard judge more). PatchError
-    when Codex would refuse it."""
+    about surrounding blank lines, which can only make the guard judge more).
+    patches.PatchError when Codex would refuse it. (engramory.patches is imported only on
+    the way to a patch: most calls this hook sees are shell commands without one.)"""
+    from engramory import patches
+
     return patches.parse_v4a(text, patches.CODEX)
 
 
@@ -179,8 +180,10 @@ class Write:
 
 
 def predict(ops: "list[patches.FileOp]", cwd: "str | None", read: "Any" = read_file) -> "list[Write]":
-    """Every file the patch writes or removes, with its bytes after; PatchError when Codex
-    would apply none of it (it verifies every file before writing any)."""
+    """Every file the patch writes or removes, with its bytes after; patches.PatchError when
+    Codex would apply none of it (it verifies every file before writing any)."""
+    from engramory import patches
+
     writes: list[Write] = []
     seen: set[str] = set()
     for op in ops:
@@ -188,14 +191,14 @@ def predict(ops: "list[patches.FileOp]", cwd: "str | None", read: "Any" = read_f
         target = scope.resolve_path(op.move_to, cwd) if op.move_to else path
         for p in {path, target}:
             if p in seen:
-                raise PatchError("multiple operations target %s" % p)
+                raise patches.PatchError("multiple operations target %s" % p)
             seen.add(p)
         if op.kind == patches.ADD:
             writes.append(Write(path, read(path), (op.content or "").encode("utf-8")))
             continue
         before = read(path)
         if before is None:
-            raise PatchError("failed to read %s" % path)
+            raise patches.PatchError("failed to read %s" % path)
         if op.kind == patches.DELETE:
             writes.append(Write(path, before, None))
             continue
@@ -258,6 +261,8 @@ def _patch_after(rest: str) -> "str | None":
                     return "\n".join(body) + "\n"
                 body.append(check)
             # no closing line of its own (e.g. inside `bash -lc "..."`): read the patch's span
+    from engramory.patches import BEGIN, END
+
     begin = rest.find(BEGIN)
     if begin >= 0:
         end = rest.find(END, begin)
@@ -328,6 +333,8 @@ def patches_of(payload: "Mapping[str, Any]") -> "list[tuple[str, str, str | None
         return []
     if tool == SHELL_TOOL:
         return [(SHELL_PATCH_TOOL, text, folder) for text, folder in shell_patches(command, base)]
+    from engramory.patches import BEGIN
+
     if tool == PATCH_TOOL or BEGIN in command[:4096]:
         return [(PATCH_TOOL, command, base)]
     return []
@@ -343,17 +350,19 @@ def _mentions_guarded(ops: "list[patches.FileOp]", folder: "str | None", env: "M
 
 def requests_of(payload: "Mapping[str, Any]", env: "Mapping[str, str]", notes: "list[str]") -> "list[tuple[str, Write]]":
     """(tool label, predicted write) for every guarded file this call changes."""
+    from engramory import patches
+
     out: list[tuple[str, Write]] = []
     for tool, text, folder in patches_of(payload):
         try:
             ops = parse_patch(text)
-        except PatchError:
+        except patches.PatchError:
             continue  # Codex refuses it and writes nothing
         if not _mentions_guarded(ops, folder, env):
             continue  # the common case: no store file in this patch; nothing is read
         try:
             writes = predict(ops, folder)
-        except PatchError as exc:
+        except patches.PatchError as exc:
             # Codex verifies every file before writing any: this patch writes nothing.
             notes.append("%s: Codex will refuse this patch (%s); nothing to judge" % (TAG, exc))
             continue

@@ -12,6 +12,7 @@ import codex_driver
 import pytest
 from codex_model import patch_call, shell_call
 
+from engramory import patches
 from engramory.hosts import codex
 
 pytestmark = pytest.mark.e2e
@@ -33,7 +34,7 @@ def _predictions(work: Path, cases: list[codex_cases.Case], through_shell: bool)
                 text, folder = c.patch, str(work)
             writes = codex.predict(codex.parse_patch(text), folder)
             out[c.name] = {w.path: w.after for w in writes}
-        except codex.PatchError:
+        except patches.PatchError:
             out[c.name] = None
     return out
 
@@ -105,7 +106,7 @@ def test_multi_file_patch_is_all_or_nothing(home: codex_driver.Home) -> None:
     both = "*** Begin Patch\n%s%s*** End Patch\n" % (good, bad)
     same_file = "*** Begin Patch\n%s*** Update File: a.md\n@@\n-two\n+TWO\n*** End Patch\n" % good
     for text in (both, same_file):
-        with pytest.raises(codex.PatchError):
+        with pytest.raises(patches.PatchError):
             codex.predict(codex.parse_patch(text), str(home.work))
     fine = "*** Begin Patch\n%s*** Add File: c.md\n+new\n*** End Patch\n" % good
     writes = codex.predict(codex.parse_patch(fine), str(home.work))
