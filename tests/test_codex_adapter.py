@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from engramory import patches
 from engramory.hosts import codex
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -157,7 +158,7 @@ def test_index_named_in_agents_md(tmp_path: Path, env: dict[str, str]) -> None:
 
 def _update(before: bytes, body: str) -> bytes:
     ops = codex.parse_patch("*** Begin Patch\n*** Update File: f\n%s*** End Patch\n" % body)
-    return codex.apply_update(before, ops[0].chunks)
+    return patches.update(before, ops[0].hunks, patches.CODEX)
 
 
 @pytest.mark.parametrize(("before", "body", "after"), [
@@ -178,9 +179,9 @@ def test_update_bytes(before: bytes, body: str, after: bytes) -> None:
 
 
 def test_refusals() -> None:
-    with pytest.raises(codex.PatchError):
+    with pytest.raises(patches.PatchError):
         _update("\ufeffa\n".encode(), "@@\n-a\n+b\n")  # context without the BOM does not match
-    with pytest.raises(codex.PatchError):
+    with pytest.raises(patches.PatchError):
         _update(b"\xff\n", "@@\n+b\n")  # not UTF-8
-    with pytest.raises(codex.PatchError):
+    with pytest.raises(patches.PatchError):
         codex.parse_patch("*** Begin Patch\n*** Update File: f\n@@\n+x\n")  # no end line

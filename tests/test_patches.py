@@ -59,7 +59,7 @@ def test_v4a_context_header_seeks_before_matching() -> None:
     assert patches.apply_v4a_to(before, op) == b"## one\n- x\n## two\n- y\n"
 
 
-def test_v4a_matches_like_codex_trailing_space_then_typography() -> None:
+def test_lf_rules_match_loosely_and_rewrite_the_span() -> None:
     before = "- a \u2014 b  \n- \u201cq\u201d\n".encode()
     (op,) = patches.parse_v4a(v4a("*** Update File: M.md", "-- a - b", "+- z", " - \"q\""))
     # the whole matched span is rewritten from the hunk, so context lines come out as written
@@ -209,3 +209,71 @@ def test_unified_round_trip(before: list[str], after: list[str], old_eol: bool, 
     )
     (op,) = patches.parse(diff)
     assert patches.apply_to(old_text.encode(), op) == new_text.encode()
+
+
+# --- the rules of each host: Codex's measured ones, the LF applier, the exact-only worst case ---
+
+
+def _update(before: bytes, body: str, rules: patches.Rules) -> bytes:
+    (op,) = patches.parse_v4a(v4a("*** Update File: f", *body.split("\n")[:-1]), rules)
+    return patches.update(before, op.hunks, rules)
+
+
+# Each row was applied by the real Codex CLI 0.171.0 (tests/codex runs them all against it).
+@pytest.mark.parametrize(("before", "body", "after"), [
+    (b"a\rb\n", "@@\n-b\n+B\n", b"a\rB\r"),  # a lone CR ends a line and is the first ending
+    (b"a\rb\rc\n", "@@\n+z\n", b"a\rb\rc\nz\r"),
+    (b"x\r", "@@\n+z\n", b"x\rz\r"),
+    (b"a\n\n", "@@\n+z\n", b"a\n\nz\n"),  # after a final empty line, which survives
+    (b"a\r\nb\n", "@@\n-b\n+B\n+C\n", b"a\r\nB\r\nC\r\n"),  # the first ending decides
+    (b"a\nb\r\n", "@@\n-a\n+A\n+A2\n", b"A\nA2\nb\r\n"),
+    (b"\xef\xbb\xbfa\r\nb\r\n", "@@\n-b\n+B\n", b"\xef\xbb\xbfa\r\nB\r\n"),
+    (b"  a  \r\nb\r\n", "@@\n a\n-b\n+B\n", b"  a  \r\nB\r\n"),  # loose context keeps its bytes
+    (b"a\r\n", "@@\n-a\n+b\r\n", b"b\r\n"),  # one \r stripped from a patch line
+    (b"a\nb\nc\nd\n", "@@\n-a\n+A\n@@\n c\n d\n+e\n*** End of File\n", b"A\nb\nc\nd\ne\n"),
+])
+def test_codex_rules_bytes(before: bytes, body: str, after: bytes) -> None:
+    assert _update(before, body, patches.CODEX) == after
+
+
+@pytest.mark.parametrize(("before", "body"), [
+    (b"a\rb\n", "@@\n-a\rb\n+X\n"),  # a CR inside a patch line is no break
+    (b"a\nb\nc\n", "@@\n-b\n+B\n@@\n b\n c\n+d\n*** End of File\n"),  # End of File never looks back
+    (b"a\nb\nc\n", "@@\n-c\n+C\n@@\n c\n+y\n*** End of File\n"),
+    (b"\x1ca\nb\n", "@@\n-a\n+A\n"),  # U+001C is whitespace to Python, not to Rust
+    (b"caf\xe9\n", "@@\n+x\n"),  # not UTF-8
+])
+def test_codex_rules_refusals(before: bytes, body: str) -> None:
+    with pytest.raises(patches.PatchError):
+        _update(before, body, patches.CODEX)
+
+
+def test_codex_parser_is_stricter_than_the_lf_one() -> None:
+    move_only = v4a("*** Update File: a.md", "*** Move to: b.md")
+    assert patches.parse_v4a(move_only)[0].move_to == "b.md"
+    with pytest.raises(patches.PatchError):
+        patches.parse_v4a(move_only, patches.CODEX)
+    with pytest.raises(patches.PatchError):
+        patches.parse_v4a(v4a("*** Update File: a.md", "@@x", "+y"), patches.CODEX)
+
+
+def test_lf_rules_keep_the_old_join_semantics() -> None:
+    # the JavaScript ports split on LF and join back: a final empty line is lost, a pure
+    # insertion goes before it, and a fuzzy-matched span is rewritten from the hunk
+    assert _update(b"a\n\n", "@@\n+z\n", patches.LF) == b"a\nz\n"
+    assert _update(b"  a  \nb\n", "@@\n a\n-b\n+B\n", patches.LF) == b"a\nB\n"
+    assert _update(b"  a  \nb\n", "@@\n a\n-b\n+B\n", patches.CODEX) == b"  a  \nB\n"
+
+
+def test_exact_rules_match_only_exactly() -> None:
+    assert _update(b"a\r\nb\r\n", "@@\n-b\n+B\n", patches.EXACT) == b"a\r\nB\r\n"
+    with pytest.raises(patches.PatchError):
+        _update(b"a \nb\n", "@@\n-a\n+A\n", patches.EXACT)
+
+
+@pytest.mark.parametrize("text", ["", "a", "a\n", "a\r\n", "a\r", "a\r\r\nb", "\r\n\n\r", "x\ry\nz\r\nw"])
+def test_split_lines_gives_the_text_back(text: str) -> None:
+    for lf_only in (True, False):
+        lines = patches.split_lines(text, lf_only)
+        assert "".join(t + (e or "") for t, e in lines) == text
+        assert all("\n" not in t and (lf_only or "\r" not in t) for t, _ in lines)

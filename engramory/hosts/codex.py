@@ -15,20 +15,12 @@ Dialect (measured on the real CLI, shared reference "Codex CLI 0.171.0"):
 - A PreToolUse `additionalContext` without a decision reaches the model (a developer message):
   that is the nudge.
 
-Edit model: how Codex's apply_patch turns a patch into bytes (codex-rs/apply-patch, observed):
-- patch lines lose one trailing `\\r`; a `<<'EOF' ... EOF` wrapper is accepted;
-- Add File writes the `+` lines, each ending in LF, over any file already there;
-- Update File reads the file as UTF-8 (any other bytes: the patch is refused) and splits it
-  into lines, each keeping its ending (CRLF, LF, or a lone CR); each chunk's old lines are
-  searched from where the previous chunk ended, first occurrence wins, trying exact, then trailing
-  whitespace ignored, then both ends, then typographic dashes, quotes and spaces made plain;
-  `@@ <line>` seeks that line first; `*** End of File` anchors at the end; a chunk with no old
-  lines appends at the end of the file. Context lines keep their bytes; new lines get the
-  file's first line ending; an unterminated last line gets one (a patched file always ends
-  with a line ending). A BOM is part of the first line's text;
-- Move to writes the result at the destination (over any file there) and removes the source;
-- every file is computed before any is written: one failure and nothing is written, and two
-  operations on one file refuse the whole patch.
+Edit model: engramory.patches with rules CODEX, the one V4A model, measured against this CLI
+(tests/codex: generated and hand-picked patches through the tool and the shell). On top of it,
+what only a whole patch shows: Add File writes over any file already there; Move to writes the
+result at the destination (over any file there) and removes the source; every file is
+computed before any is written, so one failure and nothing is written, and two operations on
+one file refuse the whole patch.
 
 Codex's own managed memory ($CODEX_HOME/memories/) is Codex's business: its consolidation
 agent rewrites MEMORY.md there through the same hooks, so it is never judged unless listed in
@@ -40,9 +32,10 @@ from engramory import jsonlite, scope
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Mapping
     from typing import Any
 
+    from engramory import patches
     from engramory.guard import Decision
     from engramory.size import Window
 
@@ -60,8 +53,6 @@ SHELL_PATCH_TOOL = "apply_patch (through the shell)"
 GUARD_MEMORIES_ENV = "ENGRAMORY_CODEX_GUARD_MEMORIES"
 AGENTS_FILES = ("AGENTS.override.md", "AGENTS.md")
 AGENTS_READ_LIMIT = 1 << 20
-# Rust's char::is_whitespace (Unicode White_Space): what Codex's trim()/trim_end() remove.
-RUST_SPACE = "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
 
 
 def window() -> "Window":
@@ -152,251 +143,18 @@ def index_paths(cwd: str, env: "Mapping[str, str]") -> "list[str]":
     return out
 
 
-# --- the edit model: Codex's apply_patch ---------------------------------------------------------
-
-BEGIN = "*** Begin Patch"
-END = "*** End Patch"
-ADD = "*** Add File: "
-DELETE = "*** Delete File: "
-UPDATE = "*** Update File: "
-MOVE = "*** Move to: "
-EOF_MARK = "*** End of File"
+# --- the edit model: Codex's apply_patch (engramory.patches, rules CODEX) ----------------------
 
 
-class PatchError(ValueError):
-    """Codex would refuse this patch: nothing is written."""
 
-
-class Chunk:
-    __slots__ = ("context", "old", "new", "context_at", "eof")
-
-    def __init__(self, context: "str | None") -> None:
-        self.context = context
-        self.old: list[str] = []
-        self.new: list[str] = []
-        self.context_at: list[tuple[int, int]] = []  # (old index, new index) of context lines
-        self.eof = False
-
-
-class Op:
-    __slots__ = ("kind", "path", "move_to", "lines", "chunks")
-
-    def __init__(self, kind: str, path: str) -> None:
-        self.kind = kind  # "add", "delete", "update"
-        self.path = path
-        self.move_to: str | None = None
-        self.lines: list[str] = []  # Add File: the + lines
-        self.chunks: list[Chunk] = []
-
-
-def _patch_lines(text: str) -> "list[str]":
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    lines = [line[:-1] if line.endswith("\r") else line for line in lines]
-    while lines and not lines[0].strip():
-        lines.pop(0)
-    while lines and not lines[-1].strip():
-        lines.pop()
-    if len(lines) >= 2 and lines[0].strip() in ("<<EOF", "<<'EOF'", '<<"EOF"') and lines[-1].strip() == "EOF":
-        lines = lines[1:-1]
-    return lines
-
-
-def parse_patch(text: str) -> "list[Op]":
+def parse_patch(text: str) -> "list[patches.FileOp]":
     """A patch's file operations, read the way Codex reads them (a little more leniently
-    about surrounding blank lines, which can only make the guard judge more). PatchError
-    when Codex would refuse it."""
-    lines = _patch_lines(text)
-    if not lines or lines[0].strip() != BEGIN:
-        raise PatchError("the first line of the patch must be %r" % BEGIN)
-    if lines[-1].strip() != END:
-        raise PatchError("the last line of the patch must be %r" % END)
-    body = lines[1:-1]
-    ops: list[Op] = []
-    i = 0
-    while i < len(body):
-        line = body[i]
-        if line.startswith(ADD):
-            op = Op("add", _path(line[len(ADD):]))
-            i += 1
-            while i < len(body) and body[i].startswith("+"):
-                op.lines.append(body[i][1:])
-                i += 1
-        elif line.startswith(DELETE):
-            op = Op("delete", _path(line[len(DELETE):]))
-            i += 1
-        elif line.startswith(UPDATE):
-            op = Op("update", _path(line[len(UPDATE):]))
-            i += 1
-            if i < len(body) and body[i].startswith(MOVE):
-                op.move_to = _path(body[i][len(MOVE):])
-                i += 1
-            i = _chunks(body, i, op)
-            if not op.chunks:
-                raise PatchError("update file hunk for path %r is empty" % op.path)
-        elif not line.strip():
-            i += 1
-            continue
-        else:
-            raise PatchError("%r is not a valid hunk header" % line[:80])
-        ops.append(op)
-    if not ops:
-        raise PatchError("no files were modified")
-    return ops
+    about surrounding blank lines, which can only make the guard judge more).
+    patches.PatchError when Codex would refuse it. (engramory.patches is imported only on
+    the way to a patch: most calls this hook sees are shell commands without one.)"""
+    from engramory import patches
 
-
-def _path(raw: str) -> str:
-    path = raw.strip()
-    if not path or "\x00" in path:
-        raise PatchError("a file operation names no usable path")
-    return path
-
-
-def _chunks(body: "list[str]", i: int, op: Op) -> int:
-    chunk: Chunk | None = None
-    while i < len(body):
-        line = body[i]
-        if line.strip() == EOF_MARK:
-            if chunk is None or not (chunk.old or chunk.new):
-                raise PatchError("update hunk does not contain any lines")
-            chunk.eof = True
-            chunk = None
-            i += 1
-            continue
-        if line.startswith("*** "):
-            break
-        if line == "@@" or line.startswith("@@ "):
-            chunk = Chunk(line[3:] if line.startswith("@@ ") else None)
-            op.chunks.append(chunk)
-            i += 1
-            continue
-        if chunk is None:
-            chunk = Chunk(None)  # the first chunk may leave out its @@ line
-            op.chunks.append(chunk)
-        if line == "" or line[0] == " ":
-            chunk.context_at.append((len(chunk.old), len(chunk.new)))
-            chunk.old.append(line[1:])
-            chunk.new.append(line[1:])
-        elif line[0] == "-":
-            chunk.old.append(line[1:])
-        elif line[0] == "+":
-            chunk.new.append(line[1:])
-        else:
-            raise PatchError("unexpected line found in update hunk: %r" % line[:80])
-        i += 1
-    op.chunks = [c for c in op.chunks if c.old or c.new]
-    return i
-
-
-_PLAIN = {
-    0x2010: "-", 0x2011: "-", 0x2012: "-", 0x2013: "-", 0x2014: "-", 0x2015: "-", 0x2212: "-",
-    0x2018: "'", 0x2019: "'", 0x201A: "'", 0x201B: "'",
-    0x201C: '"', 0x201D: '"', 0x201E: '"', 0x201F: '"',
-    0x00A0: " ", 0x2002: " ", 0x2003: " ", 0x2004: " ", 0x2005: " ", 0x2006: " ",
-    0x2007: " ", 0x2008: " ", 0x2009: " ", 0x200A: " ", 0x202F: " ", 0x205F: " ", 0x3000: " ",
-}
-
-
-def _keys() -> "tuple[Any, ...]":
-    return (
-        lambda s: s,
-        lambda s: s.rstrip(RUST_SPACE),
-        lambda s: s.strip(RUST_SPACE),
-        lambda s: s.strip(RUST_SPACE).translate(_PLAIN),
-    )
-
-
-def seek(lines: "Sequence[str]", pattern: "Sequence[str]", start: int, eof: bool) -> "int | None":
-    """Codex's seek_sequence: where `pattern` first occurs at or after `start` (at the end
-    when `eof`), matching ever more loosely."""
-    if not pattern:
-        return start
-    n, m = len(lines), len(pattern)
-    if m > n:
-        return None
-    first = n - m if eof else start
-    for key in _keys():
-        want = [key(p) for p in pattern]
-        for i in range(first, n - m + 1):
-            if all(key(lines[i + k]) == want[k] for k in range(m)):
-                return i
-    return None
-
-
-def _replacements(texts: "list[str]", chunks: "list[Chunk]", path: str) -> "list[tuple[int, int, list[str]]]":
-    out: list[tuple[int, int, list[str]]] = []
-    index = 0
-    for chunk in chunks:
-        if chunk.context is not None:
-            found = seek(texts, [chunk.context], index, False)
-            if found is None:
-                raise PatchError("failed to find context %r in %s" % (chunk.context[:80], path))
-            index = found + 1
-        if not chunk.old:
-            out.append((len(texts), 0, list(chunk.new)))
-            continue
-        pattern, new = chunk.old, chunk.new
-        at = seek(texts, pattern, index, chunk.eof)
-        if at is None and pattern[-1] == "":
-            pattern = pattern[:-1]
-            if new and new[-1] == "":
-                new = new[:-1]
-            at = seek(texts, pattern, index, chunk.eof)
-        if at is None:
-            raise PatchError("failed to find expected lines in %s" % path)
-        old_start = new_start = 0
-        for old_ctx, new_ctx in chunk.context_at:
-            if old_ctx >= len(pattern) or new_ctx >= len(new):
-                break
-            if old_start != old_ctx or new_start != new_ctx:
-                out.append((at + old_start, old_ctx - old_start, list(new[new_start:new_ctx])))
-            old_start, new_start = old_ctx + 1, new_ctx + 1
-        if old_start != len(pattern) or new_start != len(new):
-            out.append((at + old_start, len(pattern) - old_start, list(new[new_start:])))
-        index = at + len(pattern)
-    out.sort(key=lambda r: r[0])
-    return out
-
-
-def apply_update(before: bytes, chunks: "list[Chunk]", path: str = "the file") -> bytes:
-    """The bytes Codex writes for an Update of a file holding `before`. PatchError when it
-    refuses (not UTF-8, lines not found)."""
-    try:
-        text = before.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise PatchError("%s is not UTF-8 (byte %d)" % (path, exc.start)) from None
-    lines: list[tuple[str, str | None]] = []
-    preferred: str | None = None
-    start = i = 0
-    n = len(text)
-    while i < n:
-        ch = text[i]
-        if ch == "\n" or ch == "\r":
-            # CRLF, LF and (measured on 0.171.0) a lone CR each end a line
-            ending = "\r\n" if ch == "\r" and text.startswith("\n", i + 1) else ch
-            lines.append((text[start:i], ending))
-            if preferred is None:
-                preferred = ending
-            i += len(ending)
-            start = i
-        else:
-            nl, cr = text.find("\n", i), text.find("\r", i)
-            i = min(x for x in (nl, cr, n) if x >= 0)
-    if start < n:
-        lines.append((text[start:], None))
-    pref = preferred or "\n"
-    replacements = _replacements([t for t, _ in lines], chunks, path)
-    out: list[tuple[str, str | None]] = []
-    source = 0
-    for at, length, segment in replacements:
-        if at < source:
-            raise PatchError("overlapping chunks in %s" % path)
-        out.extend(lines[source:at])
-        out.extend((s, pref) for s in segment)
-        source = at + length
-    out.extend(lines[source:])
-    return "".join(t + (e if e is not None else pref) for t, e in out).encode("utf-8")
+    return patches.parse_v4a(text, patches.CODEX)
 
 
 def read_file(path: str) -> "bytes | None":
@@ -421,9 +179,11 @@ class Write:
         )
 
 
-def predict(ops: "list[Op]", cwd: "str | None", read: "Any" = read_file) -> "list[Write]":
-    """Every file the patch writes or removes, with its bytes after; PatchError when Codex
-    would apply none of it (it verifies every file before writing any)."""
+def predict(ops: "list[patches.FileOp]", cwd: "str | None", read: "Any" = read_file) -> "list[Write]":
+    """Every file the patch writes or removes, with its bytes after; patches.PatchError when
+    Codex would apply none of it (it verifies every file before writing any)."""
+    from engramory import patches
+
     writes: list[Write] = []
     seen: set[str] = set()
     for op in ops:
@@ -431,18 +191,18 @@ def predict(ops: "list[Op]", cwd: "str | None", read: "Any" = read_file) -> "lis
         target = scope.resolve_path(op.move_to, cwd) if op.move_to else path
         for p in {path, target}:
             if p in seen:
-                raise PatchError("multiple operations target %s" % p)
+                raise patches.PatchError("multiple operations target %s" % p)
             seen.add(p)
-        if op.kind == "add":
-            writes.append(Write(path, read(path), "".join(x + "\n" for x in op.lines).encode("utf-8")))
+        if op.kind == patches.ADD:
+            writes.append(Write(path, read(path), (op.content or "").encode("utf-8")))
             continue
         before = read(path)
         if before is None:
-            raise PatchError("failed to read %s" % path)
-        if op.kind == "delete":
+            raise patches.PatchError("failed to read %s" % path)
+        if op.kind == patches.DELETE:
             writes.append(Write(path, before, None))
             continue
-        after = apply_update(before, op.chunks, path)
+        after = patches.update(before, op.hunks, patches.CODEX, path)
         if target != path:
             writes.append(Write(target, read(target), after))
             writes.append(Write(path, before, None))
@@ -501,6 +261,8 @@ def _patch_after(rest: str) -> "str | None":
                     return "\n".join(body) + "\n"
                 body.append(check)
             # no closing line of its own (e.g. inside `bash -lc "..."`): read the patch's span
+    from engramory.patches import BEGIN, END
+
     begin = rest.find(BEGIN)
     if begin >= 0:
         end = rest.find(END, begin)
@@ -571,12 +333,14 @@ def patches_of(payload: "Mapping[str, Any]") -> "list[tuple[str, str, str | None
         return []
     if tool == SHELL_TOOL:
         return [(SHELL_PATCH_TOOL, text, folder) for text, folder in shell_patches(command, base)]
+    from engramory.patches import BEGIN
+
     if tool == PATCH_TOOL or BEGIN in command[:4096]:
         return [(PATCH_TOOL, command, base)]
     return []
 
 
-def _mentions_guarded(ops: "list[Op]", folder: "str | None", env: "Mapping[str, str]") -> bool:
+def _mentions_guarded(ops: "list[patches.FileOp]", folder: "str | None", env: "Mapping[str, str]") -> bool:
     for op in ops:
         for raw in (op.path, op.move_to):
             if raw and scope.interesting(scope.resolve_path(raw, folder), env):
@@ -586,17 +350,19 @@ def _mentions_guarded(ops: "list[Op]", folder: "str | None", env: "Mapping[str, 
 
 def requests_of(payload: "Mapping[str, Any]", env: "Mapping[str, str]", notes: "list[str]") -> "list[tuple[str, Write]]":
     """(tool label, predicted write) for every guarded file this call changes."""
+    from engramory import patches
+
     out: list[tuple[str, Write]] = []
     for tool, text, folder in patches_of(payload):
         try:
             ops = parse_patch(text)
-        except PatchError:
+        except patches.PatchError:
             continue  # Codex refuses it and writes nothing
         if not _mentions_guarded(ops, folder, env):
             continue  # the common case: no store file in this patch; nothing is read
         try:
             writes = predict(ops, folder)
-        except PatchError as exc:
+        except patches.PatchError as exc:
             # Codex verifies every file before writing any: this patch writes nothing.
             notes.append("%s: Codex will refuse this patch (%s); nothing to judge" % (TAG, exc))
             continue

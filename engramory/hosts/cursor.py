@@ -17,7 +17,10 @@ Dialects: Cursor's write-tool fields are not documented and vary by version; eng
 normalise() reads them all. Relative paths resolve against `cwd`, then the tool input's
 `working_directory`, then `workspace_roots[0]`, then `$CURSOR_PROJECT_DIR`. `ApplyPatch`
 carries a V4A patch or a unified diff that names its own files: each file it touches is
-checked on its own, through engramory.patches.
+checked on its own, through engramory.patches. Cursor's patch applier is not measured (it
+cannot be installed here), so an update of an index is judged by its worst case: exact only
+where the old lines match exactly, with the largest line endings (worst_update); otherwise as
+if every new line were added and none removed (guard.judge_bound through edits.PATCH).
 """
 
 from __future__ import annotations
@@ -105,11 +108,12 @@ def _patch_requests(
     tool: str, text: str, cwd: str | None, roots: list[str], env: Mapping[str, str], notes: list[str]
 ) -> list[Request]:
     """One Request per guarded file the patch touches: an add or a predicted update becomes
-    a full write, a delete stays a delete, and a move also deletes its source."""
+    a full write, a delete stays a delete, and a move also deletes its source. An update of
+    an index is judged by its worst case (worst_update)."""
     from engramory import config, edits, guard, patches
 
     try:
-        ops = patches.parse(text)
+        ops = patches.parse(text)  # the lenient reading: a patch Cursor might refuse is judged anyway
     except patches.PatchError as exc:
         notes.append("%s: the %s text is not a patch it can read (%s); edit allowed" % (TAG, tool, exc))
         return []
@@ -127,22 +131,84 @@ def _patch_requests(
             continue
         req = edits.Request(tool, target, edits.PATCH)  # predicts nothing: read-only rules only
         if op.kind == patches.ADD:
-            after = patches.apply_to(None, op)
+            req.kind, req.content = edits.WRITE, op.content or ""
         elif guard.is_index(target, settings):
-            after = patches.apply_to(_read(source), op)
-            if after is None:
-                notes.append(
-                    "%s: cannot predict what this patch makes of %s (its old lines are not in the "
-                    "file as it is now), so its size was NOT checked; run `engramory check` after it"
-                    % (TAG, target)
-                )
-        else:
-            after = None
-        if after is not None:
-            req.kind = edits.WRITE
-            req.content = after.decode("utf-8", "replace")
+            old = _read(source)
+            worst = worst_update(old, op) if old is not None else None
+            if worst is not None:
+                req.kind, req.content = edits.WRITE, worst.decode("utf-8", "surrogateescape")
+            else:
+                _bound(req, old, op, source != target)
         out.append(req)
     return out
+
+
+def worst_update(before: bytes, op: Any) -> bytes | None:
+    """The largest file an update can leave, whichever V4A or diff applier Cursor runs, or None
+    when the matchers can disagree. Cursor's applier cannot be installed here, so nothing of
+    it is measured: the result is given only where the old lines match exactly (patches.EXACT;
+    any applier then changes the same lines; not in a file with a lone CR, which appliers split
+    differently), with the line endings that make it largest (all CRLF when the file holds any,
+    the final one always added) and a BOM kept."""
+    from engramory import patches
+
+    if b"\r" in before.replace(b"\r\n", b""):
+        return None  # a lone CR: appliers disagree on where its lines end
+    try:
+        after = patches.update(before, op.hunks, patches.EXACT) if op.format == patches.V4A else patches.apply_to(before, op)
+    except patches.PatchError:
+        return None
+    if after is not None and b"\r\n" in before:
+        after = after.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
+    return after
+
+
+BOUND_WHY = (
+    "its old lines are not in the file exactly as written, and Cursor's patch applier is not "
+    "known (it may refuse the patch or apply it loosely)"
+)
+
+
+def _bound(req: Request, old: bytes | None, op: Any, moved: bool) -> None:
+    """A patch whose old lines only match loosely (or not at all, or in a file that cannot be
+    read: Cursor may still apply it) is judged as if its new lines were all added and nothing
+    removed: an edits.PATCH request carrying them (see handle). A context line is no new
+    line, but an applier may rewrite it as the patch spells it: its text counts as added bytes."""
+    from engramory import edits
+
+    plus: list[str] = []
+    spelled: list[str] = []
+    for hunk in op.hunks:
+        kept = {n for _, n in hunk.kept}
+        for n, line in enumerate(hunk.new):
+            (spelled if n in kept else plus).append(line)
+    added = "".join(line + "\n" for line in plus)
+    extra = "".join(spelled)  # bytes on no line of their own
+    if moved and old is not None:
+        # the destination would hold the source's text plus the new lines
+        text = old.decode("utf-8", "surrogateescape") + added
+        text = text[:-1] + extra + "\n" if text.endswith("\n") else text + extra
+        req.kind, req.content = edits.WRITE, text
+    else:
+        req.edits = [("", added + extra, False)]
+
+
+def _exists(path: str) -> bool:
+    try:
+        scope.stat(path)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def _judge(req: Request, env: Mapping[str, str] | None) -> Decision | None:
+    from engramory import edits, guard
+
+    if req.kind == edits.PATCH and req.edits:
+        before = _read(req.path)
+        if before is not None or not _exists(req.path):
+            return guard.judge_bound(req.path, before, req.edits[0][1], env, window(), req.tool, BOUND_WHY)
+    return guard.evaluate(req, env, window())  # an index it cannot read: the guard's worst case
 
 
 def _read(path: str) -> bytes | None:
@@ -161,11 +227,13 @@ def user_message(decision: Decision) -> str:
         return decision.message
     caps = decision.caps
     before = decision.before or (0, 0)
+    # guard.judge_bound's sizes are an upper bound, and its message says so
+    bound = " up to" if "by the worst case" in decision.message else ""
     return (
-        "engramory blocked this edit: %s would be %s lines / %s %s (now %s / %s; hard cap "
+        "engramory blocked this edit: %s would be%s %s lines / %s %s (now %s / %s; hard cap "
         "%s lines / %s %s). Edits that shrink it are always allowed."
         % (
-            os.path.basename(decision.path) or decision.path,
+            os.path.basename(decision.path) or decision.path, bound,
             _n(decision.after[0]), _n(decision.after[1]), decision.unit, _n(before[0]), _n(before[1]),
             _n(caps.hard_lines), _n(caps.hard_bytes), decision.unit,
         )
@@ -230,7 +298,7 @@ def handle(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str, str, 
     if requests:
         from engramory import guard
     for req in requests:
-        decision = guard.evaluate(req, env, window())
+        decision = _judge(req, env)
         if decision is None:
             continue
         if decision.action == guard.DENY:

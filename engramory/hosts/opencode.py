@@ -373,73 +373,39 @@ def apply_write(before: "bytes | None", content: str) -> bytes:
     return _encode(text, old_bom or cbom)
 
 
-# --- apply_patch (opencode's Er / bn / cn / Lr) -------------------------------------------------
+# --- apply_patch (opencode's Er / bn / cn / Lr): engramory.patches with opencode's rules ---------
 
-_PUNCT = str.maketrans({
-    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"',
-    "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2015": "-", "\u00a0": " ",
-})
-
-
-def _fold(s: str) -> str:
-    return s.translate(_PUNCT).replace("\u2026", "...")
+# opencode's typographic folding: quotes, dashes and NBSP made plain, an ellipsis as three dots.
+PATCH_PLAIN = {
+    0x2018: "'", 0x2019: "'", 0x201A: "'", 0x201B: "'", 0x201C: '"', 0x201D: '"', 0x201E: '"', 0x201F: '"',
+    0x2010: "-", 0x2011: "-", 0x2012: "-", 0x2013: "-", 0x2014: "-", 0x2015: "-", 0x00A0: " ", 0x2026: "...",
+}
 
 
-def _seek(lines: "list[str]", pattern: "list[str]", start: int, eof: bool) -> int:
-    if not pattern:
-        return -1
-    tests = (
-        lambda a, b: a == b,
-        lambda a, b: a.rstrip(_JS_SPACE) == b.rstrip(_JS_SPACE),
-        lambda a, b: _trim(a) == _trim(b),
-        lambda a, b: _fold(_trim(a)) == _fold(_trim(b)),
+def patch_rules() -> "Any":
+    """How opencode's apply_patch reads a file (its source, ported): lines split on LF with a
+    CR kept in the text, JavaScript's whitespace (a BOM included), its own folding table, the
+    whole matched span rewritten from the hunk, a pure insertion before a final empty line,
+    the lines joined back with LF (a final empty line is lost), `*** End of File` tried at the
+    end first, then anywhere after the previous hunk, and old lines left empty by the retry
+    without a final empty line found nowhere."""
+    from engramory import patches
+
+    return patches.Rules(
+        "opencode", lf_only=True, space=_JS_SPACE, plain=PATCH_PLAIN, keep_context=False, after_blank=False,
+        blank_tail=False, eof=patches.EOF_OR_SCAN, empty_matches=False,
     )
-    for same in tests:
-        if eof:
-            n = len(lines) - len(pattern)
-            if n >= start and all(same(lines[n + k], pattern[k]) for k in range(len(pattern))):
-                return n
-        for n in range(start, len(lines) - len(pattern) + 1):
-            if all(same(lines[n + k], pattern[k]) for k in range(len(pattern))):
-                return n
-    return -1
 
 
 def apply_patch_update(before: bytes, hunks: "list[Any]") -> "bytes | None":
+    from engramory import patches
+
     bom, text = _decode(before)
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    edits = []
-    at = 0
-    for h in hunks:
-        if h.context:
-            k = _seek(lines, [h.context], at, False)
-            if k == -1:
-                return None
-            at = k + 1
-        old, new = list(h.old), list(h.new)
-        if not old:
-            pos = len(lines) - 1 if lines and lines[-1] == "" else len(lines)
-            edits.append((pos, 0, new))
-            continue
-        m = _seek(lines, old, at, h.at_eof)
-        if m == -1 and old and old[-1] == "":
-            old = old[:-1]
-            if new and new[-1] == "":
-                new = new[:-1]
-            m = _seek(lines, old, at, h.at_eof)
-        if m == -1:
-            return None
-        edits.append((m, len(old), new))
-        at = m + len(old)
-    edits.sort(key=lambda x: x[0])
-    out = list(lines)
-    for start, count, new in reversed(edits):
-        out[start : start + count] = new
-    if not out or out[-1] != "":
-        out.append("")
-    nbom, result = _strip_bom("\n".join(out))
+    try:
+        result = patches.update_text(text, hunks, patch_rules())
+    except patches.PatchError:
+        return None
+    nbom, result = _strip_bom(result)
     return _encode(result, bom or nbom)
 
 

@@ -166,3 +166,66 @@ def fixed() -> list[Case]:
         Case("f-order.md", b"a\nb\nc\n", upd("f-order.md", "@@\n-c\n+C\n@@\n-a\n+A\n"), "chunks out of order: refused"),
         Case("f-nbsp.md", "a\u00a0b\n".encode(), upd("f-nbsp.md", "@@\n-a b\n+ab\n"), "NBSP matched by a space"),
     ]
+
+
+def endings() -> list[Case]:
+    """Line endings, BOM, missing final newline, loose matching and several hunks, each a
+    patch whose bytes a wrong model gets wrong: CRLF (kept on every untouched line, given to
+    new lines when the file starts with it), a lone CR (a line ending of its own in Codex),
+    mixed files (the first ending decides), a BOM (text of the first line), an unterminated
+    last line (always terminated after), whitespace Rust strips and Python does too or not."""
+    def upd(name: str, body: str) -> str:
+        return "*** Begin Patch\n*** Update File: %s\n%s*** End Patch\n" % (name, body)
+
+    raw: list[tuple[str, bytes, str, str]] = [
+        # CRLF
+        ("e-crlf-replace", b"a\r\nb\r\nc\r\n", "@@\n-b\n+B\n+B2\n", "CRLF: new lines get CRLF"),
+        ("e-crlf-loose", b"  a  \r\nb\r\n", "@@\n a\n-b\n+B\n", "CRLF, context matched loosely keeps its bytes"),
+        ("e-crlf-append", b"a\r\nb\r\n", "@@\n+c\n", "CRLF: pure insertion at the end"),
+        ("e-crlf-noeol", b"a\r\nb", "@@\n-a\n+A\n", "CRLF, unterminated last line gets CRLF"),
+        ("e-crlf-patch", b"a\nb\n", "@@\r\n-a\r\n+A\r\n", "a CRLF patch on an LF file"),
+        ("e-crlf-delete", b"a\r\nb\r\nc\r\n", "@@\n a\n-b\n c\n", "CRLF: a deleted middle line"),
+        # lone CR
+        ("e-cr-ends", b"a\rb\n", "@@\n-b\n+B\n", "a lone CR ends a line and is the first ending"),
+        ("e-cr-only", b"a\rb\rc", "@@\n-b\n+B\n", "a file of lone CRs, unterminated"),
+        ("e-cr-append", b"x\r", "@@\n+z\n", "insertion after a CR-terminated line"),
+        ("e-cr-crlf", b"a\r\r\nb\n", "@@\n a\n+n\n", "CR then CRLF: an empty line between"),
+        ("e-cr-inpatch", b"a\rb\n", "@@\n-a\rb\n+X\n", "a lone CR inside a patch line is not a break: refused"),
+        # mixed endings
+        ("e-mixed-lf-first", b"a\nb\r\nc\r\n", "@@\n-b\n+B\n", "mixed, LF first: the new line gets LF"),
+        ("e-mixed-crlf-first", b"a\r\nb\nc\n", "@@\n-c\n+C\n+D\n", "mixed, CRLF first: new lines get CRLF"),
+        ("e-mixed-cr-middle", b"a\r\nb\rc\n", "@@\n b\n-c\n+C\n", "CRLF, CR, LF in one file"),
+        ("e-mixed-keep", b"a\nb\r\nc\n", "@@\n-a\n+A\n", "untouched lines keep their own endings"),
+        # BOM
+        ("e-bom-crlf", b"\xef\xbb\xbfa\r\nb\r\n", "@@\n-b\n+B\n", "BOM and CRLF: both kept"),
+        ("e-bom-only", b"\xef\xbb\xbf", "@@\n+x\n", "a file holding only a BOM"),
+        ("e-bom-delete-all", b"\xef\xbb\xbfa\nb\n", "@@\n-\ufeffa\n-b\n", "every line deleted, BOM with them"),
+        ("e-bom-anchor", "\ufeff# T\nx\ny\n".encode(), "@@ \ufeff# T\n-y\n+Y\n", "an anchor that names the BOM"),
+        # missing final newline
+        ("e-noeol-append", b"a\nb", "@@\n+c\n", "insertion after an unterminated line"),
+        ("e-noeol-last", b"a\nb", "@@\n-b\n+B\n", "the unterminated line replaced"),
+        ("e-noeol-first", b"a\nb", "@@\n-a\n", "first line deleted: the last gets its newline"),
+        ("e-noeol-all", b"a", "@@\n-a\n", "the only line deleted"),
+        ("e-noeol-eof", b"x\r\ny\r\nx", "@@\n x\n+z\n*** End of File\n", "End of File on an unterminated CRLF file"),
+        # loose matching
+        ("e-ws-tabs", b"\ta\t\n", "@@\n a\n+n\n", "tabs around the context"),
+        ("e-ws-ideographic", "a\u3000\nb\n".encode(), "@@\n-a\n+A\n", "U+3000 after the line: Rust strips it"),
+        ("e-ws-nel", "a\x85\nb\n".encode(), "@@\n-a\n+A\n", "NEL after the line: Rust strips it"),
+        ("e-ws-fs", b"\x1ca\nb\n", "@@\n-a\n+A\n", "U+001C: Python strips it, Rust does not: refused"),
+        ("e-ws-zwsp", "a\u200b\nb\n".encode(), "@@\n-a\n+A\n", "zero-width space is not whitespace: refused"),
+        ("e-ws-emquad", "a\u2001b\n".encode(), "@@\n-a b\n+ab\n", "U+2001 is not made plain: refused"),
+        ("e-ws-figure", "a\u2007b\n".encode(), "@@\n-a b\n+ab\n", "U+2007 is made plain"),
+        ("e-ws-ellipsis", "wait\u2026\n".encode(), "@@\n-wait...\n+done\n", "an ellipsis is not three dots: refused"),
+        ("e-ws-dash-ctx", "x \u2014 y\nz\n".encode(), "@@\n x - y\n-z\n+Z\n", "a dash in loose context keeps its bytes"),
+        ("e-ws-rstrip-first", b"a \nb\na\n", "@@\n-a\n+A\n", "the trailing-space pass finds the first a"),
+        # several hunks
+        ("e-multi-crlf", b"# h\r\na\r\nb\r\nc\r\nd\r\n", "@@ # h\n-a\n+A\n@@\n c\n-d\n+D\n+E\n", "two hunks in a CRLF file"),
+        ("e-multi-insert", b"a\nb\n", "@@\n-a\n+A\n@@\n+tail\n", "a change, then a pure insertion"),
+        ("e-multi-loose", "a\nb \u2019q\u2019\nc\n".encode(), "@@\n-a\n+A\n@@\n-b 'q'\n+B\n", "exact, then loose"),
+        ("e-multi-eof-then", b"a\nb\nc\n", "@@\n-c\n+C\n*** End of File\n@@\n-a\n+A\n", "a hunk after End of File: refused"),
+        ("e-multi-overlap", b"a\nb\nc\n", "@@\n-b\n+B\n@@\n b\n c\n+d\n*** End of File\n", "End of File never looks before the last hunk: refused"),
+        ("e-multi-eof-after", b"a\nb\nc\nd\n", "@@\n-a\n+A\n@@\n c\n d\n+e\n*** End of File\n", "End of File after a hunk"),
+        ("e-multi-eof-same", b"a\nb\nc\n", "@@\n-c\n+C\n@@\n c\n+y\n*** End of File\n", "End of File on a line already changed: refused"),
+        ("e-multi-three", b"1\n2\n3\n4\n5\n6\n", "@@\n-1\n+one\n@@ 3\n-4\n+four\n@@\n 5\n-6\n", "three hunks, one anchored"),
+    ]
+    return [Case(name + ".md", before, upd(name + ".md", body), note) for name, before, body, note in raw]

@@ -12,6 +12,7 @@ import codex_driver
 import pytest
 from codex_model import patch_call, shell_call
 
+from engramory import patches
 from engramory.hosts import codex
 
 pytestmark = pytest.mark.e2e
@@ -33,7 +34,7 @@ def _predictions(work: Path, cases: list[codex_cases.Case], through_shell: bool)
                 text, folder = c.patch, str(work)
             writes = codex.predict(codex.parse_patch(text), folder)
             out[c.name] = {w.path: w.after for w in writes}
-        except codex.PatchError:
+        except patches.PatchError:
             out[c.name] = None
     return out
 
@@ -105,7 +106,7 @@ def test_multi_file_patch_is_all_or_nothing(home: codex_driver.Home) -> None:
     both = "*** Begin Patch\n%s%s*** End Patch\n" % (good, bad)
     same_file = "*** Begin Patch\n%s*** Update File: a.md\n@@\n-two\n+TWO\n*** End Patch\n" % good
     for text in (both, same_file):
-        with pytest.raises(codex.PatchError):
+        with pytest.raises(patches.PatchError):
             codex.predict(codex.parse_patch(text), str(home.work))
     fine = "*** Begin Patch\n%s*** Add File: c.md\n+new\n*** End Patch\n" % good
     writes = codex.predict(codex.parse_patch(fine), str(home.work))
@@ -114,3 +115,19 @@ def test_multi_file_patch_is_all_or_nothing(home: codex_driver.Home) -> None:
     assert (home.work / "b.md").read_bytes() == b"three\n"
     for w in writes:
         assert _read(Path(w.path)) == w.after
+
+
+def test_line_endings_bom_and_loose_matching_match_prediction(home: codex_driver.Home) -> None:
+    """CRLF, lone CR, mixed endings, BOM, missing final newline, loose context and several
+    hunks (codex_cases.endings()): each file's bytes are the prediction, or it is unchanged
+    where the prediction is a refusal."""
+    cases = codex_cases.endings()
+    _setup(home.work, cases)
+    predicted = _predictions(home.work, cases, through_shell=False)
+    result = codex_driver.run(home, [[patch_call(c.patch) for c in cases]])
+    assert result.returncode == 0, result.stderr[-2000:]
+    applied, refused, problems = _compare(home.work, cases, predicted)
+    assert not problems, "\n".join(problems)
+    assert applied >= 30 and refused >= 5, (applied, refused)
+    failures = [o for o in result.tool_outputs() if "verification failed" in o or "Failed to" in o]
+    assert len(failures) == refused
