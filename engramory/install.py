@@ -46,7 +46,6 @@ from engramory.installer import (  # noqa: F401 - re-exported
     SettingsError,
     SkillPlan,
     WriteError,
-    _foreign_files,
     add_hook_groups,
     apply_change,
     apply_skill,
@@ -74,6 +73,7 @@ from engramory.installer import (  # noqa: F401 - re-exported
     write_manifest,
 )
 from engramory.installer import ours_in as _ours_in
+from engramory.installer_bundle import _foreign_files
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
