@@ -58,6 +58,20 @@ The bundle copy
         files, and per settings file what install created: uninstall takes out exactly that.
     read_manifest(path), write_manifest(path, data), remove_listed(folder, rels),
     prune_empty(folder), folder_action_line(...), precompile(folder)
+    runtime_files(root, scripts) -> (files, problems)  a host's copy: engramory/, tools/, its hooks
+    record_install(path, host, plan, settings, record, old, created)   the manifest, once a
+                                                     first install's record is kept
+    bundle_action(dest, manifest) -> action; take_out_bundle(dest, action, ...) -> note line
+                                                     uninstall's end, for every host
+    remove_made_dirs(folders), files_left(folder), unlink_quietly(path)
+
+Every verb's edges
+    header(verb, host, scope, dry_run)               the first line
+    interpreter(given, host) -> exe                  refuses a Python that is not absolute
+    scope_of(args, verb, title, scopes)              the --scope usage error (caller exits 64)
+    run_verb(verb, work, where) -> 0|1               refusals and failed writes, reported
+    apply_or_delete(change)                          a file install created goes, unbacked
+    finish_problems(problems, next_step, healthy)    the end of a --check that lists problems
 
 install --check
     r = Report(title); r.ok(line); r.note(line); r.problem(reason, fix); r.finish(healthy) -> 0|1
@@ -68,8 +82,9 @@ install --check
 
 Where it lives: engramory.installer_settings (settings documents and edits),
 engramory.installer_commands (hook commands), engramory.installer_bundle (the bundle copy, its
-manifest and taking it out) and engramory.installer_smoke (install --check); this module
-re-exports every name of the four, so `from engramory.installer import X` keeps working.
+manifest and taking it out), engramory.installer_smoke (install --check) and
+engramory.installer_cli (the verbs' shared edges: first line, interpreter, scope usage error,
+error reporting, the end of a --check); this module re-exports every name of the five, so `from engramory.installer import X` keeps working.
 
 A host module's usual shape: `install(args)`, `uninstall(args)`, `check(args)` (the registry's
 INSTALLER contract). For a host whose hooks live in one JSON file, engramory.installer_json
@@ -90,12 +105,15 @@ from engramory.installer_bundle import (
     MANIFEST,
     PACKAGE_DIR,
     PLUGIN_MANIFEST,
+    RUNTIME_DIRS,
     SKILL_NAME,
     TOP_FILES,
     SkillPlan,
     apply_skill,
+    bundle_action,
     bundle_files,
     bundle_path,
+    files_left,
     folder_action_line,
     is_bundle,
     is_wheel_layout,
@@ -105,11 +123,25 @@ from engramory.installer_bundle import (
     precompile,
     prune_empty,
     read_manifest,
+    record_install,
     remove_listed,
+    remove_made_dirs,
+    runtime_files,
     safe_rel,
     same_path,
     source_root,
+    take_out_bundle,
+    unlink_quietly,
     write_manifest,
+)
+from engramory.installer_cli import (
+    apply_or_delete,
+    finish_problems,
+    header,
+    interpreter,
+    reinstall_step,
+    run_verb,
+    scope_of,
 )
 from engramory.installer_commands import (
     HOOK_TIMEOUT,
@@ -185,6 +217,21 @@ __all__ = [
     "DATA_DIRS",
     "PLUGIN_MANIFEST",
     "BUNDLE_DATA",
+    "RUNTIME_DIRS",
+    "bundle_action",
+    "files_left",
+    "record_install",
+    "remove_made_dirs",
+    "runtime_files",
+    "take_out_bundle",
+    "unlink_quietly",
+    "apply_or_delete",
+    "finish_problems",
+    "header",
+    "interpreter",
+    "reinstall_step",
+    "run_verb",
+    "scope_of",
     "source_root",
     "is_wheel_layout",
     "bundle_path",

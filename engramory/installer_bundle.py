@@ -11,8 +11,8 @@ import json
 import os
 import shutil
 
-from engramory import fsutil
-from engramory.installer_settings import SettingsError, WriteError, read_regular
+from engramory import __version__, fsutil
+from engramory.installer_settings import SettingsError, WriteError, canonical, read_regular
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -368,3 +368,104 @@ def prune_empty(folder: str) -> None:
             except OSError:
                 pass
 
+
+# -- the steps every host's install and uninstall share ------------------------------------
+
+RUNTIME_DIRS = (PACKAGE_DIR + "/", "tools/")  # what a host's hooks and the agent's check need
+
+
+def runtime_files(
+    source: str, scripts: Iterable[str], dirs: Sequence[str] = RUNTIME_DIRS, top: Sequence[str] = ()
+) -> tuple[list[str], list[str]]:
+    """(the bundle files a host's copy holds: `dirs`, the `top` files and hooks/<script> for
+    each of `scripts`; the problems that leave one of those hooks unable to run)."""
+    required = ["hooks/%s" % s for s in scripts]
+    files, notes = bundle_files(source, required=required)
+    keep = [f for f in files if f.startswith(tuple(dirs)) or f in required or f in top]
+    return keep, missing_required(notes)
+
+
+def record_install(
+    path: str, host: str, plan: SkillPlan, settings: str, record: Mapping[str, Any], old: Mapping[str, Any] | None,
+    created: Sequence[str] | None = None, extra: Mapping[str, Any] | None = None,
+) -> None:
+    """Write the manifest at `path` for an install of `host`: the files the folder holds (copy:
+    those copied; link: the links made; in place: none) and, per settings file, what install
+    created. `record` is this settings file's record on a first install; a later one keeps the
+    first install's record (what it created is what uninstall takes back), adding the `created`
+    containers it had not recorded yet. `old` is the manifest found before this install: its
+    other records carry over. `extra` goes to the top level. A no-op install writes nothing."""
+    manifest: dict[str, Any] = {
+        "installer": SKILL_NAME, "host": host, "version": __version__, "mode": plan.mode,
+        "files": sorted(plan.files) if plan.mode in ("copy", "link") else [],
+        "settings": dict(old["settings"]) if old is not None else {},
+    }
+    prior = manifest["settings"].get(settings)
+    if not isinstance(prior, dict):
+        manifest["settings"][settings] = dict(record)
+    elif created is not None:
+        kept = [c for c in prior.get("created", []) if isinstance(c, str)]
+        manifest["settings"][settings] = dict(prior, created=kept + [c for c in created if c not in kept])
+    manifest.update(extra or {})
+    current = read_manifest(path)
+    if current is not None and canonical(current) == canonical(manifest):
+        return
+    write_manifest(path, manifest)
+
+
+def bundle_action(dest: str, manifest: Mapping[str, Any] | None) -> str:
+    """What uninstall does to the bundle folder `dest`: "unlink" (a --link symlink), "remove"
+    (a copy of ours), "manifest-only" (the bundle itself, installed in place: its files stay),
+    "foreign" (a folder engramory did not install) or "" (nothing there)."""
+    if os.path.islink(dest):
+        return "unlink"
+    if not os.path.isdir(dest):
+        return ""
+    if manifest is None:
+        return "foreign"
+    return "manifest-only" if manifest.get("mode") == "in-place" else "remove"
+
+
+def take_out_bundle(dest: str, action: str, manifest: Mapping[str, Any] | None, manifest_path: str,
+                    link_manifest: str) -> str:
+    """Do `action` (bundle_action) to the bundle folder `dest`; returns the report line for a
+    folder that stays because it holds files engramory did not install, else ""."""
+    if action == "unlink":
+        os.unlink(dest)
+        unlink_quietly(link_manifest)
+    elif action == "remove" and manifest is not None:
+        remove_listed(dest, [f for f in manifest["files"] if isinstance(f, str)] + [MANIFEST])
+        prune_empty(dest)
+        try:
+            os.rmdir(dest)
+        except OSError:
+            left = files_left(dest)
+            return "  note: %s still holds files engramory did not install%s; left in place\n" % (
+                dest, " (%s)" % ", ".join(left[:5]) if left else "")
+    elif action == "manifest-only":
+        unlink_quietly(manifest_path)
+    return ""
+
+
+def files_left(folder: str) -> list[str]:
+    """Every file under `folder`, relative, sorted."""
+    found: list[str] = []
+    for current, _, names in os.walk(folder):
+        found.extend(os.path.relpath(os.path.join(current, n), folder).replace(os.sep, "/") for n in names)
+    return sorted(found)
+
+
+def unlink_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def remove_made_dirs(folders: Iterable[str]) -> None:
+    """Remove each folder install made, innermost first, when it is empty now (else it stays)."""
+    for folder in folders:
+        try:
+            os.rmdir(folder)
+        except OSError:
+            pass
