@@ -11,7 +11,6 @@ from engramory import install_settingshooks as core
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import argparse
     from typing import Any
 
 TIMEOUT_MS = 10_000
@@ -34,13 +33,4 @@ SPEC = core.Spec(
 )
 
 
-def install(args: argparse.Namespace) -> int:
-    return core.install(SPEC, args)
-
-
-def uninstall(args: argparse.Namespace) -> int:
-    return core.uninstall(SPEC, args)
-
-
-def check(args: argparse.Namespace) -> int:
-    return core.check(SPEC, args)
+install, uninstall, check = core.verbs(SPEC)
