@@ -40,7 +40,8 @@ Optional hooks, for what a host has of its own (defaults change nothing):
 - `install_extras(new_data, old_manifest, dry_run)` / `uninstall_extras(manifest, record, dry_run)`: other files
   the host edits beside the settings (an `Extra`: Codex's trust records in config.toml,
   Gemini's trusted_hooks.json), written after the settings (uninstall: `first` ones before);
-- `record_fields()`, `uninstall_shape(doc)`, `leftover_dirs(created_base)`, `backup_label(path)`;
+- `record_fields()`, `uninstall_shape(doc)`, `leftover_dirs(created_base)`, `backup_label(path)`,
+  `notes()` (lines printed after the settings' report);
 - `run_check(interpreter, out)`: a host's own --check (default: `check` below).
 `apply_install` / `apply_uninstall` are the flow without the error reporting (they raise
 installer.SettingsError), for in-process callers.
@@ -139,6 +140,10 @@ class Wiring:
 
     def backup_label(self, path: str) -> str:
         return "settings" if path == self.settings else os.path.basename(path)
+
+    def notes(self) -> list[str]:
+        """Lines install prints after the settings' report (`note: ...`); default none."""
+        return []
 
     def run_check(self, interpreter: str | None = None, out: Callable[[str], Any] | None = None) -> int:
         """`install --check`; a host with its own checks overrides this."""
@@ -277,9 +282,12 @@ def _install(w: Wiring, dry_run: bool, link: bool, exe: str, write: Callable[[st
         write("  bundle: %s %d files to %s (%d new, %d updated, %d unchanged)\n" % (
             "would copy" if dry_run else "copied", len(plan.add) + len(plan.update), w.bundle_dir,
             len(plan.add), len(plan.update), len(plan.same)))
+        for rel in plan.stale:
+            write("    - %s (no longer in the bundle: %s)\n" % (rel, "would remove" if dry_run else "removed"))
     write("  %s: %s\n" % (w.settings_label, w.settings))
     for line in report:
         write("    %s\n" % line)
+    write("".join("  %s\n" % line for line in w.notes()))
     for extra in extras:
         write("".join("  %s\n" % line for line in extra.lines))
     if dry_run:
