@@ -73,7 +73,7 @@ from engramory.installer import (  # noqa: F401 - re-exported
     write_manifest,
 )
 from engramory.installer import ours_in as _ours_in
-from engramory.installer_bundle import _foreign_files
+from engramory.installer_bundle import Place, _foreign_files
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -146,7 +146,7 @@ def wanted_hooks(
 # -- where things go ---------------------------------------------------------------------
 
 
-class Target:
+class Target(Place):
     """Where one scope's skill folder and settings file are."""
 
     def __init__(self, scope: str, env: Mapping[str, str] | None = None, cwd: str | None = None) -> None:
@@ -162,16 +162,6 @@ class Target:
             self.settings = os.path.join(base, name)
         self.skills = os.path.join(base, "skills")
         self.skill_dir = os.path.join(self.skills, SKILL_NAME)
-
-    @property
-    def link_manifest(self) -> str:
-        return os.path.join(self.skills, LINK_MANIFEST)
-
-    def manifest_path(self) -> str:
-        """Where this install's manifest lives now: beside a symlink, inside a folder."""
-        if os.path.islink(self.skill_dir):
-            return self.link_manifest
-        return os.path.join(self.skill_dir, MANIFEST)
 
 
 # -- install -----------------------------------------------------------------------------

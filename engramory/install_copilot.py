@@ -24,8 +24,7 @@ import sys
 from engramory import fsutil
 from engramory import install_settingshooks as core
 from engramory.installer import (
-    LINK_MANIFEST,
-    MANIFEST,
+    Place,
     SettingsError,
     apply_skill,
     bundle_action,
@@ -60,7 +59,7 @@ TIMEOUT_SEC = 10
 SCOPES = (("user", "$COPILOT_HOME or ~/.copilot"), ("project", "./.github, needs folder trust"))
 
 
-class Target:
+class Target(Place):
     def __init__(self, scope: str, cwd: str | None = None, env: Mapping[str, str] | None = None) -> None:
         environ = os.environ if env is None else env
         self.scope = scope
@@ -76,13 +75,6 @@ class Target:
         self.skills = self.base
         self.skill_dir = os.path.join(self.base, "engramory")
         self.script = os.path.join(self.skill_dir, "hooks", SCRIPT)
-
-    @property
-    def link_manifest(self) -> str:
-        return os.path.join(self.base, LINK_MANIFEST)
-
-    def manifest_path(self) -> str:
-        return self.link_manifest if os.path.islink(self.skill_dir) else os.path.join(self.skill_dir, MANIFEST)
 
 
 def hook_file(interpreter: str, script: str) -> dict[str, Any]:

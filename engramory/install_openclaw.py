@@ -23,10 +23,9 @@ from engramory import __version__, fsutil
 from engramory.hosts import openclaw as host
 from engramory.install_pluginfile import ASK_JS, smoke_plugin
 from engramory.installer import (
-    LINK_MANIFEST,
-    MANIFEST,
     Change,
     JsonDoc,
+    Place,
     SettingsError,
     apply_change,
     apply_or_delete,
@@ -115,7 +114,7 @@ export default {
 '''
 
 
-class Target:
+class Target(Place):
     def __init__(self, env: Mapping[str, str] | None = None) -> None:
         environ = os.environ if env is None else env
         self.scope = "user"
@@ -126,13 +125,6 @@ class Target:
         self.skills = self.base
         self.skill_dir = os.path.join(self.base, "engramory")
         self.script = os.path.join(self.skill_dir, "hooks", SCRIPT)
-
-    @property
-    def link_manifest(self) -> str:
-        return os.path.join(self.base, LINK_MANIFEST)
-
-    def manifest_path(self) -> str:
-        return self.link_manifest if os.path.islink(self.skill_dir) else os.path.join(self.skill_dir, MANIFEST)
 
 
 def plugin_files(interpreter: str, script: str) -> dict[str, bytes]:

@@ -14,8 +14,7 @@ import sys
 
 from engramory import fsutil
 from engramory.installer import (
-    LINK_MANIFEST,
-    MANIFEST,
+    Place,
     SettingsError,
     apply_skill,
     bundle_action,
@@ -104,7 +103,7 @@ def plugin_text(spec: Spec, interpreter: str, script: str) -> str:
     return spec.template.replace('"__PYTHON__"', json.dumps(interpreter)).replace('"__SCRIPT__"', json.dumps(script))
 
 
-class Target:
+class Target(Place):
     def __init__(self, spec: Spec, scope: str, cwd: str | None = None, env: Mapping[str, str] | None = None) -> None:
         environ = os.environ if env is None else env
         self.scope = scope
@@ -115,13 +114,6 @@ class Target:
         self.skills = self.base
         self.skill_dir = os.path.join(self.base, "engramory")
         self.script = os.path.join(self.skill_dir, "hooks", spec.script)
-
-    @property
-    def link_manifest(self) -> str:
-        return os.path.join(self.base, LINK_MANIFEST)
-
-    def manifest_path(self) -> str:
-        return self.link_manifest if os.path.islink(self.skill_dir) else os.path.join(self.skill_dir, MANIFEST)
 
 
 def _read(path: str) -> bytes | None:

@@ -121,6 +121,11 @@ class Target(flow.Wiring):
         return run_check(self.spec, self)
 
 
+def command_handler(timeout: float) -> Callable[[str], dict[str, Any]]:
+    """A Claude-schema command handler with the host's `timeout` (in the host's own unit)."""
+    return lambda command: {"type": "command", "command": command, "timeout": timeout}
+
+
 def command(interpreter: str, script: str, event: str) -> str:
     return "%s -I -S -c %s %s %s || true" % (shell_word(interpreter), sh_quote(LAUNCHER), sh_quote(script), event)
 

@@ -369,6 +369,23 @@ def prune_empty(folder: str) -> None:
                 pass
 
 
+
+class Place:
+    """Where a host's bundle copy lives, for plan_skill / apply_skill and the manifest: the
+    subclass sets `skill_dir`. The manifest is inside that folder, or beside it when the folder
+    is one symlink (an earlier --link)."""
+
+    skill_dir: str
+
+    @property
+    def link_manifest(self) -> str:
+        return os.path.join(os.path.dirname(self.skill_dir), LINK_MANIFEST)
+
+    def manifest_path(self) -> str:
+        if os.path.islink(self.skill_dir):
+            return self.link_manifest
+        return os.path.join(self.skill_dir, MANIFEST)
+
 # -- the steps every host's install and uninstall share ------------------------------------
 
 RUNTIME_DIRS = (PACKAGE_DIR + "/", "tools/")  # what a host's hooks and the agent's check need

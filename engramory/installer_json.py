@@ -87,7 +87,7 @@ class Extra:
         self.first = first
 
 
-class Wiring:
+class Wiring(installer.Place):
     """What one host installer declares. Override `hooks` (and, for a shape that is not
     Claude's, `merge` / `unmerge` / `ours`); the defaults cover Claude-shaped settings."""
 
@@ -107,7 +107,6 @@ class Wiring:
         self.settings = settings
         self.bundle_dir = bundle_dir
         self.skill_dir = bundle_dir  # the name installer.plan_skill / apply_skill look for
-        self.link_manifest = os.path.join(os.path.dirname(bundle_dir), installer.LINK_MANIFEST)
         self.source = source or installer.source_root()
         self._files = list(files) if files is not None else None
 
@@ -210,10 +209,6 @@ class Wiring:
         keep = [f for f in files if f.startswith(self.bundle_dirs) or f in required or f in self.bundle_top]
         return keep, installer.missing_required(notes)
 
-    def manifest_path(self) -> str:
-        if os.path.islink(self.bundle_dir):
-            return self.link_manifest
-        return os.path.join(self.bundle_dir, installer.MANIFEST)
 
 
 def main(cls: type[Wiring], verb: str, args: argparse.Namespace | None) -> int:
