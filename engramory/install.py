@@ -500,16 +500,9 @@ def _apply_uninstall(
     target: Target, change: Change, skill_action: str, manifest: dict[str, Any] | None, mpath: str
 ) -> tuple[str | None, list[str]]:
     dest = target.skill_dir
-    if change.after is None and change.before is not None:
-        # A settings file install created that holds only our entries: nothing of the user's to
-        # back up, so no backup is left behind either.
-        if installer.read_regular(change.path) != change.before:
-            raise SettingsError("%s: changed on disk while this ran (another program wrote it); nothing "
-                                "was written to it: run this again" % change.path)
-        os.unlink(change.path)
-        saved = None
-    else:
-        saved = apply_change(change)
+    # A settings file install created that holds only our entries goes with no backup: nothing
+    # of the user's is in it.
+    saved = installer.apply_or_delete(change)
     leftovers: list[str] = []
     if skill_action == "unlink":
         os.unlink(dest)

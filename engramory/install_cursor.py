@@ -36,6 +36,7 @@ from engramory import installer_json as flow
 from engramory.automemory import claude_config_dir
 from engramory.installer import (
     HOOK_TIMEOUT,
+    RUNTIME_DIRS,
     JsonDoc,
     SettingsError,
     finish_problems,
@@ -56,7 +57,6 @@ SCRIPT = "engramory_cursor_guard.py"
 EVENT = "preToolUse"
 HOOKS_VERSION = 1
 SCOPES = (("user", "~/.cursor"), ("project", "./.cursor"))
-RUNTIME_DIRS = ("engramory/", "tools/")  # what the hook and the agent's check need
 RESTART = "Cursor reloads hooks.json by itself; check Cursor Settings > Hooks that the entry is listed."
 CLAUDE_SCRIPT = "engramory_index_guard.py"
 

@@ -23,6 +23,7 @@ import sys
 
 from engramory import installer_json as flow
 from engramory.installer import (
+    RUNTIME_DIRS,
     JsonDoc,
     SettingsError,
     bundle_problems,
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
     from typing import Any
 
 FOLDER = "engramory"
-RUNTIME_DIRS = ("engramory/", "tools/")
 SMOKE_TIMEOUT = 10
 # Allow when the script is gone (a deleted or moved bundle must not block the user), say so.
 LAUNCHER = (

@@ -392,11 +392,12 @@ RUNTIME_DIRS = (PACKAGE_DIR + "/", "tools/")  # what a host's hooks and the agen
 
 
 def runtime_files(
-    source: str, scripts: Iterable[str], dirs: Sequence[str] = RUNTIME_DIRS, top: Sequence[str] = ()
+    source: str, scripts: Iterable[str], dirs: Sequence[str] = RUNTIME_DIRS, top: Sequence[str] = (),
+    scripts_dir: str = "hooks",
 ) -> tuple[list[str], list[str]]:
-    """(the bundle files a host's copy holds: `dirs`, the `top` files and hooks/<script> for
-    each of `scripts`; the problems that leave one of those hooks unable to run)."""
-    required = ["hooks/%s" % s for s in scripts]
+    """(the bundle files a host's copy holds: `dirs`, the `top` files and <scripts_dir>/<script>
+    for each of `scripts`; the problems that leave one of those hooks unable to run)."""
+    required = ["%s/%s" % (scripts_dir, s) for s in scripts]
     files, notes = bundle_files(source, required=required)
     keep = [f for f in files if f.startswith(tuple(dirs)) or f in required or f in top]
     return keep, missing_required(notes)

@@ -202,12 +202,9 @@ class Wiring(installer.Place):
 
     def files(self) -> tuple[list[str], list[str]]:
         """(bundle files to copy, problems that make a hook unable to run)."""
-        required = ["%s/%s" % (self.scripts_dir, s) for s in self.scripts()]
-        files, notes = installer.bundle_files(self.source, required=required)
-        if self._files is not None:
-            files = [f for f in files if f in self._files]
-        keep = [f for f in files if f.startswith(self.bundle_dirs) or f in required or f in self.bundle_top]
-        return keep, installer.missing_required(notes)
+        files, missing = installer.runtime_files(self.source, self.scripts(), self.bundle_dirs, self.bundle_top,
+                                                 self.scripts_dir)
+        return [f for f in files if self._files is None or f in self._files], missing
 
 
 
