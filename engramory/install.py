@@ -43,6 +43,7 @@ from engramory.installer import (  # noqa: F401 - re-exported
     TOP_FILES,
     Change,
     JsonDoc,
+    Place,
     SettingsError,
     SkillPlan,
     WriteError,
@@ -73,7 +74,6 @@ from engramory.installer import (  # noqa: F401 - re-exported
     write_manifest,
 )
 from engramory.installer import ours_in as _ours_in
-from engramory.installer_bundle import Place, _foreign_files
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -472,21 +472,15 @@ def uninstall(target: Target, dry_run: bool = False) -> int:
         return 0
 
     try:
-        saved, leftovers = _apply_uninstall(target, change, skill_action, manifest, mpath)
+        saved, left_note = _apply_uninstall(target, change, skill_action, manifest, mpath)
         made = record.get("created_dirs") if isinstance(record, dict) else None
-        for folder in sorted((d for d in made or [] if isinstance(d, str)), key=len, reverse=True):
-            try:
-                os.rmdir(folder)  # only when empty: install made it and nothing else is in it now
-            except OSError:
-                pass
+        installer.remove_made_dirs(sorted((d for d in made or [] if isinstance(d, str)), key=len, reverse=True))
     except OSError as exc:
         raise WriteError(
             "could not remove or write %s: %s; check the permissions, then run this again"
             % (exc.filename or target.skill_dir, exc.strerror or exc)
         ) from None
-    if leftovers:
-        out("  note: %s still holds files engramory did not install (%s); left in place\n"
-            % (dest, ", ".join(leftovers[:5])))
+    out(left_note)
     if saved:
         out("  backup of the previous settings: %s\n" % saved)
     if change.after is None and change.before is not None:
@@ -498,27 +492,22 @@ def uninstall(target: Target, dry_run: bool = False) -> int:
 
 def _apply_uninstall(
     target: Target, change: Change, skill_action: str, manifest: dict[str, Any] | None, mpath: str
-) -> tuple[str | None, list[str]]:
+) -> tuple[str | None, str]:
     dest = target.skill_dir
     # A settings file install created that holds only our entries goes with no backup: nothing
     # of the user's is in it.
     saved = installer.apply_or_delete(change)
-    leftovers: list[str] = []
+    left_note = ""
     if skill_action == "unlink":
         os.unlink(dest)
         _drop_settings_record(target.link_manifest, target.settings, delete_when_empty=True)
-    elif skill_action == "remove" and manifest is not None:
-        remove_listed(dest, [f for f in manifest["files"] if isinstance(f, str)] + [MANIFEST])
-        prune_empty(dest)
-        try:
-            os.rmdir(dest)
-        except OSError:
-            leftovers = _foreign_files(dest, [])
+    elif skill_action == "remove":
+        left_note = installer.take_out_bundle(dest, skill_action, manifest, mpath, target.link_manifest)
     elif skill_action == "manifest-only":
         _drop_settings_record(mpath, target.settings, delete_when_empty=True)
     elif skill_action == "keep-shared":
         _drop_settings_record(mpath, target.settings, delete_when_empty=False)
-    return saved, leftovers
+    return saved, left_note
 
 
 def _uses_our_hooks(settings_path: str) -> bool:

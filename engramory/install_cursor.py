@@ -41,6 +41,7 @@ from engramory.installer import (
     SettingsError,
     finish_problems,
     hook_command,
+    json_type,
     read_regular,
     reinstall_step,
 )
@@ -131,15 +132,8 @@ def is_ours(item: Any) -> bool:
 
 
 def _type(value: object) -> str:
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, bool) or value is None:
-        return json.dumps(value)
-    return "a number"
+    """The JSON type of `value` as a message names it; true, false and null as written."""
+    return json.dumps(value) if isinstance(value, bool) or value is None else json_type(value)
 
 
 def check_shape(doc: JsonDoc) -> None:

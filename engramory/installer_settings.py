@@ -33,7 +33,7 @@ class WriteError(SettingsError):
     """Writing failed part-way (permissions, disk full): some changes may have been made."""
 
 
-def _json_type(value: object) -> str:
+def json_type(value: object) -> str:
     if isinstance(value, dict):
         return "an object"
     if isinstance(value, list):
@@ -146,7 +146,7 @@ class JsonDoc:
         if tree.kind != "object":
             raise SettingsError(
                 "%s: the top level is %s, not an object; a settings file is one JSON object "
-                "({...}): fix it, then run this again" % (path, _json_type(tree.value))
+                "({...}): fix it, then run this again" % (path, json_type(tree.value))
             )
         return cls(path, raw, tree.value, tree, comments)
 
@@ -171,13 +171,13 @@ def check_hooks_shape(doc: JsonDoc, events: Iterable[str]) -> None:
     if not isinstance(hooks, dict):
         raise SettingsError(
             "%s: \"hooks\" is %s, not an object of event names; fix it, then run this again"
-            % (doc.path, _json_type(hooks))
+            % (doc.path, json_type(hooks))
         )
     for event in events:
         if event in hooks and not isinstance(hooks[event], list):
             raise SettingsError(
                 "%s: \"hooks\".%s is %s, not an array of matcher groups; fix it, then run this again"
-                % (doc.path, event, _json_type(hooks[event]))
+                % (doc.path, event, json_type(hooks[event]))
             )
 
 
