@@ -108,7 +108,6 @@ RESTART = (
 )
 
 
-
 def is_our_handler(handler: Any) -> bool:
     """A handler runs one of our scripts from a `skills/engramory` folder."""
     if not isinstance(handler, dict):

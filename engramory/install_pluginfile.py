@@ -61,7 +61,6 @@ class Spec:
         self.scopes = tuple(scopes)  # (scope, where it installs), for the --scope usage error
 
 
-
 # The one bounded, fail-open call from a JavaScript plugin to the Python hook, shared by every
 # plugin shim (opencode, Cline, OpenClaw): the Python child gets the question on stdin and has
 # TIMEOUT_MS to answer; a crash, a timeout, a spawn failure or an unreadable answer is {}

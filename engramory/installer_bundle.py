@@ -369,7 +369,6 @@ def prune_empty(folder: str) -> None:
                 pass
 
 
-
 class Place:
     """Where a host's bundle copy lives, for plan_skill / apply_skill and the manifest: the
     subclass sets `skill_dir`. The manifest is inside that folder, or beside it when the folder

@@ -207,7 +207,6 @@ class Wiring(installer.Place):
         return [f for f in files if self._files is None or f in self._files], missing
 
 
-
 def main(cls: type[Wiring], verb: str, args: argparse.Namespace | None) -> int:
     """`verb` ("install", "uninstall" or "check") for `args.scope`: 64 for a scope the host
     does not have (`cls.scopes`), else what the verb returns."""
