@@ -28,7 +28,6 @@ from engramory.installer import (
     SettingsError,
     apply_skill,
     bundle_action,
-    bundle_problems,
     finish_problems,
     folder_action_line,
     header,
@@ -197,7 +196,6 @@ def check(args: argparse.Namespace) -> int:
 
 
 def run_check(target: Target) -> int:
-    import shlex
     import subprocess
     import time
 
@@ -217,16 +215,10 @@ def run_check(target: Target) -> int:
         first = (hooks.get("preToolUse") or [None])[0]
         if isinstance(first, dict):
             cmd = str(first.get("bash"))
-            words = shlex.split(cmd.split(" || ")[0])
-            exe = words[0] if words else ""
-            script = next((w for w in words if w.endswith(SCRIPT)), "")
             budget = float(first.get("timeoutSec", TIMEOUT_SEC))
-            if not (os.path.isabs(exe) and os.access(exe, os.X_OK)):
-                problems.append("the interpreter %s does not exist or cannot run: no hook runs" % (exe or "(none)"))
-            elif not os.path.isfile(script):
-                problems.append("the script %s does not exist: the guard is off (tool calls go through unchecked)" % script)
-            else:
-                problems.extend(bundle_problems(target.skill_dir, exe))
+            exe, found_problems = core.follow(cmd, SCRIPT, target.skill_dir)
+            problems.extend(found_problems)
+            if exe is not None:
                 payload = {"sessionId": "engramory-check", "cwd": target.project, "toolName": "view", "toolArgs": {"path": "x"}}
                 started = time.monotonic()
                 try:

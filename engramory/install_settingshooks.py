@@ -211,10 +211,27 @@ def smoke(cmd: str, payload: Mapping[str, Any], timeout: float = SMOKE_TIMEOUT) 
     return proc.returncode, out, err
 
 
+def follow(cmd: str, script_name: str, bundle_dir: str) -> tuple[str | None, list[str]]:
+    """Follow a `<python> ... <script> <event> || true` command: (its interpreter, or None when
+    the hook cannot run; the problems: a missing interpreter or script, a damaged bundle)."""
+    import shlex
+
+    try:
+        words = shlex.split(cmd.split(" || ")[0])
+    except ValueError:
+        words = []
+    exe = words[0] if words else ""
+    script = next((w for w in words[1:] if w.endswith(script_name)), "")
+    if not (os.path.isabs(exe) and os.path.isfile(exe) and os.access(exe, os.X_OK)):
+        return None, ["the interpreter %s does not exist or cannot run: no hook runs" % (exe or "(none)")]
+    if not os.path.isfile(script):
+        return None, ["the script %s does not exist: the guard is off (tool calls go through unchecked)" % script]
+    return exe, bundle_problems(bundle_dir, exe)
+
+
 def run_check(spec: Spec, target: Target) -> int:
     """The wiring is there, its interpreter and script exist, and a smoke payload is answered
     with no opinion and exit 0 in time. Changes nothing."""
-    import shlex
     import time
 
     out = sys.stdout.write
@@ -236,18 +253,9 @@ def run_check(spec: Spec, target: Target) -> int:
     first = next((h for hs in found.values() for h in hs), None)
     if first is not None:
         cmd = str(first.get("command", first.get("bash", "")))
-        try:
-            words = shlex.split(cmd.split(" || ")[0])
-        except ValueError:
-            words = []
-        exe = words[0] if words else ""
-        script = next((w for w in words[1:] if w.endswith(spec.script)), "")
-        if not (os.path.isabs(exe) and os.path.isfile(exe) and os.access(exe, os.X_OK)):
-            problems.append("the interpreter %s does not exist or cannot run: no hook runs" % (exe or "(none)"))
-        elif not os.path.isfile(script):
-            problems.append("the script %s does not exist: the guard is off (tool calls go through unchecked)" % script)
-        else:
-            problems.extend(bundle_problems(target.skill_dir, exe))
+        exe, found_problems = follow(cmd, spec.script, target.skill_dir)
+        problems.extend(found_problems)
+        if exe is not None:
             payload = {"hook_event_name": "PreToolUse", "tool_name": "engramory-smoke", "tool_input": {}, "cwd": target.project}
             budget = float(SMOKE_TIMEOUT)
             if spec.seconds is not None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -203,3 +204,19 @@ def test_finish_problems_ends_a_check(capsys: pytest.CaptureFixture[str]) -> Non
     assert capsys.readouterr().out == "  problem: a\n  problem: b\n  next step: reinstall\n"
     assert installer.reinstall_step("qwen", "user").endswith(" -m engramory install --host qwen --scope user` "
                                                            "from the engramory checkout")
+
+
+def test_follow_a_true_command_names_what_keeps_the_hook_from_running(tmp_path: Path) -> None:
+    from engramory import install_settingshooks as core
+
+    bundle = tmp_path / "engramory"
+    script = bundle / "hooks" / "engramory_x_hook.py"
+    cmd = core.command(sys.executable, str(script), "PreToolUse")
+    assert core.follow(cmd, "engramory_x_hook.py", str(bundle)) == (
+        None, ["the script %s does not exist: the guard is off (tool calls go through unchecked)" % script])
+    assert core.follow('"/no/python -I x.py || true', "x.py", str(bundle)) == (
+        None, ["the interpreter (none) does not exist or cannot run: no hook runs"])  # unbalanced: not a traceback
+    script.parent.mkdir(parents=True)
+    script.write_text("")
+    exe, problems = core.follow(cmd, "engramory_x_hook.py", str(bundle))
+    assert exe == sys.executable and problems == ["%s holds no engramory bundle (no %s)" % (bundle, installer.MANIFEST)]
