@@ -43,10 +43,10 @@ from engramory.installer import (  # noqa: F401 - re-exported
     TOP_FILES,
     Change,
     JsonDoc,
+    Place,
     SettingsError,
     SkillPlan,
     WriteError,
-    _foreign_files,
     add_hook_groups,
     apply_change,
     apply_skill,
@@ -108,7 +108,6 @@ RESTART = (
 )
 
 
-
 def is_our_handler(handler: Any) -> bool:
     """A handler runs one of our scripts from a `skills/engramory` folder."""
     if not isinstance(handler, dict):
@@ -146,7 +145,7 @@ def wanted_hooks(
 # -- where things go ---------------------------------------------------------------------
 
 
-class Target:
+class Target(Place):
     """Where one scope's skill folder and settings file are."""
 
     def __init__(self, scope: str, env: Mapping[str, str] | None = None, cwd: str | None = None) -> None:
@@ -162,16 +161,6 @@ class Target:
             self.settings = os.path.join(base, name)
         self.skills = os.path.join(base, "skills")
         self.skill_dir = os.path.join(self.skills, SKILL_NAME)
-
-    @property
-    def link_manifest(self) -> str:
-        return os.path.join(self.skills, LINK_MANIFEST)
-
-    def manifest_path(self) -> str:
-        """Where this install's manifest lives now: beside a symlink, inside a folder."""
-        if os.path.islink(self.skill_dir):
-            return self.link_manifest
-        return os.path.join(self.skill_dir, MANIFEST)
 
 
 # -- install -----------------------------------------------------------------------------
@@ -482,21 +471,15 @@ def uninstall(target: Target, dry_run: bool = False) -> int:
         return 0
 
     try:
-        saved, leftovers = _apply_uninstall(target, change, skill_action, manifest, mpath)
+        saved, left_note = _apply_uninstall(target, change, skill_action, manifest, mpath)
         made = record.get("created_dirs") if isinstance(record, dict) else None
-        for folder in sorted((d for d in made or [] if isinstance(d, str)), key=len, reverse=True):
-            try:
-                os.rmdir(folder)  # only when empty: install made it and nothing else is in it now
-            except OSError:
-                pass
+        installer.remove_made_dirs(sorted((d for d in made or [] if isinstance(d, str)), key=len, reverse=True))
     except OSError as exc:
         raise WriteError(
             "could not remove or write %s: %s; check the permissions, then run this again"
             % (exc.filename or target.skill_dir, exc.strerror or exc)
         ) from None
-    if leftovers:
-        out("  note: %s still holds files engramory did not install (%s); left in place\n"
-            % (dest, ", ".join(leftovers[:5])))
+    out(left_note)
     if saved:
         out("  backup of the previous settings: %s\n" % saved)
     if change.after is None and change.before is not None:
@@ -508,34 +491,22 @@ def uninstall(target: Target, dry_run: bool = False) -> int:
 
 def _apply_uninstall(
     target: Target, change: Change, skill_action: str, manifest: dict[str, Any] | None, mpath: str
-) -> tuple[str | None, list[str]]:
+) -> tuple[str | None, str]:
     dest = target.skill_dir
-    if change.after is None and change.before is not None:
-        # A settings file install created that holds only our entries: nothing of the user's to
-        # back up, so no backup is left behind either.
-        if installer.read_regular(change.path) != change.before:
-            raise SettingsError("%s: changed on disk while this ran (another program wrote it); nothing "
-                                "was written to it: run this again" % change.path)
-        os.unlink(change.path)
-        saved = None
-    else:
-        saved = apply_change(change)
-    leftovers: list[str] = []
+    # A settings file install created that holds only our entries goes with no backup: nothing
+    # of the user's is in it.
+    saved = installer.apply_or_delete(change)
+    left_note = ""
     if skill_action == "unlink":
         os.unlink(dest)
         _drop_settings_record(target.link_manifest, target.settings, delete_when_empty=True)
-    elif skill_action == "remove" and manifest is not None:
-        remove_listed(dest, [f for f in manifest["files"] if isinstance(f, str)] + [MANIFEST])
-        prune_empty(dest)
-        try:
-            os.rmdir(dest)
-        except OSError:
-            leftovers = _foreign_files(dest, [])
+    elif skill_action == "remove":
+        left_note = installer.take_out_bundle(dest, skill_action, manifest, mpath, target.link_manifest)
     elif skill_action == "manifest-only":
         _drop_settings_record(mpath, target.settings, delete_when_empty=True)
     elif skill_action == "keep-shared":
         _drop_settings_record(mpath, target.settings, delete_when_empty=False)
-    return saved, leftovers
+    return saved, left_note
 
 
 def _uses_our_hooks(settings_path: str) -> bool:

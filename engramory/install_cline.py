@@ -20,7 +20,6 @@ from engramory import install_pluginfile as core
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import argparse
     from collections.abc import Mapping
 
 TIMEOUT_MS = 2000  # well under Cline's 3 s plugin budget
@@ -96,7 +95,7 @@ SPEC = core.Spec(
     host="cline", title="Cline CLI", script="engramory_cline_hook.py", plugin="engramory.js",
     marker="// engramory guard for Cline", template=PLUGIN_TEMPLATE, base=_base, plugins_dir="plugins",
     timeout_ms=TIMEOUT_MS, note="Cline loads plugins when a run starts: the next run is guarded.",
-    scope_help="use --scope user (~/.cline) or --scope project (./.cline)",
+    scopes=(("user", "~/.cline"), ("project", "./.cline")),
 )
 
 
@@ -104,13 +103,4 @@ def plugin_text(interpreter: str, script: str) -> str:
     return core.plugin_text(SPEC, interpreter, script)
 
 
-def install(args: argparse.Namespace) -> int:
-    return core.install(SPEC, args)
-
-
-def uninstall(args: argparse.Namespace) -> int:
-    return core.uninstall(SPEC, args)
-
-
-def check(args: argparse.Namespace) -> int:
-    return core.check(SPEC, args)
+install, uninstall, check = core.verbs(SPEC)

@@ -38,6 +38,7 @@ import shlex
 
 from engramory import installer_json as flow
 from engramory.installer import (
+    RUNTIME_DIRS,
     Change,
     JsonDoc,
     Report,
@@ -70,7 +71,6 @@ HOOKS: tuple[tuple[str, str | None, str], ...] = (
 )
 SCRIPTS = tuple(s for _, _, s in HOOKS)
 EVENT_KEYS = {"PreToolUse": "pre_tool_use", "PostToolUse": "post_tool_use", "SessionStart": "session_start"}
-RUNTIME_DIRS = ("engramory/", "tools/")
 TOP = ("SKILL.md", "rules-snippet.md")
 BLOCK_HEAD = "# engramory: trust for its Codex hooks (Codex runs no untrusted hook); `engramory uninstall --host codex` takes this block out"
 RESTART = "Codex reads hooks when a session starts: start a new session (`/hooks` in Codex lists them as trusted)."

@@ -21,22 +21,27 @@ import json
 import os
 import sys
 
-from engramory import __version__, fsutil
+from engramory import fsutil
 from engramory import install_settingshooks as core
 from engramory.installer import (
-    LINK_MANIFEST,
-    MANIFEST,
+    Place,
     SettingsError,
     apply_skill,
-    bundle_files,
-    bundle_problems,
-    canonical,
+    bundle_action,
+    finish_problems,
     folder_action_line,
+    header,
+    interpreter,
     plan_skill,
-    prune_empty,
     read_manifest,
-    remove_listed,
+    record_install,
+    reinstall_step,
+    remove_made_dirs,
+    run_verb,
+    runtime_files,
+    scope_of,
     source_root,
+    take_out_bundle,
 )
 
 TYPE_CHECKING = False
@@ -50,10 +55,10 @@ SCRIPT = "engramory_copilot_hook.py"
 FILE = "engramory.json"
 EVENTS = ("preToolUse", "postToolUse", "sessionStart")
 TIMEOUT_SEC = 10
-SCOPES = ("user", "project")
+SCOPES = (("user", "$COPILOT_HOME or ~/.copilot"), ("project", "./.github, needs folder trust"))
 
 
-class Target:
+class Target(Place):
     def __init__(self, scope: str, cwd: str | None = None, env: Mapping[str, str] | None = None) -> None:
         environ = os.environ if env is None else env
         self.scope = scope
@@ -69,13 +74,6 @@ class Target:
         self.skills = self.base
         self.skill_dir = os.path.join(self.base, "engramory")
         self.script = os.path.join(self.skill_dir, "hooks", SCRIPT)
-
-    @property
-    def link_manifest(self) -> str:
-        return os.path.join(self.base, LINK_MANIFEST)
-
-    def manifest_path(self) -> str:
-        return self.link_manifest if os.path.islink(self.skill_dir) else os.path.join(self.skill_dir, MANIFEST)
 
 
 def hook_file(interpreter: str, script: str) -> dict[str, Any]:
@@ -114,12 +112,7 @@ def _read(path: str) -> tuple[bytes | None, Any]:
 
 
 def _scope(args: argparse.Namespace, what: str) -> str | None:
-    scope = getattr(args, "scope", "user") or "user"
-    if scope not in SCOPES:
-        sys.stderr.write("engramory %s: --scope %s is not a Copilot CLI scope; use --scope user ($COPILOT_HOME or "
-                         "~/.copilot) or --scope project (./.github, needs folder trust)\n" % (what, scope))
-        return None
-    return scope
+    return scope_of(args, what, "Copilot CLI", SCOPES)
 
 
 def install(args: argparse.Namespace) -> int:
@@ -129,34 +122,23 @@ def install(args: argparse.Namespace) -> int:
     target = Target(scope)
     if getattr(args, "check", False):
         return run_check(target)
-    try:
-        return _install(target, bool(getattr(args, "dry_run", False)), bool(getattr(args, "link", False)))
-    except SettingsError as exc:
-        sys.stderr.write("engramory install: %s\nengramory install: nothing was changed.\n" % exc)
-        return 1
-    except OSError as exc:
-        sys.stderr.write("engramory install: could not write %s: %s; check the permissions, then run this again\n"
-                         % (exc.filename or target.base, exc.strerror or exc))
-        return 1
+    return run_verb("install", lambda: _install(target, bool(getattr(args, "dry_run", False)),
+                                                bool(getattr(args, "link", False))), target.base)
 
 
 def _install(target: Target, dry_run: bool, link: bool) -> int:
     out = sys.stdout.write
-    exe = sys.executable
-    if not exe or not os.path.isabs(exe):
-        raise SettingsError("cannot tell which Python runs this (sys.executable is %r); run the installer with an "
-                            "absolute interpreter path" % (exe,))
+    exe = interpreter(None, HOST)
     raw, data = _read(target.settings)
     if raw is not None and not _ours(data):
         raise SettingsError("%s exists and is not engramory's hook file; move it aside (Copilot loads every *.json "
                             "there), then run this again" % target.settings)
     source = source_root()
-    files, _ = bundle_files(source, required=["hooks/" + SCRIPT])
-    files = [f for f in files if f.startswith(core.RUNTIME_DIRS) or f == "hooks/" + SCRIPT]
+    files, _ = runtime_files(source, [SCRIPT])
     plan = plan_skill(target, source, files, link)
     wanted = hook_file(exe, target.script)
     after = (json.dumps(wanted, indent=2) + "\n").encode("utf-8")
-    out("engramory install --host copilot (%s scope%s)\n" % (target.scope, ", dry run: nothing is written" if dry_run else ""))
+    out(header("install", HOST, target.scope, dry_run))
     out("  bundle: %s -> %s (%d files)\n" % (source, target.skill_dir, len(plan.files or files)))
     out("  hooks: %s: %s\n" % (target.settings, "unchanged" if raw == after else ("would write" if dry_run else "written")))
     if target.scope == "project":
@@ -166,16 +148,10 @@ def _install(target: Target, dry_run: bool, link: bool) -> int:
         return 0
     created_base = not os.path.isdir(target.base)
     created_hooks = not os.path.isdir(target.hooks_dir)
-    apply_skill(plan, target, source)
-    manifest = {"installer": "engramory", "host": HOST, "version": __version__, "mode": plan.mode,
-                "files": sorted(plan.files) if plan.mode in ("copy", "link") else [],
-                "settings": {target.settings: {"created_file": True, "created_base": created_base,
-                                               "created_hooks_dir": created_hooks}}}
     old = read_manifest(target.manifest_path())
-    if old is not None and isinstance(old["settings"].get(target.settings), dict):
-        manifest["settings"] = dict(old["settings"])  # keep what the first install created
-    if old is None or canonical(old) != canonical(manifest):
-        fsutil.write_atomic(target.manifest_path(), (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+    apply_skill(plan, target, source)
+    record = {"created_file": True, "created_base": created_base, "created_hooks_dir": created_hooks}
+    record_install(target.manifest_path(), HOST, plan, target.settings, record, old)  # a first install's record stays
     if raw != after:
         fsutil.write_atomic(target.settings, after)
     return 0
@@ -186,45 +162,31 @@ def uninstall(args: argparse.Namespace) -> int:
     if scope is None:
         return 64
     target = Target(scope)
+    return run_verb("uninstall", lambda: _uninstall(target, bool(getattr(args, "dry_run", False))), target.base)
+
+
+def _uninstall(target: Target, dry_run: bool) -> int:
     out = sys.stdout.write
-    dry_run = bool(getattr(args, "dry_run", False))
     raw, data = _read(target.settings)
     if raw is not None and not _ours(data):
-        sys.stderr.write("engramory uninstall: %s holds hooks that are not engramory's; left alone: remove our "
-                         "entries by hand\nengramory uninstall: nothing was changed.\n" % target.settings)
-        return 1
-    manifest = read_manifest(target.manifest_path())
+        raise SettingsError("%s holds hooks that are not engramory's; left alone: remove our entries by hand"
+                            % target.settings)
+    mpath = target.manifest_path()
+    manifest = read_manifest(mpath)
     record = ((manifest or {}).get("settings") or {}).get(target.settings) or {}
     verb = "would remove" if dry_run else "removed"
-    out("engramory uninstall --host copilot (%s scope%s)\n" % (target.scope, ", dry run: nothing is written" if dry_run else ""))
+    out(header("uninstall", HOST, target.scope, dry_run))
     out("  hooks: %s: %s\n" % (target.settings, verb if raw is not None else "not there"))
     dest = target.skill_dir
-    action = "unlink" if os.path.islink(dest) else ("remove" if manifest is not None and os.path.isdir(dest) else
-                                                    ("foreign" if os.path.isdir(dest) else ""))
+    action = bundle_action(dest, manifest)
     out(folder_action_line("bundle", action, dest, manifest, dry_run))
     if dry_run:
         return 0
     if raw is not None:
         os.unlink(target.settings)
-    if action == "unlink":
-        os.unlink(dest)
-        try:
-            os.unlink(target.link_manifest)
-        except OSError:
-            pass
-    elif action == "remove" and manifest is not None:
-        remove_listed(dest, [f for f in manifest["files"] if isinstance(f, str)] + [MANIFEST])
-        prune_empty(dest)
-        try:
-            os.rmdir(dest)
-        except OSError:
-            out("  note: %s still holds files engramory did not install; left in place\n" % dest)
-    for key, folder in (("created_hooks_dir", target.hooks_dir), ("created_base", target.base)):
-        if record.get(key):
-            try:
-                os.rmdir(folder)  # only when empty: install made it
-            except OSError:
-                pass
+    out(take_out_bundle(dest, action, manifest, mpath, target.link_manifest))
+    remove_made_dirs(folder for key, folder in (("created_hooks_dir", target.hooks_dir), ("created_base", target.base))
+                     if record.get(key))  # only when empty: install made them
     return 0
 
 
@@ -234,7 +196,6 @@ def check(args: argparse.Namespace) -> int:
 
 
 def run_check(target: Target) -> int:
-    import shlex
     import subprocess
     import time
 
@@ -254,16 +215,10 @@ def run_check(target: Target) -> int:
         first = (hooks.get("preToolUse") or [None])[0]
         if isinstance(first, dict):
             cmd = str(first.get("bash"))
-            words = shlex.split(cmd.split(" || ")[0])
-            exe = words[0] if words else ""
-            script = next((w for w in words if w.endswith(SCRIPT)), "")
             budget = float(first.get("timeoutSec", TIMEOUT_SEC))
-            if not (os.path.isabs(exe) and os.access(exe, os.X_OK)):
-                problems.append("the interpreter %s does not exist or cannot run: no hook runs" % (exe or "(none)"))
-            elif not os.path.isfile(script):
-                problems.append("the script %s does not exist: the guard is off (tool calls go through unchecked)" % script)
-            else:
-                problems.extend(bundle_problems(target.skill_dir, exe))
+            exe, found_problems = core.follow(cmd, SCRIPT, target.skill_dir)
+            problems.extend(found_problems)
+            if exe is not None:
                 payload = {"sessionId": "engramory-check", "cwd": target.project, "toolName": "view", "toolArgs": {"path": "x"}}
                 started = time.monotonic()
                 try:
@@ -278,11 +233,5 @@ def run_check(target: Target) -> int:
                 except subprocess.TimeoutExpired:
                     problems.append("a smoke run did not answer within %.1f s (timeoutSec): Copilot times it out and "
                                     "the call goes through unchecked" % min(budget, core.SMOKE_TIMEOUT))
-    for problem in problems:
-        out("  problem: %s\n" % problem)
-    if problems:
-        out("  next step: run `%s -m engramory install --host copilot --scope %s` from the engramory checkout\n"
-            % (sys.executable or "python3", target.scope))
-        return 1
-    out("  healthy: the guard is wired for %s and answers\n" % ", ".join(EVENTS))
-    return 0
+    return finish_problems(problems, reinstall_step(HOST, target.scope),
+                           "the guard is wired for %s and answers" % ", ".join(EVENTS))

@@ -14,10 +14,13 @@ Where things go (scope user: `~/.cursor`; scope project: `./.cursor` of the curr
   script itself filters by path and leaves at once for anything that is not a guarded file.
   No `failClosed`: the guard's own failures must never block the user.
 
-The user's hooks.json is handled with the Claude installer's machinery (engramory.install):
-a file that cannot be parsed is refused and left alone, a no-op install writes nothing, a
-change is backed up and replaced atomically, `--dry-run` shows the diff, and uninstall gives
-the user's own bytes back when a backup holds exactly the result.
+Install and uninstall are the shared flow, engramory.installer_json (`Target` is the Wiring,
+with Cursor's flat `hooks.preToolUse` list merged by `merge` / `unmerge` here): a file that
+cannot be parsed is refused and left alone, a no-op install writes nothing, a change is backed
+up and replaced atomically, `--dry-run` shows the diff, and uninstall gives the user's own
+bytes back when a backup holds exactly the result. What stays here is Cursor's own: the paths,
+the entry and its place first in the list, the note when Claude Code's guard is wired too,
+and `--check`.
 """
 
 from __future__ import annotations
@@ -29,35 +32,24 @@ import re
 import subprocess
 import sys
 
-from engramory import __version__, fsutil
+from engramory import installer_json as flow
 from engramory.automemory import claude_config_dir
 from engramory.installer import (
     HOOK_TIMEOUT,
-    LINK_MANIFEST,
-    MANIFEST,
-    Change,
+    RUNTIME_DIRS,
     JsonDoc,
     SettingsError,
-    apply_change,
-    apply_skill,
-    bundle_files,
-    canonical,
-    folder_action_line,
+    finish_problems,
     hook_command,
-    plan_skill,
-    prune_empty,
-    read_manifest,
+    json_type,
     read_regular,
-    remove_listed,
-    restore_bytes,
-    source_root,
-    unified_diff,
+    reinstall_step,
 )
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from typing import Any
 
 HOST = "cursor"
@@ -65,36 +57,63 @@ FOLDER = "engramory"
 SCRIPT = "engramory_cursor_guard.py"
 EVENT = "preToolUse"
 HOOKS_VERSION = 1
-SCOPES = ("user", "project")
-RUNTIME_DIRS = ("engramory/", "tools/")  # what the hook and the agent's check need
+SCOPES = (("user", "~/.cursor"), ("project", "./.cursor"))
 RESTART = "Cursor reloads hooks.json by itself; check Cursor Settings > Hooks that the entry is listed."
 CLAUDE_SCRIPT = "engramory_index_guard.py"
 
 
-class Target:
-    """Where one scope's bundle copy and hooks.json are. Quacks like engramory.install.Target
-    where plan_skill / apply_skill look (skills, skill_dir, link_manifest)."""
+class Target(flow.Wiring):
+    """Where one scope's bundle copy and hooks.json are, and what Cursor's wiring holds."""
+
+    host, title = HOST, "Cursor"
+    restart = RESTART
+    settings_label = "hooks"
+    scopes = SCOPES
+    bundle_dirs, bundle_top = RUNTIME_DIRS, ()
 
     def __init__(self, scope: str, cwd: str | None = None, home: str | None = None) -> None:
-        self.scope = scope
         self.project = os.path.abspath(cwd or os.getcwd())
         if scope == "user":
             self.base = os.path.join(os.path.abspath(home or os.path.expanduser("~")), ".cursor")
         else:
             self.base = os.path.join(self.project, ".cursor")
-        self.settings = os.path.join(self.base, "hooks.json")
         self.skills = self.base
-        self.skill_dir = os.path.join(self.base, FOLDER)
+        super().__init__(settings=os.path.join(self.base, "hooks.json"),
+                         bundle_dir=os.path.join(self.base, FOLDER), scope=scope)
         self.script = os.path.join(self.skill_dir, "hooks", SCRIPT)
 
-    @property
-    def link_manifest(self) -> str:
-        return os.path.join(self.base, LINK_MANIFEST)
+    @classmethod
+    def for_scope(cls, scope: str) -> Target:
+        return cls(scope)
 
-    def manifest_path(self) -> str:
-        if os.path.islink(self.skill_dir):
-            return self.link_manifest
-        return os.path.join(self.skill_dir, MANIFEST)
+    def hooks(self, interpreter: str) -> list[tuple[str, str | None, dict[str, Any]]]:
+        return [(EVENT, None, entry(interpreter, self.script))]
+
+    def script_of(self, handler: Any) -> str | None:
+        return SCRIPT if is_ours(handler) else None
+
+    def merge(self, data: dict[str, Any], interpreter: str) -> tuple[dict[str, Any], list[str], list[str]]:
+        new, created, line = merge(data, entry(interpreter, self.script))
+        return new, created, [line]
+
+    def unmerge(self, data: dict[str, Any], created: list[str] | None) -> tuple[dict[str, Any], int]:
+        return unmerge(data, created)
+
+    def check_shape(self, doc: JsonDoc) -> None:
+        check_shape(doc)
+
+    def uninstall_shape(self, doc: JsonDoc) -> None:
+        check_shape(doc)
+
+    def notes(self) -> list[str]:
+        return ["note: %s also runs engramory's Claude Code guard; with Cursor's third-party hooks on, each edit "
+                "is judged twice (same decision, two messages)" % path for path in _claude_also_wired(self)]
+
+    def backup_label(self, path: str) -> str:
+        return "hooks.json"
+
+    def run_check(self, interpreter: str | None = None, out: Callable[[str], Any] | None = None) -> int:
+        return run_check(self)
 
 
 # -- the entry -----------------------------------------------------------------------------
@@ -113,15 +132,8 @@ def is_ours(item: Any) -> bool:
 
 
 def _type(value: object) -> str:
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, bool) or value is None:
-        return json.dumps(value)
-    return "a number"
+    """The JSON type of `value` as a message names it; true, false and null as written."""
+    return json.dumps(value) if isinstance(value, bool) or value is None else json_type(value)
 
 
 def check_shape(doc: JsonDoc) -> None:
@@ -208,14 +220,6 @@ def unmerge(data: Mapping[str, Any], created: list[str] | None) -> tuple[dict[st
     return new, removed
 
 
-# -- install -------------------------------------------------------------------------------
-
-
-def _files(source: str) -> list[str]:
-    files, _ = bundle_files(source, required=["hooks/" + SCRIPT])
-    return [f for f in files if f.startswith(RUNTIME_DIRS) or f == "hooks/" + SCRIPT]
-
-
 def _claude_also_wired(target: Target) -> list[str]:
     """Claude settings files that already run the Claude guard: Cursor runs those too when its
     third-party hooks setting is on, so the edit would be judged twice."""
@@ -235,235 +239,17 @@ def _claude_also_wired(target: Target) -> list[str]:
     return found
 
 
-def _options(args: argparse.Namespace) -> tuple[str, bool, bool]:
-    scope = getattr(args, "scope", "user") or "user"
-    return scope, bool(getattr(args, "dry_run", False)), bool(getattr(args, "link", False))
+# -- install / uninstall: the shared flow -------------------------------------------------
 
 
 def install(args: argparse.Namespace) -> int:
     """`engramory install --host cursor`: 0 done, 1 refused (nothing changed), 64 usage."""
-    scope, dry_run, link = _options(args)
-    if scope not in SCOPES:
-        sys.stderr.write(
-            "engramory install: --scope %s is not a Cursor scope; use --scope user (~/.cursor) or "
-            "--scope project (./.cursor)\n" % scope
-        )
-        return 64
-    target = Target(scope)
-    if getattr(args, "check", False):
-        return run_check(target)
-    try:
-        return _install(target, dry_run, link)
-    except SettingsError as exc:
-        sys.stderr.write("engramory install: %s\n" % exc)
-        sys.stderr.write("engramory install: nothing was changed.\n")
-        return 1
-    except OSError as exc:
-        return _write_failed("install", target, exc)
-
-
-def _write_failed(what: str, target: Target, exc: OSError) -> int:
-    sys.stderr.write(
-        "engramory %s: could not write %s: %s; check the permissions and free space, then run "
-        "this again\n" % (what, exc.filename or target.base, exc.strerror or exc)
-    )
-    return 1
-
-
-def _install(target: Target, dry_run: bool, link: bool, interpreter: str | None = None) -> int:
-    out = sys.stdout.write
-    exe = interpreter or sys.executable
-    if not exe or not os.path.isabs(exe):
-        raise SettingsError(
-            "cannot tell which Python runs this (sys.executable is %r); run the installer with an "
-            "absolute interpreter path, e.g. /usr/bin/python3 -m engramory install --host cursor" % (exe,)
-        )
-    source = source_root()
-    files = _files(source)
-    if "hooks/" + SCRIPT not in files:
-        raise SettingsError("hooks/%s is missing from %s: this bundle cannot guard Cursor" % (SCRIPT, source))
-    doc = JsonDoc.load(target.settings)
-    check_shape(doc)
-    plan = plan_skill(target, source, files, link)
-    old_manifest = read_manifest(target.manifest_path())
-    new_data, created, report = merge(doc.data, entry(exe, target.script))
-    after = doc.raw if canonical(new_data) == canonical(doc.data) else doc.render(new_data)
-    change = Change(target.settings, doc.raw, after)
-
-    out("engramory install --host cursor (%s scope%s)\n" % (target.scope, ", dry run: nothing is written" if dry_run else ""))
-    if plan.mode == "in-place":
-        out("  bundle: %s is this bundle itself; nothing to copy\n" % target.skill_dir)
-    elif plan.mode == "link":
-        out("  bundle: %s %s -> %s\n" % (
-            target.skill_dir, "already links" if plan.link_ok else ("would link" if dry_run else "linked"), source))
-    else:
-        out("  bundle: %s %d files to %s (%d new, %d updated, %d unchanged)\n" % (
-            "would copy" if dry_run else "copied", len(plan.add) + len(plan.update), target.skill_dir,
-            len(plan.add), len(plan.update), len(plan.same)))
-        for rel in plan.stale:
-            out("    - %s (no longer in the bundle: %s)\n" % (rel, "would remove" if dry_run else "removed"))
-    out("  hooks: %s\n    %s\n" % (target.settings, report))
-    for path in _claude_also_wired(target):
-        out("  note: %s also runs engramory's Claude Code guard; with Cursor's third-party hooks on, "
-            "each edit is judged twice (same decision, two messages)\n" % path)
-    if dry_run:
-        diff = unified_diff(target.settings, change.before, change.after)
-        out(diff if diff else "  hooks: no change\n")
-        return 0
-
-    base_missing = not os.path.isdir(target.base)
-    # The bundle and its manifest first, hooks.json last: Cursor never sees an entry whose
-    # script is not there yet.
-    apply_skill(plan, target, source)
-    _record(target, plan.mode, plan.files, doc.exists, created, old_manifest, base_missing)
-    saved = apply_change(change)
-    if saved:
-        out("  backup of the previous hooks.json: %s\n" % saved)
-    if change.changed:
-        out("  " + RESTART + "\n")
-    elif not plan.changed:
-        out("  already installed: nothing changed.\n")
-    return 0
-
-
-def _record(
-    target: Target, mode: str, files: list[str], existed: bool, created: list[str], old: dict[str, Any] | None,
-    created_base: bool,
-) -> None:
-    manifest: dict[str, Any] = {"installer": "engramory", "host": HOST, "files": [], "settings": {}}
-    if old is not None:
-        manifest["settings"] = dict(old["settings"])
-    manifest["version"] = __version__
-    manifest["mode"] = mode
-    # copy: the files copied; link: the links made (one per top-level entry); in-place: none
-    manifest["files"] = sorted(files) if mode in ("copy", "link") else []
-    record = manifest["settings"].get(target.settings)
-    if not isinstance(record, dict):
-        record = {"created_file": not existed, "created": created, "created_base": created_base}
-    else:
-        prior = [c for c in record.get("created", []) if isinstance(c, str)]
-        record = dict(record, created=prior + [c for c in created if c not in prior])
-    manifest["settings"][target.settings] = record
-    path = target.manifest_path()
-    current = read_manifest(path)
-    if current is not None and canonical(current) == canonical(manifest):
-        return  # a no-op install writes nothing
-    fsutil.write_atomic(path, (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode("utf-8"))
-
-
-# -- uninstall -----------------------------------------------------------------------------
+    return flow.main(Target, "install", args)
 
 
 def uninstall(args: argparse.Namespace) -> int:
     """`engramory uninstall --host cursor`: 0 done, 1 refused (nothing changed), 64 usage."""
-    scope, dry_run, _ = _options(args)
-    if scope not in SCOPES:
-        sys.stderr.write("engramory uninstall: --scope %s is not a Cursor scope; use user or project\n" % scope)
-        return 64
-    target = Target(scope)
-    try:
-        return _uninstall(target, dry_run)
-    except SettingsError as exc:
-        sys.stderr.write("engramory uninstall: %s\n" % exc)
-        sys.stderr.write("engramory uninstall: nothing was changed.\n")
-        return 1
-    except OSError as exc:
-        return _write_failed("uninstall", target, exc)
-
-
-def _uninstall(target: Target, dry_run: bool) -> int:
-    out = sys.stdout.write
-    doc = JsonDoc.load(target.settings)
-    check_shape(doc)
-    mpath = target.manifest_path()
-    manifest = read_manifest(mpath)
-    record = (manifest or {}).get("settings", {}).get(target.settings)
-    created = record.get("created") if isinstance(record, dict) else None
-    if not isinstance(created, list):
-        created = None
-    new_data, removed = unmerge(doc.data, created)
-    change = Change(target.settings, doc.raw, doc.raw)
-    if removed:
-        change.after = restore_bytes(doc, new_data)
-        if not new_data and isinstance(record, dict) and record.get("created_file"):
-            change.after = None
-
-    dest = target.skill_dir
-    if os.path.islink(dest):
-        action = "unlink"
-    elif os.path.isdir(dest):
-        action = "foreign" if manifest is None else ("manifest-only" if manifest.get("mode") == "in-place" else "remove")
-    else:
-        action = ""
-
-    verb = "would remove" if dry_run else "removed"
-    out("engramory uninstall --host cursor (%s scope%s)\n" % (target.scope, ", dry run: nothing is written" if dry_run else ""))
-    out("  hooks: %s: %s\n" % (target.settings, "%d engramory entr%s %s" % (removed, "y" if removed == 1 else "ies", verb)
-                               if removed else "no engramory entry"))
-    out(folder_action_line("bundle", action, dest, manifest, dry_run))
-    if dry_run:
-        diff = unified_diff(target.settings, change.before, change.after)
-        if diff:
-            out(diff)
-        return 0
-
-    if change.after is None and change.before is not None:
-        # A file install created that holds only our entry: nothing of the user's to back up.
-        _delete_if_unchanged(target.settings, change.before)
-        saved = None
-    else:
-        saved = apply_change(change)
-    leftovers: list[str] = []
-    if action == "unlink":
-        os.unlink(dest)
-        _unlink_quietly(target.link_manifest)
-    elif action == "remove" and manifest is not None:
-        remove_listed(dest, [f for f in manifest["files"] if isinstance(f, str)] + [MANIFEST])
-        prune_empty(dest)
-        leftovers = _remaining(dest)
-        if not leftovers:
-            os.rmdir(dest)
-    elif action == "manifest-only":
-        _unlink_quietly(mpath)
-    if leftovers:
-        out("  note: %s still holds files engramory did not install (%s); left in place\n"
-            % (dest, ", ".join(leftovers[:5])))
-    if saved:
-        out("  backup of the previous hooks.json: %s\n" % saved)
-    if change.after is None and change.before is not None:
-        out("  %s held only engramory's entry and was created by install: removed\n" % target.settings)
-    if isinstance(record, dict) and record.get("created_base"):
-        try:
-            os.rmdir(target.base)  # only when empty: install made it, and nothing else is in it now
-        except OSError:
-            pass
-    return 0
-
-
-def _delete_if_unchanged(path: str, expected: bytes) -> None:
-    current = read_regular(path)
-    if current is None:
-        return
-    if current != expected:
-        raise SettingsError(
-            "%s: changed on disk while this ran (another program wrote it); nothing was written to "
-            "it: run this again" % path
-        )
-    os.unlink(path)
-
-
-def _unlink_quietly(path: str) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
-
-
-def _remaining(folder: str) -> list[str]:
-    out: list[str] = []
-    for current, _, names in os.walk(folder):
-        out.extend(os.path.relpath(os.path.join(current, n), folder).replace(os.sep, "/") for n in names)
-    return sorted(out)
+    return flow.main(Target, "uninstall", args)
 
 
 # -- install --check -----------------------------------------------------------------------
@@ -610,20 +396,9 @@ def run_check(target: Target) -> int:
             except (OSError, subprocess.SubprocessError) as exc:
                 problems.append("could not run it: %s" % exc)
             problems.extend(_acts(words, exe, script))
-    for problem in problems:
-        out("  problem: %s\n" % problem)
-    if problems:
-        out("  next step: run `%s -m engramory install --host cursor --scope %s` from the engramory checkout\n"
-            % (sys.executable or "python3", target.scope))
-        return 1
-    out("  healthy: the guard is wired first in %s and runs\n" % EVENT)
-    return 0
+    return finish_problems(problems, reinstall_step(HOST, target.scope), "the guard is wired first in %s and runs" % EVENT)
 
 
 def check(args: argparse.Namespace) -> int:
     """The registry's INSTALLER contract: `install --host cursor --check`."""
-    scope = getattr(args, "scope", "user") or "user"
-    if scope not in SCOPES:
-        sys.stderr.write("engramory install: --scope %s is not a Cursor scope; use user or project\n" % scope)
-        return 64
-    return run_check(Target(scope))
+    return flow.main(Target, "check", args)

@@ -9,17 +9,7 @@ from __future__ import annotations
 
 from engramory import install_settingshooks as core
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
-    from typing import Any
-
 TIMEOUT = 10
-
-
-def _handler(command: str) -> dict[str, Any]:
-    return {"type": "command", "command": command, "timeout": TIMEOUT}
-
 
 SPEC = core.Spec(
     host="droid",
@@ -28,19 +18,10 @@ SPEC = core.Spec(
     settings_name="settings.json",
     script="engramory_droid_hook.py",
     hooks=(("PreToolUse", "Create|Edit"), ("PostToolUse", "Execute"), ("SessionStart", None)),
-    handler=_handler,
+    handler=core.command_handler(TIMEOUT),
     seconds=lambda handler: float(handler.get("timeout", 60)),
     note="droid reads settings.json when a session starts: start a new session for the hooks to apply.",
 )
 
 
-def install(args: argparse.Namespace) -> int:
-    return core.install(SPEC, args)
-
-
-def uninstall(args: argparse.Namespace) -> int:
-    return core.uninstall(SPEC, args)
-
-
-def check(args: argparse.Namespace) -> int:
-    return core.check(SPEC, args)
+install, uninstall, check = core.verbs(SPEC)

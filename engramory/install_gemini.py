@@ -39,6 +39,7 @@ import time
 from engramory import installer_json as flow
 from engramory.installer import (
     LAUNCHER,
+    RUNTIME_DIRS,
     Change,
     JsonDoc,
     Report,
@@ -69,7 +70,6 @@ HOOKS: tuple[tuple[str, str | None, str], ...] = (
     ("SessionStart", None, "engramory-session-start"),
 )
 EVENTS = tuple(event for event, _, _ in HOOKS)
-RUNTIME_DIRS = ("engramory/", "tools/")
 RESTART = "Gemini CLI reads its hooks when a session starts: start a new session (`/hooks` lists them)."
 TRUSTED_HOOKS = "trusted_hooks.json"
 TITLE = "Gemini CLI"

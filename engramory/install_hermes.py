@@ -34,12 +34,15 @@ from engramory.installer import (
     Change,
     SettingsError,
     apply_change,
+    apply_or_delete,
     prune_empty,
     read_manifest,
     read_regular,
     remove_listed,
+    run_verb,
     safe_rel,
     source_root,
+    take_out_bundle,
     unified_diff,
 )
 
@@ -484,18 +487,7 @@ def install(args: argparse.Namespace) -> int:
     target = Target(hermes_home())
     if getattr(args, "check", False):
         return run_check(target, as_json=bool(getattr(args, "json", False)))
-    try:
-        return _install(target, bool(getattr(args, "dry_run", False)))
-    except SettingsError as exc:
-        sys.stderr.write("engramory install: %s\n" % exc)
-        sys.stderr.write("engramory install: nothing was changed.\n")
-        return 1
-    except OSError as exc:
-        sys.stderr.write(
-            "engramory install: could not write %s: %s; check the permissions and free space, then run this again\n"
-            % (exc.filename or target.home, exc.strerror or exc)
-        )
-        return 1
+    return run_verb("install", lambda: _install(target, bool(getattr(args, "dry_run", False))), target.home)
 
 
 def _config_change(target: Target, enable: bool, drop_empty: bool = False) -> tuple[Change, list[str]]:
@@ -588,16 +580,7 @@ def uninstall(args: argparse.Namespace) -> int:
     if bad is not None:
         return bad
     target = Target(hermes_home())
-    try:
-        return _uninstall(target, bool(getattr(args, "dry_run", False)))
-    except SettingsError as exc:
-        sys.stderr.write("engramory uninstall: %s\n" % exc)
-        sys.stderr.write("engramory uninstall: nothing was changed.\n")
-        return 1
-    except OSError as exc:
-        sys.stderr.write("engramory uninstall: could not write %s: %s; check the permissions, then run this again\n"
-                         % (exc.filename or target.home, exc.strerror or exc))
-        return 1
+    return run_verb("uninstall", lambda: _uninstall(target, bool(getattr(args, "dry_run", False))), target.home)
 
 
 def _uninstall(target: Target, dry_run: bool) -> int:
@@ -622,20 +605,9 @@ def _uninstall(target: Target, dry_run: bool) -> int:
             out(diff)
         return 0
     # config.yaml first: Hermes never finds the plugin enabled while its files are gone.
-    saved = None
-    if change.after is None and change.before is not None:
-        if _read(target.config) != change.before:
-            raise SettingsError("%s: changed on disk while this ran; run this again" % target.config)
-        os.unlink(target.config)
-    else:
-        saved = apply_change(change)
+    saved = apply_or_delete(change)
     if manifest is not None:
-        remove_listed(target.plugin_dir, [f for f in manifest["files"] if isinstance(f, str)] + [MANIFEST])
-        prune_empty(target.plugin_dir)
-        try:
-            os.rmdir(target.plugin_dir)
-        except OSError:
-            out("  note: %s still holds files engramory did not install; left in place\n" % target.plugin_dir)
+        out(take_out_bundle(target.plugin_dir, "remove", manifest, target.manifest, target.manifest))
     if saved:
         out("  backup of the previous config.yaml: %s\n" % saved)
     return 0

@@ -20,28 +20,34 @@ import os
 import sys
 
 from engramory import __version__, fsutil
-from engramory import install_settingshooks as core
 from engramory.hosts import openclaw as host
-from engramory.install_pluginfile import ASK_JS
+from engramory.install_pluginfile import ASK_JS, smoke_plugin
 from engramory.installer import (
-    LINK_MANIFEST,
-    MANIFEST,
     Change,
     JsonDoc,
+    Place,
     SettingsError,
     apply_change,
+    apply_or_delete,
     apply_skill,
-    bundle_files,
-    bundle_problems,
+    bundle_action,
     canonical,
+    finish_problems,
     folder_action_line,
+    header,
+    interpreter,
     plan_skill,
-    prune_empty,
     read_manifest,
-    remove_listed,
+    record_install,
+    reinstall_step,
+    remove_made_dirs,
     restore_bytes,
+    run_verb,
+    runtime_files,
     source_root,
+    take_out_bundle,
     unified_diff,
+    unlink_quietly,
 )
 
 TYPE_CHECKING = False
@@ -108,7 +114,7 @@ export default {
 '''
 
 
-class Target:
+class Target(Place):
     def __init__(self, env: Mapping[str, str] | None = None) -> None:
         environ = os.environ if env is None else env
         self.scope = "user"
@@ -119,13 +125,6 @@ class Target:
         self.skills = self.base
         self.skill_dir = os.path.join(self.base, "engramory")
         self.script = os.path.join(self.skill_dir, "hooks", SCRIPT)
-
-    @property
-    def link_manifest(self) -> str:
-        return os.path.join(self.base, LINK_MANIFEST)
-
-    def manifest_path(self) -> str:
-        return self.link_manifest if os.path.islink(self.skill_dir) else os.path.join(self.skill_dir, MANIFEST)
 
 
 def plugin_files(interpreter: str, script: str) -> dict[str, bytes]:
@@ -210,31 +209,21 @@ def install(args: argparse.Namespace) -> int:
     target = Target()
     if getattr(args, "check", False):
         return run_check(target)
-    try:
-        return _install(target, bool(getattr(args, "dry_run", False)), bool(getattr(args, "link", False)))
-    except SettingsError as exc:
-        sys.stderr.write("engramory install: %s\nengramory install: nothing was changed.\n" % exc)
-        return 1
-    except OSError as exc:
-        sys.stderr.write("engramory install: could not write %s: %s; check the permissions, then run this again\n"
-                         % (exc.filename or target.base, exc.strerror or exc))
-        return 1
+    return run_verb("install", lambda: _install(target, bool(getattr(args, "dry_run", False)),
+                                                bool(getattr(args, "link", False))), target.base)
 
 
 def _install(target: Target, dry_run: bool, link: bool) -> int:
     out = sys.stdout.write
-    exe = sys.executable
-    if not exe or not os.path.isabs(exe):
-        raise SettingsError("cannot tell which Python runs this (sys.executable is %r)" % (exe,))
+    exe = interpreter(None, "openclaw")
     doc = JsonDoc.load(target.settings, comments=True, host="OpenClaw")
     new_data, created = merge(doc.data, target.plugin_dir)
     after = doc.raw if canonical(new_data) == canonical(doc.data) else doc.render(new_data)
     change = Change(target.settings, doc.raw, after)
     source = source_root()
-    files, _ = bundle_files(source, required=["hooks/" + SCRIPT])
-    files = [f for f in files if f.startswith(core.RUNTIME_DIRS) or f == "hooks/" + SCRIPT]
+    files, _ = runtime_files(source, [SCRIPT])
     plan = plan_skill(target, source, files, link)
-    out("engramory install --host openclaw (user scope%s)\n" % (", dry run: nothing is written" if dry_run else ""))
+    out(header("install", "openclaw", "user", dry_run))
     out("  bundle: %s -> %s\n  plugin: %s\n  config: %s\n" % (source, target.skill_dir, target.plugin_dir, target.settings))
     if dry_run:
         out(unified_diff(target.settings, change.before, change.after) or "  config: no change\n")
@@ -243,14 +232,9 @@ def _install(target: Target, dry_run: bool, link: bool) -> int:
     apply_skill(plan, target, source)
     for name, data in plugin_files(exe, target.script).items():
         fsutil.write_atomic(os.path.join(target.plugin_dir, name), data)
-    record = {"created_file": not doc.exists, "created": created}
-    if old is not None and isinstance(old["settings"].get(target.settings), dict):
-        record = old["settings"][target.settings]
-    manifest = {"installer": "engramory", "host": "openclaw", "version": __version__, "mode": plan.mode,
-                "files": sorted(plan.files) if plan.mode in ("copy", "link") else [],
-                "settings": {target.settings: record}}
-    if old is None or canonical(old) != canonical(manifest):
-        fsutil.write_atomic(target.manifest_path(), (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+    # A later install keeps the first one's record: what it created is what uninstall takes out.
+    record_install(target.manifest_path(), "openclaw", plan, target.settings,
+                   {"created_file": not doc.exists, "created": created}, old)
     saved = apply_change(change)
     if saved:
         out("  backup of the previous config: %s\n" % saved)
@@ -262,14 +246,14 @@ def uninstall(args: argparse.Namespace) -> int:
     if _bad_scope(args, "uninstall"):
         return 64
     target = Target()
+    return run_verb("uninstall", lambda: _uninstall(target, bool(getattr(args, "dry_run", False))), target.base)
+
+
+def _uninstall(target: Target, dry_run: bool) -> int:
     out = sys.stdout.write
-    dry_run = bool(getattr(args, "dry_run", False))
-    try:
-        doc = JsonDoc.load(target.settings, comments=True, host="OpenClaw")
-    except SettingsError as exc:
-        sys.stderr.write("engramory uninstall: %s\nengramory uninstall: nothing was changed.\n" % exc)
-        return 1
-    manifest = read_manifest(target.manifest_path())
+    doc = JsonDoc.load(target.settings, comments=True, host="OpenClaw")
+    mpath = target.manifest_path()
+    manifest = read_manifest(mpath)
     record = ((manifest or {}).get("settings") or {}).get(target.settings) or {}
     created = [c for c in record.get("created", []) if isinstance(c, str)] if isinstance(record, dict) else []
     new_data, removed = unmerge(doc.data, target.plugin_dir, created)
@@ -279,9 +263,8 @@ def uninstall(args: argparse.Namespace) -> int:
         if not new_data and record.get("created_file"):
             change.after = None
     dest = target.skill_dir
-    action = "unlink" if os.path.islink(dest) else ("remove" if manifest is not None and os.path.isdir(dest) else
-                                                    ("foreign" if os.path.isdir(dest) else ""))
-    out("engramory uninstall --host openclaw (user scope%s)\n" % (", dry run: nothing is written" if dry_run else ""))
+    action = bundle_action(dest, manifest)
+    out(header("uninstall", "openclaw", "user", dry_run))
     out("  config: %s: %s\n" % (target.settings, "%d engramory entr%s removed" % (removed, "y" if removed == 1 else "ies")
                                 if removed else "no engramory entry"))
     out(folder_action_line("bundle", action, dest, manifest, dry_run))
@@ -290,28 +273,11 @@ def uninstall(args: argparse.Namespace) -> int:
         if diff:
             out(diff)
         return 0
-    if change.after is None and change.before is not None:
-        os.unlink(target.settings)
-    else:
-        apply_change(change)
-    for name in plugin_files("", "").keys():
-        try:
-            os.unlink(os.path.join(target.plugin_dir, name))
-        except OSError:
-            pass
-    try:
-        os.rmdir(target.plugin_dir)
-    except OSError:
-        pass
-    if action == "unlink":
-        os.unlink(dest)
-    elif action == "remove" and manifest is not None:
-        remove_listed(dest, [f for f in manifest["files"] if isinstance(f, str)] + [MANIFEST])
-        prune_empty(dest)
-        try:
-            os.rmdir(dest)
-        except OSError:
-            out("  note: %s still holds files engramory did not install; left in place\n" % dest)
+    apply_or_delete(change)
+    for name in plugin_files("", ""):
+        unlink_quietly(os.path.join(target.plugin_dir, name))
+    remove_made_dirs([target.plugin_dir])
+    out(take_out_bundle(dest, action, manifest, mpath, target.link_manifest))
     return 0
 
 
@@ -320,9 +286,6 @@ def check(args: argparse.Namespace) -> int:
 
 
 def run_check(target: Target) -> int:
-    import subprocess
-    import time
-
     out = sys.stdout.write
     out("engramory install --host openclaw --check: %s\n" % target.settings)
     problems: list[str] = []
@@ -354,36 +317,9 @@ def run_check(target: Target) -> int:
         text = ""
         problems.append("%s is missing: OpenClaw has no guard plugin to load" % index)
     if text:
-        try:
-            exe = json.loads(text.split("const PYTHON = ", 1)[1].split(";", 1)[0])
-            script = json.loads(text.split("const SCRIPT = ", 1)[1].split(";", 1)[0])
-        except (IndexError, ValueError):
-            exe = script = ""
-        if not (isinstance(exe, str) and os.path.isabs(exe) and os.access(exe, os.X_OK)):
-            problems.append("the interpreter %s does not exist or cannot run: the plugin lets every edit through" % (exe or "(none)"))
-        elif not (isinstance(script, str) and os.path.isfile(script)):
-            problems.append("the script %s does not exist: the guard is off (edits go through unchecked)" % script)
-        else:
-            problems.extend(bundle_problems(target.skill_dir, exe))
-            budget = TIMEOUT_MS / 1000.0
-            started = time.monotonic()
-            try:
-                proc = subprocess.run([exe, "-I", "-S", script], input=b'{"event": "before", "tool": "read", "params": {}}',
-                                      capture_output=True, timeout=budget)
-                if proc.returncode != 0 or proc.stdout.strip() != b"{}" or proc.stderr.strip():
-                    problems.append("a smoke run exited %d and answered %r %s" % (
-                        proc.returncode, proc.stdout[:80], proc.stderr.decode("utf-8", "replace").strip()[-300:]))
-                else:
-                    out("  ok: %s answers in %.2f s\n" % (SCRIPT, time.monotonic() - started))
-            except subprocess.TimeoutExpired:
-                problems.append("a smoke run did not answer within %.1f s: the plugin gives up then and lets the edit through unchecked" % budget)
+        problems.extend(smoke_plugin(text, target.skill_dir, {"event": "before", "tool": "read", "params": {}},
+                                     TIMEOUT_MS / 1000.0, SCRIPT, out))
         if "before_prompt_build" not in text:
             problems.append("%s has no before_prompt_build hook: the session-start notice is off (reinstall)" % index)
-    for problem in problems:
-        out("  problem: %s\n" % problem)
-    if problems:
-        out("  next step: run `%s -m engramory install --host openclaw` from the engramory checkout\n" % (sys.executable or "python3"))
-        return 1
-    out("  healthy: the plugin is loaded and enabled, the guard answers and the session-start notice is on"
-        " (not under `agent exec`)\n")
-    return 0
+    return finish_problems(problems, reinstall_step("openclaw"), "the plugin is loaded and enabled, the guard answers "
+                           "and the session-start notice is on (not under `agent exec`)")

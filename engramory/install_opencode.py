@@ -21,7 +21,6 @@ from engramory import install_pluginfile as core
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import argparse
     from collections.abc import Mapping
 
 TIMEOUT_MS = 5000  # the plugin's own bound on each call; the check's smoke run must beat it
@@ -90,7 +89,7 @@ SPEC = core.Spec(
     host="opencode", title="opencode", script="engramory_opencode_hook.py", plugin="engramory.js",
     marker="// engramory guard for opencode", template=PLUGIN_TEMPLATE, base=_base, plugins_dir="plugins",
     timeout_ms=TIMEOUT_MS, note="opencode loads plugins when a session starts: start a new one for the guard to apply.",
-    scope_help="use --scope user (~/.config/opencode) or --scope project (./.opencode)",
+    scopes=(("user", "~/.config/opencode"), ("project", "./.opencode")),
 )
 
 
@@ -98,13 +97,4 @@ def plugin_text(interpreter: str, script: str) -> str:
     return core.plugin_text(SPEC, interpreter, script)
 
 
-def install(args: argparse.Namespace) -> int:
-    return core.install(SPEC, args)
-
-
-def uninstall(args: argparse.Namespace) -> int:
-    return core.uninstall(SPEC, args)
-
-
-def check(args: argparse.Namespace) -> int:
-    return core.check(SPEC, args)
+install, uninstall, check = core.verbs(SPEC)

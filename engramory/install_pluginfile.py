@@ -12,35 +12,41 @@ import json
 import os
 import sys
 
-from engramory import __version__, fsutil
-from engramory import install_settingshooks as core
+from engramory import fsutil
 from engramory.installer import (
-    LINK_MANIFEST,
-    MANIFEST,
+    Place,
     SettingsError,
     apply_skill,
-    bundle_files,
+    bundle_action,
     bundle_problems,
-    canonical,
+    finish_problems,
     folder_action_line,
+    header,
+    interpreter,
     plan_skill,
-    prune_empty,
     read_manifest,
-    remove_listed,
+    record_install,
+    reinstall_step,
+    remove_made_dirs,
+    run_verb,
+    runtime_files,
+    scope_of,
     source_root,
+    take_out_bundle,
 )
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import Any
 
 
 class Spec:
     def __init__(
         self, host: str, title: str, script: str, plugin: str, marker: str, template: str,
         base: Callable[[str, str, Mapping[str, str]], str], plugins_dir: str, timeout_ms: int, note: str,
-        scope_help: str,
+        scopes: Sequence[tuple[str, str]],
     ) -> None:
         self.host = host
         self.title = title
@@ -52,11 +58,7 @@ class Spec:
         self.plugins_dir = plugins_dir  # under base
         self.timeout_ms = timeout_ms  # the plugin's own bound on each call
         self.note = note
-        self.scope_help = scope_help
-
-
-SCOPES = ("user", "project")
-
+        self.scopes = tuple(scopes)  # (scope, where it installs), for the --scope usage error
 
 
 # The one bounded, fail-open call from a JavaScript plugin to the Python hook, shared by every
@@ -100,7 +102,7 @@ def plugin_text(spec: Spec, interpreter: str, script: str) -> str:
     return spec.template.replace('"__PYTHON__"', json.dumps(interpreter)).replace('"__SCRIPT__"', json.dumps(script))
 
 
-class Target:
+class Target(Place):
     def __init__(self, spec: Spec, scope: str, cwd: str | None = None, env: Mapping[str, str] | None = None) -> None:
         environ = os.environ if env is None else env
         self.scope = scope
@@ -111,13 +113,6 @@ class Target:
         self.skills = self.base
         self.skill_dir = os.path.join(self.base, "engramory")
         self.script = os.path.join(self.skill_dir, "hooks", spec.script)
-
-    @property
-    def link_manifest(self) -> str:
-        return os.path.join(self.base, LINK_MANIFEST)
-
-    def manifest_path(self) -> str:
-        return self.link_manifest if os.path.islink(self.skill_dir) else os.path.join(self.skill_dir, MANIFEST)
 
 
 def _read(path: str) -> bytes | None:
@@ -132,63 +127,41 @@ def _ours(spec: Spec, raw: bytes | None) -> bool:
     return raw is not None and raw.startswith(spec.marker.encode())
 
 
-def _scope(spec: Spec, args: argparse.Namespace, what: str) -> str | None:
+def _target(spec: Spec, args: argparse.Namespace, verb: str) -> Target | None:
     scope = getattr(args, "scope", None) or "user"
-    if scope == "local":
-        scope = "project"
-    if scope not in SCOPES:
-        sys.stderr.write("engramory %s: --scope %s is not a %s scope; %s\n" % (what, scope, spec.title, spec.scope_help))
-        return None
-    return scope
+    scope = scope_of(args, verb, spec.title, spec.scopes, "project" if scope == "local" else scope)
+    return None if scope is None else Target(spec, scope)
 
 
 def install(spec: Spec, args: argparse.Namespace) -> int:
-    scope = _scope(spec, args, "install")
-    if scope is None:
+    target = _target(spec, args, "install")
+    if target is None:
         return 64
-    target = Target(spec, scope)
     if getattr(args, "check", False):
         return run_check(spec, target)
-    try:
-        return _install(spec, target, bool(getattr(args, "dry_run", False)), bool(getattr(args, "link", False)))
-    except SettingsError as exc:
-        sys.stderr.write("engramory install: %s\nengramory install: nothing was changed.\n" % exc)
-        return 1
-    except OSError as exc:
-        sys.stderr.write("engramory install: could not write %s: %s; check the permissions, then run this again\n"
-                         % (exc.filename or target.base, exc.strerror or exc))
-        return 1
+    return run_verb("install", lambda: _install(spec, target, bool(getattr(args, "dry_run", False)),
+                                                bool(getattr(args, "link", False))), target.base)
 
 
 def _install(spec: Spec, target: Target, dry_run: bool, link: bool) -> int:
     out = sys.stdout.write
-    exe = sys.executable
-    if not exe or not os.path.isabs(exe):
-        raise SettingsError("cannot tell which Python runs this (sys.executable is %r); run the installer with an "
-                            "absolute interpreter path" % (exe,))
+    exe = interpreter(None, spec.host)
     raw = _read(target.settings)
     if raw is not None and not _ours(spec, raw):
         raise SettingsError("%s exists and is not engramory's plugin; move it aside, then run this again" % target.settings)
     source = source_root()
-    files, _ = bundle_files(source, required=["hooks/" + spec.script])
-    files = [f for f in files if f.startswith(core.RUNTIME_DIRS) or f == "hooks/" + spec.script]
+    files, _ = runtime_files(source, [spec.script])
     plan = plan_skill(target, source, files, link)
     after = plugin_text(spec, exe, target.script).encode("utf-8")
-    out("engramory install --host %s (%s scope%s)\n" % (spec.host, target.scope, ", dry run: nothing is written" if dry_run else ""))
+    out(header("install", spec.host, target.scope, dry_run))
     out("  bundle: %s -> %s\n" % (source, target.skill_dir))
     out("  plugin: %s: %s\n" % (target.settings, "unchanged" if raw == after else ("would write" if dry_run else "written")))
     if dry_run:
         return 0
     created = {"created_base": not os.path.isdir(target.base), "created_plugins_dir": not os.path.isdir(target.plugins)}
-    apply_skill(plan, target, source)
     old = read_manifest(target.manifest_path())
-    manifest = {"installer": "engramory", "host": spec.host, "version": __version__, "mode": plan.mode,
-                "files": sorted(plan.files) if plan.mode in ("copy", "link") else [],
-                "settings": {target.settings: created}}
-    if old is not None and isinstance(old["settings"].get(target.settings), dict):
-        manifest["settings"] = dict(old["settings"])
-    if old is None or canonical(old) != canonical(manifest):
-        fsutil.write_atomic(target.manifest_path(), (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+    apply_skill(plan, target, source)
+    record_install(target.manifest_path(), spec.host, plan, target.settings, created, old)
     if raw != after:
         fsutil.write_atomic(target.settings, after)
         out("  " + spec.note + "\n")
@@ -196,60 +169,86 @@ def _install(spec: Spec, target: Target, dry_run: bool, link: bool) -> int:
 
 
 def uninstall(spec: Spec, args: argparse.Namespace) -> int:
-    scope = _scope(spec, args, "uninstall")
-    if scope is None:
+    target = _target(spec, args, "uninstall")
+    if target is None:
         return 64
-    target = Target(spec, scope)
+    return run_verb("uninstall", lambda: _uninstall(spec, target, bool(getattr(args, "dry_run", False))), target.base)
+
+
+def _uninstall(spec: Spec, target: Target, dry_run: bool) -> int:
     out = sys.stdout.write
-    dry_run = bool(getattr(args, "dry_run", False))
     raw = _read(target.settings)
     if raw is not None and not _ours(spec, raw):
-        sys.stderr.write("engramory uninstall: %s is not engramory's plugin; left alone\n"
-                         "engramory uninstall: nothing was changed.\n" % target.settings)
-        return 1
-    manifest = read_manifest(target.manifest_path())
+        raise SettingsError("%s is not engramory's plugin; left alone" % target.settings)
+    mpath = target.manifest_path()
+    manifest = read_manifest(mpath)
     record = ((manifest or {}).get("settings") or {}).get(target.settings) or {}
-    out("engramory uninstall --host %s (%s scope%s)\n" % (spec.host, target.scope, ", dry run: nothing is written" if dry_run else ""))
+    out(header("uninstall", spec.host, target.scope, dry_run))
     out("  plugin: %s: %s\n" % (target.settings, ("would remove" if dry_run else "removed") if raw is not None else "not there"))
     dest = target.skill_dir
-    action = "unlink" if os.path.islink(dest) else ("remove" if manifest is not None and os.path.isdir(dest) else
-                                                    ("foreign" if os.path.isdir(dest) else ""))
+    action = bundle_action(dest, manifest)
     out(folder_action_line("bundle", action, dest, manifest, dry_run))
     if dry_run:
         return 0
     if raw is not None:
         os.unlink(target.settings)
-    if action == "unlink":
-        os.unlink(dest)
-        try:
-            os.unlink(target.link_manifest)
-        except OSError:
-            pass
-    elif action == "remove" and manifest is not None:
-        remove_listed(dest, [f for f in manifest["files"] if isinstance(f, str)] + [MANIFEST])
-        prune_empty(dest)
-        try:
-            os.rmdir(dest)
-        except OSError:
-            out("  note: %s still holds files engramory did not install; left in place\n" % dest)
-    for key, folder in (("created_plugins_dir", target.plugins), ("created_base", target.base)):
-        if record.get(key):
-            try:
-                os.rmdir(folder)  # only when empty: install made it
-            except OSError:
-                pass
+    out(take_out_bundle(dest, action, manifest, mpath, target.link_manifest))
+    remove_made_dirs(folder for key, folder in (("created_plugins_dir", target.plugins), ("created_base", target.base))
+                     if record.get(key))  # only when empty: install made them
     return 0
 
 
 def check(spec: Spec, args: argparse.Namespace) -> int:
-    scope = _scope(spec, args, "install")
-    return 64 if scope is None else run_check(spec, Target(spec, scope))
+    target = _target(spec, args, "install")
+    return 64 if target is None else run_check(spec, target)
 
 
-def run_check(spec: Spec, target: Target) -> int:
+def verbs(spec: Spec) -> tuple[Callable[[argparse.Namespace], int], ...]:
+    """The registry's INSTALLER contract for `spec`'s host: (install, uninstall, check)."""
+    return (lambda args: install(spec, args), lambda args: uninstall(spec, args), lambda args: check(spec, args))
+
+
+def plugin_consts(text: str) -> tuple[Any, Any]:
+    """The interpreter and the script a plugin file names (`const PYTHON = ...;`), or ("", "")."""
+    try:
+        exe = json.loads(text.split("const PYTHON = ", 1)[1].split(";", 1)[0])
+        script = json.loads(text.split("const SCRIPT = ", 1)[1].split(";", 1)[0])
+    except (IndexError, ValueError):
+        return "", ""
+    return exe, script
+
+
+def smoke_plugin(text: str, bundle_dir: str, question: Mapping[str, Any], budget: float, name: str,
+                 out: Callable[[str], Any]) -> list[str]:
+    """Problems that keep the plugin in `text` from guarding: its interpreter or script is
+    missing, the bundle is damaged, or its Python side does not answer `question` with `{}`
+    and exit 0 within `budget` seconds (the plugin's own bound); "ok" goes to `out`."""
     import subprocess
     import time
 
+    exe, script = plugin_consts(text)
+    if not (isinstance(exe, str) and os.path.isabs(exe) and os.access(exe, os.X_OK)):
+        return ["the interpreter %s does not exist or cannot run: the plugin lets every edit through" % (exe or "(none)")]
+    if not (isinstance(script, str) and os.path.isfile(script)):
+        return ["the script %s does not exist: the guard is off (edits go through unchecked)" % script]
+    problems = bundle_problems(bundle_dir, exe)
+    started = time.monotonic()
+    try:
+        proc = subprocess.run([exe, "-I", "-S", script], input=json.dumps(question).encode(), capture_output=True,
+                              timeout=budget)
+    except subprocess.TimeoutExpired:
+        return problems + ["a smoke run did not answer within %.1f s: the plugin gives up then and lets the edit "
+                           "through unchecked" % budget]
+    took = time.monotonic() - started
+    if proc.returncode != 0 or proc.stdout.strip() != b"{}" or proc.stderr.strip():
+        problems.append("a smoke run exited %d and answered %r %s" % (
+            proc.returncode, proc.stdout[:80], proc.stderr.decode("utf-8", "replace").strip()[-300:]))
+    else:
+        out("  ok: %s answers in %.2f s\n" % (name, took))
+    return problems
+
+
+def run_check(spec: Spec, target: Target) -> int:
     out = sys.stdout.write
     out("engramory install --host %s --check (%s scope): %s\n" % (spec.host, target.scope, target.settings))
     problems: list[str] = []
@@ -259,38 +258,8 @@ def run_check(spec: Spec, target: Target) -> int:
     elif not _ours(spec, raw):
         problems.append("%s is not engramory's plugin" % target.settings)
     else:
-        text = raw.decode("utf-8", "replace")
-        try:
-            exe = json.loads(text.split("const PYTHON = ", 1)[1].split(";", 1)[0])
-            script = json.loads(text.split("const SCRIPT = ", 1)[1].split(";", 1)[0])
-        except (IndexError, ValueError):
-            exe = script = ""
-        if not (isinstance(exe, str) and os.path.isabs(exe) and os.access(exe, os.X_OK)):
-            problems.append("the interpreter %s does not exist or cannot run: the plugin lets every edit through" % (exe or "(none)"))
-        elif not (isinstance(script, str) and os.path.isfile(script)):
-            problems.append("the script %s does not exist: the guard is off (edits go through unchecked)" % script)
-        else:
-            problems.extend(bundle_problems(target.skill_dir, exe))
-            question = {"event": "before", "tool": "read", "args": {}, "directory": target.project}
-            started = time.monotonic()
-            budget = spec.timeout_ms / 1000.0
-            try:
-                proc = subprocess.run([exe, "-I", "-S", script], input=json.dumps(question).encode(), capture_output=True,
-                                      timeout=budget)
-                took = time.monotonic() - started
-                if proc.returncode != 0 or proc.stdout.strip() != b"{}" or proc.stderr.strip():
-                    problems.append("a smoke run exited %d and answered %r %s" % (
-                        proc.returncode, proc.stdout[:80], proc.stderr.decode("utf-8", "replace").strip()[-300:]))
-                else:
-                    out("  ok: %s answers in %.2f s\n" % (spec.script, took))
-            except subprocess.TimeoutExpired:
-                problems.append("a smoke run did not answer within %.1f s: the plugin gives up then and lets the edit "
-                                "through unchecked" % budget)
-    for problem in problems:
-        out("  problem: %s\n" % problem)
-    if problems:
-        out("  next step: run `%s -m engramory install --host %s --scope %s` from the engramory checkout\n"
-            % (sys.executable or "python3", spec.host, target.scope))
-        return 1
-    out("  healthy: the plugin is in place and the guard answers\n")
-    return 0
+        question = {"event": "before", "tool": "read", "args": {}, "directory": target.project}
+        problems.extend(smoke_plugin(raw.decode("utf-8", "replace"), target.skill_dir, question,
+                                     spec.timeout_ms / 1000.0, spec.script, out))
+    return finish_problems(problems, reinstall_step(spec.host, target.scope),
+                           "the plugin is in place and the guard answers")

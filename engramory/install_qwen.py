@@ -9,17 +9,7 @@ from __future__ import annotations
 
 from engramory import install_settingshooks as core
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
-    from typing import Any
-
 TIMEOUT_MS = 10_000
-
-
-def _handler(command: str) -> dict[str, Any]:
-    return {"type": "command", "command": command, "timeout": TIMEOUT_MS}
-
 
 SPEC = core.Spec(
     host="qwen",
@@ -28,19 +18,10 @@ SPEC = core.Spec(
     settings_name="settings.json",
     script="engramory_qwen_hook.py",
     hooks=(("PreToolUse", "^(write_file|edit)$"), ("PostToolUse", "^run_shell_command$"), ("SessionStart", None)),
-    handler=_handler,
+    handler=core.command_handler(TIMEOUT_MS),
     seconds=lambda handler: float(handler.get("timeout", 60_000)) / 1000.0,
     note="Qwen Code reads settings.json when a session starts: start a new session for the hooks to apply.",
 )
 
 
-def install(args: argparse.Namespace) -> int:
-    return core.install(SPEC, args)
-
-
-def uninstall(args: argparse.Namespace) -> int:
-    return core.uninstall(SPEC, args)
-
-
-def check(args: argparse.Namespace) -> int:
-    return core.check(SPEC, args)
+install, uninstall, check = core.verbs(SPEC)

@@ -2,12 +2,12 @@
 Copilot CLI): a copy of the bundle's runtime in `<base>/engramory/`, and one matcher group per
 event in `<base>/<settings file>` that runs the host's entry script from that copy.
 
-Built on the installer core, engramory.installer (JsonDoc, Change, apply_change,
-add_hook_groups, remove_hooks, restore_bytes, plan_skill/apply_skill): a settings file that
-cannot be parsed is refused and left alone, a no-op install writes nothing, a change is backed
-up and replaced atomically, `--dry-run` shows the diff, and uninstall gives the user's own
-bytes back when a backup holds exactly the result (and deletes a file and folder install
-created). Each host installer module is a `Spec` and three one-line functions.
+Install and uninstall are the shared flow, engramory.installer_json (`Target` is the
+Wiring): a settings file that cannot be parsed is refused and left alone, a no-op install
+writes nothing, a change is backed up and replaced atomically, `--dry-run` shows the diff, and
+uninstall gives the user's own bytes back when a backup holds exactly the result (and deletes
+a file and folder install created). Each host installer module is a `Spec` and
+`install, uninstall, check = verbs(SPEC)`.
 
 The command never exits non-zero on its own account: `<python> -I -S -c <launcher> <script>
 <event> || true`, where the launcher allows (exit 0, one line on stderr) when the script is
@@ -21,31 +21,17 @@ import os
 import subprocess
 import sys
 
-from engramory import __version__, fsutil
+from engramory import installer_json as flow
 from engramory.installer import (
-    LINK_MANIFEST,
-    MANIFEST,
-    Change,
+    RUNTIME_DIRS,
     JsonDoc,
     SettingsError,
-    add_hook_groups,
-    apply_change,
-    apply_skill,
-    bundle_files,
     bundle_problems,
-    canonical,
-    check_hooks_shape,
-    folder_action_line,
-    plan_skill,
-    prune_empty,
-    read_manifest,
-    remove_hooks,
-    remove_listed,
-    restore_bytes,
+    finish_problems,
+    reinstall_step,
+    scope_of,
     sh_quote,
     shell_word,
-    source_root,
-    unified_diff,
 )
 
 TYPE_CHECKING = False
@@ -55,8 +41,6 @@ if TYPE_CHECKING:
     from typing import Any
 
 FOLDER = "engramory"
-RUNTIME_DIRS = ("engramory/", "tools/")
-SCOPES = ("user", "project")
 SMOKE_TIMEOUT = 10
 # Allow when the script is gone (a deleted or moved bundle must not block the user), say so.
 LAUNCHER = (
@@ -94,13 +78,18 @@ class Spec:
         self.seconds = seconds  # handler -> the time budget the host gives it, in seconds
 
 
-class Target:
-    """Where one scope's bundle copy and settings file are. Quacks like engramory.install.Target
-    where plan_skill / apply_skill look (skills, skill_dir, link_manifest)."""
+class Target(flow.Wiring):
+    """Where one scope's bundle copy and settings file are, and what the host's wiring holds:
+    install and uninstall are engramory.installer_json's flow, with the host's own command
+    (`|| true`) and its own `--check`."""
+
+    settings_label = "hooks"
+    bundle_dirs, bundle_top = RUNTIME_DIRS, ()
 
     def __init__(self, spec: Spec, scope: str, cwd: str | None = None, env: Mapping[str, str] | None = None) -> None:
         environ = os.environ if env is None else env
-        self.scope = scope
+        self.spec = spec
+        self.host, self.title, self.restart = spec.host, spec.title, spec.note
         self.project = os.path.abspath(cwd or os.getcwd())
         moved = environ.get(spec.home_env, "") if spec.home_env else ""
         if scope == "user":
@@ -108,19 +97,33 @@ class Target:
             self.base = os.path.abspath(moved) if moved else os.path.join(home, spec.dirname)
         else:
             self.base = os.path.join(self.project, spec.dirname)
-        self.settings = os.path.join(self.base, spec.settings_name)
         self.skills = self.base
-        self.skill_dir = os.path.join(self.base, FOLDER)
+        super().__init__(settings=os.path.join(self.base, spec.settings_name),
+                         bundle_dir=os.path.join(self.base, FOLDER), scope=scope)
         self.script = os.path.join(self.skill_dir, "hooks", spec.script)
 
-    @property
-    def link_manifest(self) -> str:
-        return os.path.join(self.base, LINK_MANIFEST)
+    def hooks(self, interpreter: str) -> list[tuple[str, str | None, dict[str, Any]]]:
+        return wanted(self.spec, interpreter, self.script)
 
-    def manifest_path(self) -> str:
-        if os.path.islink(self.skill_dir):
-            return self.link_manifest
-        return os.path.join(self.skill_dir, MANIFEST)
+    def ours(self, handler: Any) -> bool:
+        return is_ours_for(self.spec)(handler)
+
+    def script_of(self, handler: Any) -> str | None:
+        return self.spec.script if self.ours(handler) else None
+
+    def uninstall_shape(self, doc: JsonDoc) -> None:
+        self.check_shape(doc)
+
+    def backup_label(self, path: str) -> str:
+        return self.spec.settings_name
+
+    def run_check(self, interpreter: str | None = None, out: Callable[[str], Any] | None = None) -> int:
+        return run_check(self.spec, self)
+
+
+def command_handler(timeout: float) -> Callable[[str], dict[str, Any]]:
+    """A Claude-schema command handler with the host's `timeout` (in the host's own unit)."""
+    return lambda command: {"type": "command", "command": command, "timeout": timeout}
 
 
 def command(interpreter: str, script: str, event: str) -> str:
@@ -143,211 +146,36 @@ def wanted(spec: Spec, interpreter: str, script: str) -> list[tuple[str, str | N
     return [(event, matcher, spec.handler(command(interpreter, script, event))) for event, matcher in spec.hooks]
 
 
-def _files(spec: Spec, source: str) -> list[str]:
-    files, _ = bundle_files(source, required=["hooks/" + spec.script])
-    return [f for f in files if f.startswith(RUNTIME_DIRS) or f == "hooks/" + spec.script]
+def _scopes(spec: Spec) -> tuple[tuple[str, str], ...]:
+    return (("user", "~/" + spec.dirname), ("project", "./" + spec.dirname))
 
 
-def _options(args: argparse.Namespace) -> tuple[str, bool, bool]:
-    scope = getattr(args, "scope", "user") or "user"
-    return scope, bool(getattr(args, "dry_run", False)), bool(getattr(args, "link", False))
-
-
-def _bad_scope(spec: Spec, what: str, scope: str) -> int:
-    sys.stderr.write(
-        "engramory %s: --scope %s is not a %s scope; use --scope user (~/%s) or --scope project (./%s)\n"
-        % (what, scope, spec.title, spec.dirname, spec.dirname)
-    )
-    return 64
-
-
-def _write_failed(what: str, target: Target, exc: OSError) -> int:
-    sys.stderr.write(
-        "engramory %s: could not write %s: %s; check the permissions and free space, then run "
-        "this again\n" % (what, exc.filename or target.base, exc.strerror or exc)
-    )
-    return 1
+def _target(spec: Spec, args: argparse.Namespace | None, verb: str) -> Target | None:
+    scope = scope_of(args, verb, spec.title, _scopes(spec))
+    return None if scope is None else Target(spec, scope)
 
 
 def check(spec: Spec, args: argparse.Namespace) -> int:
     """`engramory install --host <spec.host> --check`: 0 healthy, 1 a problem found, 64 usage."""
-    scope = getattr(args, "scope", "user") or "user"
-    if scope not in SCOPES:
-        return _bad_scope(spec, "install", scope)
-    return run_check(spec, Target(spec, scope))
+    target = _target(spec, args, "install")
+    return 64 if target is None else run_check(spec, target)
 
 
 def install(spec: Spec, args: argparse.Namespace) -> int:
     """`engramory install --host <spec.host>`: 0 done, 1 refused (nothing changed), 64 usage."""
-    scope, dry_run, link = _options(args)
-    if scope not in SCOPES:
-        return _bad_scope(spec, "install", scope)
-    target = Target(spec, scope)
-    if getattr(args, "check", False):
-        return run_check(spec, target)
-    try:
-        return _install(spec, target, dry_run, link)
-    except SettingsError as exc:
-        sys.stderr.write("engramory install: %s\nengramory install: nothing was changed.\n" % exc)
-        return 1
-    except OSError as exc:
-        return _write_failed("install", target, exc)
-
-
-def _install(spec: Spec, target: Target, dry_run: bool, link: bool, interpreter: str | None = None) -> int:
-    out = sys.stdout.write
-    exe = interpreter or sys.executable
-    if not exe or not os.path.isabs(exe):
-        raise SettingsError(
-            "cannot tell which Python runs this (sys.executable is %r); run the installer with an "
-            "absolute interpreter path, e.g. /usr/bin/python3 -m engramory install --host %s" % (exe, spec.host)
-        )
-    source = source_root()
-    files = _files(spec, source)
-    if "hooks/" + spec.script not in files:
-        raise SettingsError("hooks/%s is missing from %s: this bundle cannot guard %s" % (spec.script, source, spec.title))
-    doc = JsonDoc.load(target.settings, host=spec.title)
-    check_hooks_shape(doc, [e for e, _ in spec.hooks])
-    plan = plan_skill(target, source, files, link)
-    old_manifest = read_manifest(target.manifest_path())
-    new_data, created, report = add_hook_groups(doc.data, wanted(spec, exe, target.script), is_ours_for(spec))
-    after = doc.raw if canonical(new_data) == canonical(doc.data) else doc.render(new_data)
-    change = Change(target.settings, doc.raw, after)
-
-    out("engramory install --host %s (%s scope%s)\n" % (spec.host, target.scope, ", dry run: nothing is written" if dry_run else ""))
-    if plan.mode == "link":
-        out("  bundle: %s %s -> %s\n" % (target.skill_dir, "already links" if plan.link_ok else "links", source))
-    elif plan.mode == "in-place":
-        out("  bundle: %s is this bundle itself; nothing to copy\n" % target.skill_dir)
-    else:
-        out("  bundle: %s %d files to %s (%d new, %d updated, %d unchanged)\n" % (
-            "would copy" if dry_run else "copied", len(plan.add) + len(plan.update), target.skill_dir,
-            len(plan.add), len(plan.update), len(plan.same)))
-    out("  hooks: %s\n" % target.settings)
-    for line in report:
-        out("    %s\n" % line)
-    if dry_run:
-        diff = unified_diff(target.settings, change.before, change.after)
-        out(diff if diff else "  hooks: no change\n")
-        return 0
-    base_missing = not os.path.isdir(target.base)
-    apply_skill(plan, target, source)  # the script first, its entry last
-    _record(spec, target, plan.mode, plan.files, doc.exists, created, old_manifest, base_missing)
-    saved = apply_change(change)
-    if saved:
-        out("  backup of the previous %s: %s\n" % (spec.settings_name, saved))
-    if change.changed and spec.note:
-        out("  " + spec.note + "\n")
-    elif not change.changed and not plan.changed:
-        out("  already installed: nothing changed.\n")
-    return 0
-
-
-def _record(
-    spec: Spec, target: Target, mode: str, files: list[str], existed: bool, created: list[str],
-    old: dict[str, Any] | None, created_base: bool,
-) -> None:
-    manifest: dict[str, Any] = {"installer": "engramory", "host": spec.host, "files": [], "settings": {}}
-    if old is not None:
-        manifest["settings"] = dict(old["settings"])
-    manifest["version"] = __version__
-    manifest["mode"] = mode
-    manifest["files"] = sorted(files) if mode in ("copy", "link") else []
-    record = manifest["settings"].get(target.settings)
-    if not isinstance(record, dict):
-        record = {"created_file": not existed, "created": created, "created_base": created_base}
-    else:
-        prior = [c for c in record.get("created", []) if isinstance(c, str)]
-        record = dict(record, created=prior + [c for c in created if c not in prior])
-    manifest["settings"][target.settings] = record
-    path = target.manifest_path()
-    current = read_manifest(path)
-    if current is not None and canonical(current) == canonical(manifest):
-        return
-    fsutil.write_atomic(path, (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+    target = _target(spec, args, "install")
+    return 64 if target is None else flow.install(target, args)
 
 
 def uninstall(spec: Spec, args: argparse.Namespace) -> int:
-    scope, dry_run, _ = _options(args)
-    if scope not in SCOPES:
-        return _bad_scope(spec, "uninstall", scope)
-    target = Target(spec, scope)
-    try:
-        return _uninstall(spec, target, dry_run)
-    except SettingsError as exc:
-        sys.stderr.write("engramory uninstall: %s\nengramory uninstall: nothing was changed.\n" % exc)
-        return 1
-    except OSError as exc:
-        return _write_failed("uninstall", target, exc)
+    """`engramory uninstall --host <spec.host>`: 0 done, 1 refused (nothing changed), 64 usage."""
+    target = _target(spec, args, "uninstall")
+    return 64 if target is None else flow.uninstall(target, args)
 
 
-def _uninstall(spec: Spec, target: Target, dry_run: bool) -> int:
-    out = sys.stdout.write
-    doc = JsonDoc.load(target.settings, host=spec.title)
-    check_hooks_shape(doc, [e for e, _ in spec.hooks])
-    mpath = target.manifest_path()
-    manifest = read_manifest(mpath)
-    record = (manifest or {}).get("settings", {}).get(target.settings)
-    created = record.get("created") if isinstance(record, dict) else None
-    if not isinstance(created, list):
-        created = None
-    new_data, removed = remove_hooks(doc.data, is_ours_for(spec), created)
-    change = Change(target.settings, doc.raw, doc.raw)
-    if removed:
-        change.after = restore_bytes(doc, new_data)
-        if not new_data and isinstance(record, dict) and record.get("created_file"):
-            change.after = None
-    dest = target.skill_dir
-    if os.path.islink(dest):
-        action = "unlink"
-    elif os.path.isdir(dest):
-        action = "foreign" if manifest is None else ("manifest-only" if manifest.get("mode") == "in-place" else "remove")
-    else:
-        action = ""
-    verb = "would remove" if dry_run else "removed"
-    out("engramory uninstall --host %s (%s scope%s)\n" % (spec.host, target.scope, ", dry run: nothing is written" if dry_run else ""))
-    out("  hooks: %s: %s\n" % (target.settings, "%d engramory entr%s %s" % (removed, "y" if removed == 1 else "ies", verb)
-                               if removed else "no engramory entry"))
-    out(folder_action_line("bundle", action, dest, manifest, dry_run))
-    if dry_run:
-        diff = unified_diff(target.settings, change.before, change.after)
-        if diff:
-            out(diff)
-        return 0
-    saved = None
-    if change.after is None and change.before is not None:
-        with open(target.settings, "rb") as f:
-            if f.read() != change.before:
-                raise SettingsError("%s: changed on disk while this ran; nothing was written to it: run this again" % target.settings)
-        os.unlink(target.settings)
-    else:
-        saved = apply_change(change)
-    if action == "unlink":
-        os.unlink(dest)
-        try:
-            os.unlink(target.link_manifest)
-        except OSError:
-            pass
-    elif action == "remove" and manifest is not None:
-        remove_listed(dest, [f for f in manifest["files"] if isinstance(f, str)] + [MANIFEST])
-        prune_empty(dest)
-        try:
-            os.rmdir(dest)
-        except OSError:
-            out("  note: %s still holds files engramory did not install; left in place\n" % dest)
-    elif action == "manifest-only":
-        try:
-            os.unlink(mpath)
-        except OSError:
-            pass
-    if saved:
-        out("  backup of the previous %s: %s\n" % (spec.settings_name, saved))
-    if isinstance(record, dict) and record.get("created_base"):
-        try:
-            os.rmdir(target.base)  # only when empty: install made it
-        except OSError:
-            pass
-    return 0
+def verbs(spec: Spec) -> tuple[Callable[[argparse.Namespace], int], ...]:
+    """The registry's INSTALLER contract for `spec`'s host: (install, uninstall, check)."""
+    return (lambda args: install(spec, args), lambda args: uninstall(spec, args), lambda args: check(spec, args))
 
 
 # -- install --check -------------------------------------------------------------------------
@@ -383,10 +211,27 @@ def smoke(cmd: str, payload: Mapping[str, Any], timeout: float = SMOKE_TIMEOUT) 
     return proc.returncode, out, err
 
 
+def follow(cmd: str, script_name: str, bundle_dir: str) -> tuple[str | None, list[str]]:
+    """Follow a `<python> ... <script> <event> || true` command: (its interpreter, or None when
+    the hook cannot run; the problems: a missing interpreter or script, a damaged bundle)."""
+    import shlex
+
+    try:
+        words = shlex.split(cmd.split(" || ")[0])
+    except ValueError:
+        words = []
+    exe = words[0] if words else ""
+    script = next((w for w in words[1:] if w.endswith(script_name)), "")
+    if not (os.path.isabs(exe) and os.path.isfile(exe) and os.access(exe, os.X_OK)):
+        return None, ["the interpreter %s does not exist or cannot run: no hook runs" % (exe or "(none)")]
+    if not os.path.isfile(script):
+        return None, ["the script %s does not exist: the guard is off (tool calls go through unchecked)" % script]
+    return exe, bundle_problems(bundle_dir, exe)
+
+
 def run_check(spec: Spec, target: Target) -> int:
     """The wiring is there, its interpreter and script exist, and a smoke payload is answered
     with no opinion and exit 0 in time. Changes nothing."""
-    import shlex
     import time
 
     out = sys.stdout.write
@@ -408,18 +253,9 @@ def run_check(spec: Spec, target: Target) -> int:
     first = next((h for hs in found.values() for h in hs), None)
     if first is not None:
         cmd = str(first.get("command", first.get("bash", "")))
-        try:
-            words = shlex.split(cmd.split(" || ")[0])
-        except ValueError:
-            words = []
-        exe = words[0] if words else ""
-        script = next((w for w in words[1:] if w.endswith(spec.script)), "")
-        if not (os.path.isabs(exe) and os.path.isfile(exe) and os.access(exe, os.X_OK)):
-            problems.append("the interpreter %s does not exist or cannot run: no hook runs" % (exe or "(none)"))
-        elif not os.path.isfile(script):
-            problems.append("the script %s does not exist: the guard is off (tool calls go through unchecked)" % script)
-        else:
-            problems.extend(bundle_problems(target.skill_dir, exe))
+        exe, found_problems = follow(cmd, spec.script, target.skill_dir)
+        problems.extend(found_problems)
+        if exe is not None:
             payload = {"hook_event_name": "PreToolUse", "tool_name": "engramory-smoke", "tool_input": {}, "cwd": target.project}
             budget = float(SMOKE_TIMEOUT)
             if spec.seconds is not None:
@@ -444,11 +280,5 @@ def run_check(spec: Spec, target: Target) -> int:
                                 "the edit goes through unchecked" % budget)
             except OSError as exc:
                 problems.append("could not run it: %s" % exc)
-    for problem in problems:
-        out("  problem: %s\n" % problem)
-    if problems:
-        out("  next step: run `%s -m engramory install --host %s --scope %s` from the engramory checkout\n"
-            % (sys.executable or "python3", spec.host, target.scope))
-        return 1
-    out("  healthy: the guard is wired for %s and answers\n" % ", ".join(e for e, _ in spec.hooks))
-    return 0
+    return finish_problems(problems, reinstall_step(spec.host, target.scope),
+                           "the guard is wired for %s and answers" % ", ".join(e for e, _ in spec.hooks))

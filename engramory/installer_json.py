@@ -40,7 +40,8 @@ Optional hooks, for what a host has of its own (defaults change nothing):
 - `install_extras(new_data, old_manifest, dry_run)` / `uninstall_extras(manifest, record, dry_run)`: other files
   the host edits beside the settings (an `Extra`: Codex's trust records in config.toml,
   Gemini's trusted_hooks.json), written after the settings (uninstall: `first` ones before);
-- `record_fields()`, `uninstall_shape(doc)`, `leftover_dirs(created_base)`, `backup_label(path)`;
+- `record_fields()`, `uninstall_shape(doc)`, `leftover_dirs(created_base)`, `backup_label(path)`,
+  `notes()` (lines printed after the settings' report);
 - `run_check(interpreter, out)`: a host's own --check (default: `check` below).
 `apply_install` / `apply_uninstall` are the flow without the error reporting (they raise
 installer.SettingsError), for in-process callers.
@@ -52,7 +53,7 @@ import os
 import sys
 import tempfile
 
-from engramory import __version__, installer
+from engramory import installer
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -86,7 +87,7 @@ class Extra:
         self.first = first
 
 
-class Wiring:
+class Wiring(installer.Place):
     """What one host installer declares. Override `hooks` (and, for a shape that is not
     Claude's, `merge` / `unmerge` / `ours`); the defaults cover Claude-shaped settings."""
 
@@ -106,7 +107,6 @@ class Wiring:
         self.settings = settings
         self.bundle_dir = bundle_dir
         self.skill_dir = bundle_dir  # the name installer.plan_skill / apply_skill look for
-        self.link_manifest = os.path.join(os.path.dirname(bundle_dir), installer.LINK_MANIFEST)
         self.source = source or installer.source_root()
         self._files = list(files) if files is not None else None
 
@@ -139,6 +139,10 @@ class Wiring:
 
     def backup_label(self, path: str) -> str:
         return "settings" if path == self.settings else os.path.basename(path)
+
+    def notes(self) -> list[str]:
+        """Lines install prints after the settings' report (`note: ...`); default none."""
+        return []
 
     def run_check(self, interpreter: str | None = None, out: Callable[[str], Any] | None = None) -> int:
         """`install --check`; a host with its own checks overrides this."""
@@ -198,38 +202,16 @@ class Wiring:
 
     def files(self) -> tuple[list[str], list[str]]:
         """(bundle files to copy, problems that make a hook unable to run)."""
-        required = ["%s/%s" % (self.scripts_dir, s) for s in self.scripts()]
-        files, notes = installer.bundle_files(self.source, required=required)
-        if self._files is not None:
-            files = [f for f in files if f in self._files]
-        keep = [f for f in files if f.startswith(self.bundle_dirs) or f in required or f in self.bundle_top]
-        return keep, installer.missing_required(notes)
-
-    def manifest_path(self) -> str:
-        if os.path.islink(self.bundle_dir):
-            return self.link_manifest
-        return os.path.join(self.bundle_dir, installer.MANIFEST)
-
-
-def _interpreter(given: str | None, host: str | None = None) -> str:
-    exe = given or sys.executable
-    if not exe or not os.path.isabs(exe):
-        raise installer.SettingsError(
-            "cannot tell which Python runs this (sys.executable is %r); run the installer with an "
-            "absolute interpreter path, e.g. /usr/bin/python3 -m engramory install%s"
-            % (exe, " --host %s" % host if host else "")
-        )
-    return exe
+        files, missing = installer.runtime_files(self.source, self.scripts(), self.bundle_dirs, self.bundle_top,
+                                                 self.scripts_dir)
+        return [f for f in files if self._files is None or f in self._files], missing
 
 
 def main(cls: type[Wiring], verb: str, args: argparse.Namespace | None) -> int:
     """`verb` ("install", "uninstall" or "check") for `args.scope`: 64 for a scope the host
     does not have (`cls.scopes`), else what the verb returns."""
-    scope = getattr(args, "scope", None) or "user"
-    if cls.scopes and scope not in dict(cls.scopes):
-        sys.stderr.write("engramory %s: --scope %s is not a %s scope; use %s\n" % (
-            "uninstall" if verb == "uninstall" else "install", scope, cls.title,
-            " or ".join("--scope %s (%s)" % pair for pair in cls.scopes)))
+    scope = installer.scope_of(args, verb, cls.title, cls.scopes) if cls.scopes else getattr(args, "scope", None) or "user"
+    if scope is None:
         return 64
     w = cls.for_scope(scope)
     if verb == "install":
@@ -239,32 +221,15 @@ def main(cls: type[Wiring], verb: str, args: argparse.Namespace | None) -> int:
     return w.run_check()
 
 
-def header(w: Wiring, verb: str, dry_run: bool) -> str:
-    bits = (["%s scope" % w.scope] if w.scope else []) + (["dry run: nothing is written"] if dry_run else [])
-    return "engramory %s --host %s%s\n" % (verb, w.host, " (%s)" % ", ".join(bits) if bits else "")
-
-
 def apply_install(w: Wiring, dry_run: bool = False, link: bool = False, interpreter: str | None = None,
                   out: Callable[[str], Any] | None = None) -> int:
     """The install flow, raising installer.SettingsError where `install` reports it."""
-    return _install(w, dry_run, link, _interpreter(interpreter, w.host), out or sys.stdout.write)
+    return _install(w, dry_run, link, installer.interpreter(interpreter, w.host), out or sys.stdout.write)
 
 
 def apply_uninstall(w: Wiring, dry_run: bool = False, out: Callable[[str], Any] | None = None) -> int:
     """The uninstall flow, raising installer.SettingsError where `uninstall` reports it."""
     return _uninstall(w, dry_run, out or sys.stdout.write)
-
-
-def _apply(change: installer.Change) -> str | None:
-    """installer.apply_change, except that a file install created and that now holds only our
-    entries (after None) is deleted without a backup: nothing of the user's is in it."""
-    if change.after is None and change.before is not None:
-        if installer.read_regular(change.path) != change.before:
-            raise installer.SettingsError("%s: changed on disk while this ran; nothing was written to it: run "
-                                          "this again" % change.path)
-        os.unlink(change.path)
-        return None
-    return installer.apply_change(change)
 
 
 def _opts(args: argparse.Namespace | None) -> tuple[bool, bool]:
@@ -278,19 +243,8 @@ def install(w: Wiring, args: argparse.Namespace | None = None, interpreter: str 
     if getattr(args, "check", False):
         return w.run_check(interpreter, out)
     dry_run, link = _opts(args)
-    try:
-        return _install(w, dry_run, link, _interpreter(interpreter, w.host), write)
-    except installer.SettingsError as exc:
-        sys.stderr.write("engramory install: %s\n" % exc)
-        if not isinstance(exc, installer.WriteError):
-            sys.stderr.write("engramory install: nothing was changed.\n")
-        return 1
-    except BrokenPipeError:
-        raise  # `... | head`: the reader left (engramory.cli handles it)
-    except OSError as exc:
-        sys.stderr.write("engramory install: could not write %s: %s; check the permissions and free space, "
-                         "then run this again\n" % (exc.filename or w.bundle_dir, exc.strerror or exc))
-        return 1
+    return installer.run_verb(
+        "install", lambda: _install(w, dry_run, link, installer.interpreter(interpreter, w.host), write), w.bundle_dir)
 
 
 def _install(w: Wiring, dry_run: bool, link: bool, exe: str, write: Callable[[str], Any]) -> int:
@@ -309,7 +263,7 @@ def _install(w: Wiring, dry_run: bool, link: bool, exe: str, write: Callable[[st
     change = installer.Change(w.settings, doc.raw, doc.render(new_data))
     extras = w.install_extras(new_data, old, dry_run)
 
-    write(header(w, "install", dry_run))
+    write(installer.header("install", w.host, w.scope, dry_run))
     if plan.mode == "in-place":
         write("  bundle: %s is this bundle itself; nothing to copy\n" % w.bundle_dir)
     elif plan.mode == "link":
@@ -319,9 +273,12 @@ def _install(w: Wiring, dry_run: bool, link: bool, exe: str, write: Callable[[st
         write("  bundle: %s %d files to %s (%d new, %d updated, %d unchanged)\n" % (
             "would copy" if dry_run else "copied", len(plan.add) + len(plan.update), w.bundle_dir,
             len(plan.add), len(plan.update), len(plan.same)))
+        for rel in plan.stale:
+            write("    - %s (no longer in the bundle: %s)\n" % (rel, "would remove" if dry_run else "removed"))
     write("  %s: %s\n" % (w.settings_label, w.settings))
     for line in report:
         write("    %s\n" % line)
+    write("".join("  %s\n" % line for line in w.notes()))
     for extra in extras:
         write("".join("  %s\n" % line for line in extra.lines))
     if dry_run:
@@ -335,7 +292,9 @@ def _install(w: Wiring, dry_run: bool, link: bool, exe: str, write: Callable[[st
     # The bundle and its manifest first, the settings last: the host never sees a hook whose
     # script is not there yet, or one that could not run.
     installer.apply_skill(plan, w, w.source)
-    _record(w, plan, doc.exists, created, old, base_missing, extras)
+    record = dict({"created_file": not doc.exists, "created": created, "created_base": base_missing}, **w.record_fields())
+    installer.record_install(w.manifest_path(), w.host, plan, w.settings, record, old, created,
+                             {k: v for extra in extras for k, v in extra.manifest.items()})
     broken = installer.bundle_problems(w.bundle_dir, exe)
     if broken:
         raise installer.WriteError("the bundle is in %s but its hooks could not run with %s (%s); %s was not "
@@ -353,47 +312,11 @@ def _install(w: Wiring, dry_run: bool, link: bool, exe: str, write: Callable[[st
     return 0
 
 
-def _record(w: Wiring, plan: installer.SkillPlan, existed: bool, created: list[str], old: dict[str, Any] | None,
-            created_base: bool, extras: Sequence[Extra] = ()) -> None:
-    manifest: dict[str, Any] = {"installer": installer.SKILL_NAME, "host": w.host, "files": [], "settings": {}}
-    if old is not None:
-        manifest["settings"] = dict(old["settings"])
-    manifest["version"] = __version__
-    manifest["mode"] = plan.mode
-    manifest["files"] = sorted(plan.files) if plan.mode in ("copy", "link") else []
-    record = manifest["settings"].get(w.settings)
-    if not isinstance(record, dict):
-        record = dict({"created_file": not existed, "created": created, "created_base": created_base},
-                      **w.record_fields())
-    else:
-        prior = [c for c in record.get("created", []) if isinstance(c, str)]
-        record = dict(record, created=prior + [c for c in created if c not in prior])
-    manifest["settings"][w.settings] = record
-    for extra in extras:
-        manifest.update(extra.manifest)
-    current = installer.read_manifest(w.manifest_path())
-    if current is not None and installer.canonical(current) == installer.canonical(manifest):
-        return
-    installer.write_manifest(w.manifest_path(), manifest)
-
-
 def uninstall(w: Wiring, args: argparse.Namespace | None = None, out: Callable[[str], Any] | None = None) -> int:
     """`engramory uninstall --host <host>`: take out exactly what install put in."""
     write = out or sys.stdout.write
     dry_run, _ = _opts(args)
-    try:
-        return _uninstall(w, dry_run, write)
-    except installer.SettingsError as exc:
-        sys.stderr.write("engramory uninstall: %s\n" % exc)
-        if not isinstance(exc, installer.WriteError):
-            sys.stderr.write("engramory uninstall: nothing was changed.\n")
-        return 1
-    except BrokenPipeError:
-        raise
-    except OSError as exc:
-        sys.stderr.write("engramory uninstall: could not write %s: %s; check the permissions, then run this "
-                         "again\n" % (exc.filename or w.bundle_dir, exc.strerror or exc))
-        return 1
+    return installer.run_verb("uninstall", lambda: _uninstall(w, dry_run, write), w.bundle_dir)
 
 
 def _uninstall(w: Wiring, dry_run: bool, write: Callable[[str], Any]) -> int:
@@ -413,13 +336,8 @@ def _uninstall(w: Wiring, dry_run: bool, write: Callable[[str], Any]) -> int:
             change.after = None
     extras = w.uninstall_extras(manifest, record, dry_run)
     dest = w.bundle_dir
-    if os.path.islink(dest):
-        action = "unlink"
-    elif os.path.isdir(dest):
-        action = "foreign" if manifest is None else ("manifest-only" if manifest.get("mode") == "in-place" else "remove")
-    else:
-        action = ""
-    write(header(w, "uninstall", dry_run))
+    action = installer.bundle_action(dest, manifest)
+    write(installer.header("uninstall", w.host, w.scope, dry_run))
     write("  %s: %s: %s\n" % (w.settings_label, w.settings, "%d engramory entr%s %s" % (
         removed, "y" if removed == 1 else "ies", "would be removed" if dry_run else "removed") if removed
         else "no engramory entry"))
@@ -432,45 +350,15 @@ def _uninstall(w: Wiring, dry_run: bool, write: Callable[[str], Any]) -> int:
         return 0
     # A file install created that holds only our entries is deleted: nothing of the user's to back up.
     order = [e.change for e in extras if e.first] + [change] + [e.change for e in extras if not e.first]
-    backups = [(each.path, _apply(each)) for each in order]
-    if action == "unlink":
-        os.unlink(dest)
-        try:
-            os.unlink(w.link_manifest)
-        except OSError:
-            pass
-    elif action == "remove" and manifest is not None:
-        installer.remove_listed(dest, [f for f in manifest["files"] if isinstance(f, str)] + [installer.MANIFEST])
-        installer.prune_empty(dest)
-        try:
-            os.rmdir(dest)
-        except OSError:
-            left = _remaining(dest)
-            write("  note: %s still holds files engramory did not install%s; left in place\n"
-                  % (dest, " (%s)" % ", ".join(left[:5]) if left else ""))
-    elif action == "manifest-only":
-        try:
-            os.unlink(mpath)
-        except OSError:
-            pass
+    backups = [(each.path, installer.apply_or_delete(each)) for each in order]
+    write(installer.take_out_bundle(dest, action, manifest, mpath, w.link_manifest))
     for path, saved in backups:
         if saved:
             write("  backup of the previous %s: %s\n" % (w.backup_label(path), saved))
     if change.after is None and change.before is not None:
         write("  %s held only engramory's entries and was created by install: removed\n" % w.settings)
-    for folder in w.leftover_dirs(isinstance(record, dict) and bool(record.get("created_base"))):
-        try:
-            os.rmdir(folder)  # only when empty: install made it
-        except OSError:
-            pass
+    installer.remove_made_dirs(w.leftover_dirs(isinstance(record, dict) and bool(record.get("created_base"))))
     return 0
-
-
-def _remaining(folder: str) -> list[str]:
-    found: list[str] = []
-    for current, _, names in os.walk(folder):
-        found.extend(os.path.relpath(os.path.join(current, n), folder).replace(os.sep, "/") for n in names)
-    return sorted(found)
 
 
 def check(w: Wiring, interpreter: str | None = None, out: Callable[[str], Any] | None = None) -> int:

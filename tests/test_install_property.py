@@ -24,7 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engramory import install, jsonedit
+from engramory import install, installer_bundle, jsonedit
 
 NUMBERS = ["1e400", "-1e400", "5e-324", "4.9e-324", "2.5e-400", "1.7976931348623157e308", "0.1", "1E+2",
            "-0", "-0.0", "123456789012345678901234567890", "9007199254740993", "0", "10"]
@@ -119,7 +119,7 @@ def test_install_uninstall_restores_bytes_and_mode(
     raw: bytes, mode: int, linked: bool, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Bytecode of the copied bundle has nothing to do with the settings file: skip that cost.
-    monkeypatch.setattr(install.installer, "precompile", lambda folder: None)
+    monkeypatch.setattr(installer_bundle, "precompile", lambda folder: None)
     tmp = tmp_path_factory.mktemp("prop")
     config = tmp / "config"
     config.mkdir()

@@ -145,3 +145,29 @@ def test_apply_install_raises_where_install_reports(wiring: type[Scoped], capsys
     assert installer_json.main(wiring, "install", _args()) == 1
     assert "nothing was changed" in capsys.readouterr().err
     assert not (Path(wiring.root) / "side.conf").exists()
+
+
+def test_notes_follow_the_report_and_stale_files_are_named_as_they_go(
+    wiring: type[Scoped], capsys: pytest.CaptureFixture[str]
+) -> None:
+    class Noted(wiring):  # type: ignore[valid-type,misc]
+        def notes(self) -> list[str]:
+            return ["note: the other guard is wired too"]
+
+    assert installer_json.main(Noted, "install", _args()) == 0
+    out = capsys.readouterr().out
+    assert "    PreToolUse (Write): added\n  note: the other guard is wired too\n  side: " in out
+    w = Noted("user")
+    manifest = json.loads(Path(w.manifest_path()).read_text())
+    manifest["files"].append("tools/engramory_retired.py")  # a file an earlier version copied
+    Path(w.manifest_path()).write_text(json.dumps(manifest))
+    stale = Path(w.bundle_dir) / "tools" / "engramory_retired.py"
+    stale.write_text("old")
+
+    assert installer_json.main(Noted, "install", _args(dry_run=True)) == 0
+    assert "    - tools/engramory_retired.py (no longer in the bundle: would remove)\n" in capsys.readouterr().out
+    assert stale.exists()
+    assert installer_json.main(Noted, "install", _args()) == 0
+    assert "    - tools/engramory_retired.py (no longer in the bundle: removed)\n" in capsys.readouterr().out
+    assert not stale.exists()
+    assert "tools/engramory_retired.py" not in json.loads(Path(w.manifest_path()).read_text())["files"]
