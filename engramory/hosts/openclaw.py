@@ -33,9 +33,12 @@ when the normalised text is missing or ambiguous, and otherwise judged by its wo
 its new text added), never passed in silence. A file
 whose line breaks were all CRLF is written CRLF; where endings were mixed the line count is
 exact and the bytes within one per new line break (the per-line restoration is not ported).
-`write` writes the content as given and drops an existing BOM. `apply_patch` is engramory's V4A
-applier on the file with CRLF folded, then the file's own line endings and missing final newline
-(see `patch_update`).
+`write` writes the content as given and drops an existing BOM. `apply_patch` is OpenClaw's own
+parser and applier, ported (patches.parse_openclaw, patches.openclaw_update): old lines matched
+exactly, then without trailing, then surrounding whitespace, then with typography made plain,
+each refused when missing or found more than once; context lines and replaced lines keep the
+file's own bytes and endings. A file that two operations of one patch change is judged by its
+worst case (all new lines added).
 """
 
 from engramory import jsonlite, scope
@@ -258,35 +261,59 @@ def _patch(text: str, base: "str | None", derived: "list[str]", env: "Mapping[st
     from engramory.guard import read_regular
 
     try:
-        ops = patches.parse(text)
+        ops = patches.parse_openclaw(text)
     except patches.PatchError:
-        return None
+        return None  # OpenClaw refuses the whole patch and changes nothing
+    touched = [{scope.resolve_path(op.path, base), scope.resolve_path(op.target, base)} for op in ops]
     for op in ops:
         target = scope.resolve_path(op.target, base)
         if op.kind == patches.DELETE or not scope.interesting(target, environ):
             continue
         source = scope.resolve_path(op.path, base)
-
-        bound = [0]
+        # another operation of this patch changes the file too: the result is not predicted
+        # from the file on disk, so the worst case is judged (every op's new lines added)
+        shared = [o for o, files in zip(ops, touched) if target in files]
+        added = "".join(_added(o) for o in shared) if len(shared) > 1 else None
 
         def run(before: "bytes | None", op: "Any" = op, source: str = source, target: str = target,
-                bound: "list[int]" = bound) -> "bytes | None":
+                added: "str | None" = added) -> "bytes | claudelike.Unknown | None":
+            if added is not None:
+                return claudelike.Unknown(added, "another operation of the same patch changes this file too")
             if op.kind == patches.ADD:
                 return None if before is not None else patches.apply_to(None, op)
+            if source != target and before is not None:
+                return None  # a move onto an existing file is refused
             old = before if source == target else read_regular(source)
             if old is None:
                 return None
-            after, bound[0] = patch_update(old, op)
-            return after
+            try:
+                return patches.openclaw_update(old, op.hunks, target, moved=source != target)
+            except patches.PatchError:
+                return None
 
-        decision = claudelike.lenient(claudelike.judge(target, "apply_patch", run, env, _window_for(target, environ)), bound[0])
+        decision = claudelike.judge(target, "apply_patch", run, env, _window_for(target, environ))
         if decision is not None:
             return decision
     return None
 
 
-# OpenClaw's apply_patch keeps the file's line endings and missing final newline: the shared rule.
-patch_update = claudelike.patch_keeping_endings
+def _added(op: "Any") -> str:
+    from engramory import patches
+
+    if op.kind == patches.ADD:
+        return str(op.content)
+    return "".join(n + "\n" for h in op.hunks for n in h.new)
+
+
+def patch_update(old: bytes, op: "Any") -> "tuple[bytes | None, int]":
+    """(bytes OpenClaw writes for a V4A update of a file holding `old`, byte bound): its own
+    applier, ported (patches.openclaw_update), so the bound is 0; None where it refuses."""
+    from engramory import patches
+
+    try:
+        return patches.openclaw_update(old, op.hunks), 0
+    except patches.PatchError:
+        return None, 0
 
 
 def before_tool(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> "Decision | None":
