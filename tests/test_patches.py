@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from engramory import patches
@@ -277,3 +279,79 @@ def test_split_lines_gives_the_text_back(text: str) -> None:
         lines = patches.split_lines(text, lf_only)
         assert "".join(t + (e or "") for t, e in lines) == text
         assert all("\n" not in t and (lf_only or "\r" not in t) for t, _ in lines)
+
+
+# --- OpenClaw's own parser and applier (ported; tests/openclaw/test_openclaw_patch_model.py
+# holds them against the real CLI) -------------------------------------------------------------
+
+
+def _oc(before: bytes, *body: str) -> bytes | None:
+    try:
+        (op,) = patches.parse_openclaw(v4a("*** Update File: m", *body))
+        return patches.openclaw_update(before, op.hunks)
+    except patches.PatchError:
+        return None
+
+
+def test_openclaw_seek_refuses_what_matches_twice_at_the_first_normaliser_that_matches() -> None:
+    assert patches.openclaw_seek(["x", "y", "x"], ["x"], 0, False) == (patches.AMBIGUOUS, 2)
+    assert patches.openclaw_seek(["x ", "y", "x"], ["x"], 0, False) == (patches.FOUND, 2)  # exact decides
+    assert patches.openclaw_seek(["x ", "y", "x\t"], ["x"], 0, False) == (patches.AMBIGUOUS, 2)
+    assert patches.openclaw_seek(["x", "y", "x"], ["x"], 0, True) == (patches.FOUND, 2)  # End of File: one place
+    assert patches.openclaw_seek(["\ufeffa"], ["a"], 0, False) == (patches.FOUND, 0)  # JS trim() removes U+FEFF
+    assert patches.openclaw_seek(["a\x85"], ["a"], 0, False) == (patches.MISSING, 0)  # ... and not U+0085
+    assert patches.openclaw_seek(["a \u2014 b"], ["a - b"], 0, False) == (patches.FOUND, 0)
+
+
+def test_openclaw_new_lines_take_the_endings_of_the_lines_they_replace() -> None:
+    assert _oc(b"a\r\nb\nc\r\n", "@@", "-b", "+B1", "+B2") == b"a\r\nB1\nB2\nc\r\n"
+    assert _oc(b"a\r\nb\nc\r\n", "@@", "-a", "-b", "+x") == b"x\nc\r\n"
+    assert _oc(b"a\nb", "@@", "-b", "+B", "+C") == b"a\nB\nC"  # the unterminated line's "" goes last
+    assert _oc(b"a\nb", "@@", "+c") == b"a\nb\nc"
+    assert _oc(b"a\nb", "@@ a", "+c") == b"a\nc\nb"
+    assert _oc(b"a\rb\rc\r", "@@", " b", "+x") == b"a\rb\rx\rc\r"
+    assert _oc(b"", "@@", "+x") == b"x\n"
+
+
+def test_openclaw_context_lines_keep_the_file_bytes_and_a_bom_stays() -> None:
+    assert _oc(b"a \t\nb\n", "@@", " a", "+c") == b"a \t\nc\nb\n"
+    assert _oc(b"\xef\xbb\xbfa\nb\n", "@@", "-a", "+A") == b"\xef\xbb\xbfA\nb\n"
+    assert _oc(b"\xef\xbb\xbfa\nb\n", "@@ \ufeffa", "+x") == b"\xef\xbb\xbfa\nx\nb\n"
+
+
+def test_openclaw_refusals() -> None:
+    assert _oc(b"x\ny\nx\n", "@@", "-x", "+z") is None
+    assert _oc(b"h\na\nh\nb\n", "@@ h", "-b", "+B") is None  # an ambiguous @@ context
+    assert _oc(b"a\n", "@@ nowhere", "+x") is None
+    assert _oc(b"x\ny\nz\n", "@@", "-x", "+w", "*** End of File") is None
+    assert _oc(b"a\xff\nb\n", "@@", "-b", "+B") is None  # not UTF-8
+    for body in (("@@", "-a", "+A", "@@x", "-b"), ("@@", "?a"), ("@@", "*** End of File"), ("@@",)):
+        with pytest.raises(patches.PatchError):
+            patches.parse_openclaw(v4a("*** Update File: m", *body))
+
+
+def test_openclaw_parser_details() -> None:
+    (op,) = patches.parse_openclaw(v4a("*** Update File: m", "@@ ", "-b", "+B", "\t", "@@ k", "+x", "*** End of File"))
+    assert [(h.context, h.old, h.new, h.at_eof) for h in op.hunks] == [(None, ["b"], ["B"], False), ("k", [], ["x"], True)]
+    # a final blank old line the file lacks is retried without it; the new blank line stays
+    assert _oc(b"a\nb\n", "@@", " b", " ", "+c") == b"a\nb\n\nc\n"
+    assert _oc(b"a\r\nb", "@@", "-b", "+b") == b"a\r\nb"  # a change of endings only: nothing written
+    text = "<<'EOF'\n" + v4a("*** Add File: n", "+x") + "EOF"
+    assert [o.content for o in patches.parse_openclaw(text)] == ["x\n"]
+
+
+def test_openclaw_judges_two_operations_on_one_file_by_their_worst_case(tmp_path: Path) -> None:
+    import json
+
+    from engramory.hosts import openclaw
+
+    index = tmp_path / "MEMORY.md"
+    index.write_text("".join("- [n%d](n%d.md)\n" % (i, i) for i in range(196)), encoding="utf-8")
+    hunk = ("@@", " - [n1](n1.md)", "+- a", "+- b", "+- c")
+    text = v4a("*** Update File: %s" % index, *hunk, "*** Update File: %s" % index, *hunk)
+    payload = {"event": "before", "tool": "apply_patch", "params": {"input": text}, "workspace": str(tmp_path)}
+    answer = json.loads(openclaw.respond(json.dumps(payload).encode(), {"HOME": str(tmp_path)})[0])
+    assert "worst case" in answer["deny"] and "same patch" in answer["deny"]
+    # one such operation alone is predicted exactly (199 lines) and allowed
+    single = dict(payload, params={"input": v4a("*** Update File: %s" % index, *hunk)})
+    assert "deny" not in json.loads(openclaw.respond(json.dumps(single).encode(), {"HOME": str(tmp_path)})[0])
