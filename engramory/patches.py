@@ -12,13 +12,16 @@ There is one V4A parser and one applier here, and a host's real differences are 
   with typographic dashes, quotes and spaces made plain; only the `-`/`+` lines are rewritten
   (context lines keep the file's bytes); a pure insertion goes after the last line.
 - LF, for callers that fold CRLF and restore their host's endings themselves
-  (claudelike.patch_keeping_endings for OpenClaw and Copilot CLI, Cline): the applier of the
+  (claudelike.patch_keeping_endings for Copilot CLI, Cline): the applier of the
   JavaScript ports (opencode's source, which tests/opencode measures, and codex-rs before it
   kept line endings): a lone CR is text, whitespace is Python's, the whole matched span is
   rewritten from the hunk, a pure insertion goes before a final empty line and a final empty
   line is lost (the lines are split on LF and joined back), a Move needs no hunk, bytes that
   are not UTF-8 pass through. Their real-CLI suites pass patches whose old lines match
   exactly, where these choices agree. opencode declares its own Rules (hosts/opencode.py).
+- OpenClaw's own parser and applier are ported as they are (parse_openclaw, openclaw_update,
+  at the end of this module): its new lines take the endings of the lines they replace, which
+  the applier here does not carry.
 - EXACT, for hosts that cannot be measured (Cursor): CODEX's reading with exact matching only,
   so that a result is given only where every plausible matcher agrees on the lines.
 A unified diff is applied only where its old lines match exactly, nearest to the line number

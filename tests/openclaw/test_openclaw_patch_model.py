@@ -17,6 +17,7 @@ from typing import List, Optional, Tuple
 
 import differential
 import pytest
+import scenarios
 from openclaw_driver import Openclaw
 
 from engramory import patches
@@ -176,3 +177,22 @@ def test_the_port_on_what_it_does_specially() -> None:
     assert apply(b"a \nb\n", "@@\n a\n+c\n") == b"a \nc\nb\n"  # context keeps the file's bytes
     assert apply(b"a\xff\n", "@@\n-a\xff\n+b\n") is None
     assert apply(b"a\r\nb", "@@\n-b\n+b\n") == b"a\r\nb"  # no change but endings: nothing written
+
+
+def test_two_operations_on_one_index_are_judged_together(openclaw: Openclaw) -> None:
+    # OpenClaw applies the second Update to the first one's result (measured here on a file the
+    # guard does not watch: 196 + 3 + 3 = 202 lines); each alone would leave 199, so the guard
+    # judges them together by their worst case and denies the patch on the index.
+    openclaw.install()
+    hunk = "@@\n - [n1](n1.md)\n+- a\n+- b\n+- c\n"
+    seed = "".join("- [n%d](n%d.md)\n" % (i, i) for i in range(196)).encode()
+    twice = "*** Begin Patch\n*** Update File: {0}\n{1}*** Update File: {0}\n{1}*** End Patch"
+    free = openclaw.workspace / "notes.txt"
+    free.write_bytes(seed)
+    index = openclaw.workspace / "memory" / "MEMORY.md"
+    index.parent.mkdir()
+    index.write_bytes(seed)
+    messages = scenarios.refused(openclaw, index, [[openclaw.patch_call(twice.format(free, hunk)),
+                                                     openclaw.patch_call(twice.format(index, hunk))]])
+    assert free.read_bytes().count(b"\n") == 202, messages
+    assert any("engramory blocked this apply_patch" in m and "same patch" in m for m in messages), messages
