@@ -165,14 +165,9 @@ def validate(obj: "Any") -> "list[str]":
 
 
 def read_bounded(path: str, limit: int) -> bytes:
-    """At most `limit` bytes of the regular file `path`. Stat first: a FIFO would block the
-    open itself (the hook would time out, check and doctor would hang), a device may never
-    end; both are refused with OSError before anything is opened. Links are followed."""
-    st = scope.stat(path)
-    if st.st_mode & 0o170000 != 0o100000:  # not S_ISREG, without importing stat
-        raise OSError(22, "not a regular file (a folder, FIFO or device)", path)
-    with open(path, "rb") as f:
-        return f.read(limit)
+    """At most `limit` bytes of the regular file `path`, through scope.read_bounded: a FIFO
+    or a device is refused with OSError before a byte is read. Links are followed."""
+    return scope.read_bounded(path, limit - 1)[0][:limit] if limit > 0 else b""
 
 
 def load_store_config(root: str) -> "StoreConfig":

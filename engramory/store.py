@@ -24,7 +24,7 @@ import time
 import unicodedata
 from urllib.parse import unquote
 
-from engramory import config, frontmatter
+from engramory import config, frontmatter, scope
 from engramory.config import caps_for
 
 TYPE_CHECKING = False
@@ -281,33 +281,10 @@ def _walk(store: Store, deadline: float | None = None) -> None:
             store.notes.append(note)
 
 
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-_CHUNK = 1 << 16
-
-
 def read_bounded(path: str, limit: int, check_regular: bool = True) -> tuple[bytes, os.stat_result]:
-    """At most `limit` + 1 bytes of a regular file, and its stat. O_NONBLOCK keeps a FIFO
-    from hanging the open; the fstat refuses anything but a regular file (a FIFO, a device,
-    /dev/zero) before a byte is read. Raises OSError (ENOTREG-like: EINVAL) otherwise."""
-    fd = os.open(path, _OPEN_FLAGS)
-    try:
-        st = os.fstat(fd)
-        if check_regular and not stat.S_ISREG(st.st_mode):
-            raise OSError(22, "not a regular file")
-        data = os.read(fd, min(_CHUNK, limit + 1))
-        if len(data) == _CHUNK and limit + 1 > _CHUNK:
-            parts = [data]
-            total = len(data)
-            while total <= limit:
-                more = os.read(fd, min(_CHUNK, limit + 1 - total))
-                if not more:
-                    break
-                parts.append(more)
-                total += len(more)
-            data = b"".join(parts)
-        return data, st
-    finally:
-        os.close(fd)
+    """scope.read_bounded, the one bounded reader (kept here under its old name)."""
+    data, st = scope.read_bounded(path, limit, check_regular)
+    return data, st
 
 
 def _read_bytes(note: Note) -> bytes | None:
