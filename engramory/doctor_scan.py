@@ -4,10 +4,10 @@ few linear C-speed passes over batches of notes."""
 from __future__ import annotations
 
 import bisect
-import math
 import re
 import unicodedata
 
+from engramory import secretscan
 from engramory.doctor_codes import MAX_PER_NOTE, Context, Finding
 from engramory.excerpt import quote
 from engramory.store import Note, Store
@@ -19,14 +19,8 @@ if TYPE_CHECKING:
 
 # -- pattern helpers (the note checks use them too) --------------------------------------------
 
-def _starts_word(text: str, pos: int) -> bool:
-    return pos == 0 or not text[pos - 1].isalnum()
-
-
-def _literal(pattern: str) -> str:
-    """The literal text every match of `pattern` starts with (used to skip the regex)."""
-    m = re.match(r"[A-Za-z_ -]+", pattern)
-    return (m.group() if m else "").rstrip(" ")
+_starts_word = secretscan.starts_word
+_literal = secretscan.literal
 
 
 def _compiled(patterns: Iterable[str]) -> tuple[tuple[str, re.Pattern[str]], ...]:
@@ -59,25 +53,10 @@ _HIDDEN_CLASS = (
 HIDDEN_RE = re.compile("[%s]" % _HIDDEN_CLASS)
 ZWJ = "\u200d"
 
-# Provider token formats: (kind, pattern), matched case-sensitively on the note text.
-TOKEN_PATTERNS = tuple((kind, _literal(p) if p[0] != "-" else "-----BEGIN", re.compile(p)) for kind, p in (
-    ("a private key block", r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"),
-    ("an AWS access key", r"AKIA[0-9A-Z]{16}(?![0-9A-Za-z])"),
-    ("an AWS access key", r"ASIA[0-9A-Z]{16}(?![0-9A-Za-z])"),
-    ("a GitHub token", r"gh[pousr]_[A-Za-z0-9]{36,}"),
-    ("a GitHub token", r"github_pat_[A-Za-z0-9_]{40,}"),
-    ("a Slack token", r"xox[abposre]-[A-Za-z0-9-]{10,}"),
-    ("a Stripe live key", r"sk_live_[A-Za-z0-9]{16,}"),
-    ("a Stripe live key", r"rk_live_[A-Za-z0-9]{16,}"),
-    ("an OpenAI/Anthropic-style API key", r"sk-(?:ant-[a-z0-9]+-|proj-)?[A-Za-z0-9_-]{32,}"),
-    ("a Google API key", r"AIza[0-9A-Za-z_-]{35}"),
-    ("a JSON Web Token", r"eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"),
-))
-# `password = value`-style assignments, matched on lowercased text; the value must look random.
-_ASSIGN_TAIL = r"[\"']?[ \t]*[:=][ \t]*[\"']?([^\s\"'`,;]{12,})"
-ASSIGN_PATTERNS = tuple((k[:3], re.compile(k + _ASSIGN_TAIL)) for k in (
-    r"pass(?:word|wd|phrase)", r"pwd", r"token", r"secret", r"key",
-))
+# The credential patterns and the masker are secretscan's (one set for everything engramory
+# prints or writes); the batch scan below runs them over many notes at once.
+TOKEN_PATTERNS = secretscan.TOKEN_PATTERNS
+ASSIGN_PATTERNS = secretscan.ASSIGN_PATTERNS
 _INJ_OBJECTS = (
     r"(?:instructions?|rules|guidelines|prompts?|directions|directives|messages|context|constraints)"
 )
@@ -110,27 +89,9 @@ INJECTION_FAMILIES = (
 )
 
 
-def mask(value: str) -> str:
-    """Enough to find the value, never the value: a 4-character prefix and the length."""
-    return "%s\u2026 (%d chars, masked)" % (value[:4], len(value))
-
-
-def entropy(value: str) -> float:
-    counts: dict[str, int] = {}
-    for ch in value:
-        counts[ch] = counts.get(ch, 0) + 1
-    n = len(value)
-    return -sum(c / n * math.log2(c / n) for c in counts.values())
-
-
-def looks_random(value: str) -> bool:
-    """Precision over recall: a value counts only if it mixes letters and digits with high
-    entropy, and is not a placeholder or a pointer to where the secret lives."""
-    if value[0] in "<$%{[(*" or value.lower().startswith(("env", "os.", "process.", "vault", "http")):
-        return False
-    has_digit = any(c.isdigit() for c in value)
-    has_alpha = any(c.isalpha() for c in value)
-    return has_digit and has_alpha and entropy(value) >= 3.3
+mask = secretscan.mask
+entropy = secretscan.entropy
+looks_random = secretscan.looks_random
 
 
 _SEP = "\n\x00\n"  # between notes in a batch: no pattern can match across it
@@ -207,9 +168,9 @@ def _scan_group(notes: Sequence[Note]) -> list[list[tuple[str, int, str]]]:
             i, line = raw.locate(m.start())
             tokens[i].append((m.start() - raw.starts[i], m.end() - raw.starts[i]))
             value = m.group()
-            if kind.startswith("an OpenAI") and not looks_random(value[3:]):
+            if not secretscan.token_counts(kind, value):
                 continue
-            shown = "the header %s" % quote(value, 50) if "private key" in kind else mask(value)
+            shown = "the header %s" % quote(value, 50) if kind == secretscan.PRIVATE_KEY else mask(value)
             found[i].append(("secret", line, "%s (%s): remove it from memory, rotate it, and record only "
                                               "where it lives" % (kind, shown)))
     for spans in tokens:

@@ -1,0 +1,59 @@
+"""secretscan: the one set of credential patterns and the one masker."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engramory import doctor, secretscan
+from engramory.store import Note
+
+GH = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+AWS = "AKIA" + "ABCDEFGHIJKLMNOP"
+PASSWORD = "Zq8vT2mX9kLp4wRb"
+
+
+def test_tokens_and_assignments_are_found_and_masked() -> None:
+    text = "token %s here\naws %s\npassword = %s\n" % (GH, AWS, PASSWORD)
+    spans = secretscan.find(text)
+    assert [text[s.start:s.end] for s in spans] == [GH, AWS, PASSWORD]
+    out = secretscan.redact(text)
+    for value in (GH, AWS, PASSWORD):
+        assert value not in out
+    assert "ghp_\u2026 (40 chars, masked)" in out
+    assert out.startswith("token ghp_")
+
+
+def test_plain_text_is_returned_unchanged() -> None:
+    text = "Prefers tabs; the password lives in 1Password under 'deploy'.\n"
+    assert secretscan.redact(text) is text
+    assert not secretscan.has_secret("password = $DEPLOY_PASSWORD_FROM_ENV")
+
+
+def test_a_private_key_block_is_masked_to_its_end_line() -> None:
+    body = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7"
+    text = "x\n-----BEGIN RSA PRIVATE KEY-----\n%s\n-----END RSA PRIVATE KEY-----\ny\n" % body
+    out = secretscan.redact(text)
+    assert body not in out and out.startswith("x\n") and out.endswith("\ny\n")
+    unclosed = "-----BEGIN PRIVATE KEY-----\n%s\n" % body
+    assert body not in secretscan.redact(unclosed)
+
+
+def test_mixed_case_assignment_keys_are_found() -> None:
+    assert secretscan.has_secret("API_KEY: %s" % PASSWORD)
+    assert secretscan.has_secret("Passwort-frei; Password=%s" % PASSWORD)
+
+
+_alphabet = st.sampled_from(list("abcXYZ019 =:_-\n\"'") + [GH, AWS, "password=", PASSWORD, "sk-", "\u00e9"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_alphabet, max_size=30).map("".join))
+def test_every_text_the_doctor_flags_is_one_find_flags(text: str) -> None:
+    note = Note("", "x.md", False)
+    note.text = text
+    flagged = any(f.code == "secret" for f in doctor.scan_note(note))
+    if flagged and text.isascii():
+        assert secretscan.has_secret(text)
+    out = secretscan.redact(text)
+    assert not secretscan.has_secret(out)
