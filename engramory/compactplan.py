@@ -471,7 +471,7 @@ class Planner:
             src = pointer_pool.get(s)
             ln = Line(s, eol)
             if src is not None:
-                ln.kind, ln.pointers, ln.matches = "pointer", src.pointers, src.matches
+                ln.kind, ln.pointers, ln.refs, ln.matches = "pointer", src.pointers, src.refs, src.matches
             new_lines.append(ln)
         w.replace_all(new_lines)
         self.record(Operation(GROUP, [self.store.index_name], 1,

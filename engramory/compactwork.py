@@ -10,7 +10,7 @@ import re
 
 from engramory import size
 from engramory.size import JS_SPACE, Caps, Window
-from engramory.store import LINK_RE, SCHEME_RE, WIKI_RE, Note, Pointer, Store, heading_type
+from engramory.store import WIKI_RE, Note, Pointer, Store, heading_type, note_links
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -170,16 +170,9 @@ def sha256(data: bytes) -> str:
 
 
 def md_links(line: str) -> list[re.Match[str]]:
-    """The index pointers on one line, as the store reads them (a `.md` target, no scheme)."""
-    out = []
-    for m in LINK_RE.finditer(line):
-        target = m.group(2)
-        if target.startswith("<"):
-            target = target[1:-1]
-        target = target.split("#", 1)[0].split("?", 1)[0]
-        if target[-3:].lower() == ".md" and not (":" in target and SCHEME_RE.match(target)):
-            out.append(m)
-    return out
+    """The note links on one line, as the store reads them (store.note_links: the first is the
+    line's pointer, the others are references)."""
+    return [m for m, _ in note_links(line)]
 
 
 def normalized_words(text: str) -> str:
@@ -242,12 +235,13 @@ def _eol_of(text: str) -> str:
 
 
 class Line:
-    __slots__ = ("text", "eol", "pointers", "matches", "kind", "heading")
+    __slots__ = ("text", "eol", "pointers", "refs", "matches", "kind", "heading")
 
     def __init__(self, text: str, eol: str) -> None:
         self.text = text  # without its line end
         self.eol = eol  # "\r\n", "\n" or "" (an unterminated last line)
-        self.pointers: list[Pointer] = []
+        self.pointers: list[Pointer] = []  # the line's pointer (its first note link), if any
+        self.refs: list[Pointer] = []  # the other note links on it: they name a note, they are not its entry
         self.matches: list[re.Match[str]] = []
         self.kind = "other"  # "pointer" (a list item with one pointer), "heading", "blank", "other"
         self.heading: str | None = None
@@ -276,6 +270,9 @@ class Work:
         by_line: dict[int, list[Pointer]] = {}
         for p in store.pointers:
             by_line.setdefault(p.line, []).append(p)
+        refs: dict[int, list[Pointer]] = {}
+        for p in store.references:
+            refs.setdefault(p.line, []).append(p)
         for number, ln in enumerate(self.lines, 1):
             assert ln is not None
             stripped = ln.text.strip()
@@ -283,6 +280,7 @@ class Work:
                 ln.kind = "blank"
                 continue
             ln.pointers = by_line.get(number, [])
+            ln.refs = refs.get(number, [])
             ln.matches = md_links(ln.text)
             hm = HEADING_LINE_RE.match(ln.text)
             if hm and not ln.pointers:
@@ -300,12 +298,16 @@ class Work:
         self.moves: dict[str, str] = {}  # rel -> archive rel
         self.appended: dict[str, list[str]] = {}  # rel -> paragraphs appended from the index
         self.repointed: dict[str, str] = {}  # archived rel -> the rel its links now name
-        self.by_target: dict[str, list[int]] = {}  # rel -> the lines pointing to it
+        self.by_target: dict[str, list[int]] = {}  # rel -> the lines pointing to it (or naming it)
+        self._index_targets()
+
+    def _index_targets(self) -> None:
+        # a reference counts here: archive-cold must not move a note another line still names
         for i, ln in enumerate(self.lines):
-            assert ln is not None
-            for p in ln.pointers:
-                if p.rel and p.exists and not p.escapes:
-                    self.by_target.setdefault(p.rel, []).append(i)
+            if ln is not None:
+                for p in ln.pointers + ln.refs:
+                    if p.rel and p.exists and not p.escapes:
+                        self.by_target.setdefault(p.rel, []).append(i)
 
     # -- a running count of the size, so an operation costs the lines it touches -----------
     # Used when the window counts the trimmed text and this index has nothing it skips
@@ -384,11 +386,7 @@ class Work:
     def replace_all(self, lines: list[Line | None]) -> None:
         self.lines = lines
         self.by_target = {}
-        for i, ln in enumerate(lines):
-            if ln is not None:
-                for p in ln.pointers:
-                    if p.rel and p.exists and not p.escapes:
-                        self.by_target.setdefault(p.rel, []).append(i)
+        self._index_targets()
         if getattr(self, "running", False):
             self.start_count(self.window)
 

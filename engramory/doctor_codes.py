@@ -35,6 +35,7 @@ CODES: dict[str, tuple[str, bool, str]] = {
     "index-long-line": (WARNING, False, "an index line over 200 characters: content leaked out of a note"),
     "index-parse-limit": (WARNING, False, "the index is so far past its caps that only its start was searched for pointers"),
     "index-heading-type": (WARNING, False, "an index line sits under a heading of another type than its note"),
+    "index-hidden-pointer": (ERROR, False, "a pointer on a line the host skips as frontmatter or an HTML comment"),
     "pointer-broken": (ERROR, False, "an index pointer leads to no file"),
     "pointer-escapes-root": (ERROR, False, "an index pointer leads outside ROOT (by path or symlink)"),
     "pointer-into-archive": (WARNING, False, "an index pointer leads into archive/"),

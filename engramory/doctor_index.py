@@ -170,8 +170,43 @@ def check_index(st: Store, ctx: Context) -> Iterator[Finding]:
                           "and leave one hook + link: %s" % (_n(len(text_line)), INDEX_LINE_MAX, quote(text_line, 50)))
 
 
+def hidden_pointers(st: Store) -> dict[int, str]:
+    """line -> where, for each pointer on a line the host skips as frontmatter or an HTML
+    comment (layout.py's model of what it loads): the line is in the file, never in a session."""
+    raw = st.index_raw
+    if not raw or st.caps is None or not (raw.lstrip(b"\xef\xbb\xbf").startswith(b"---") or b"<!--" in raw):
+        return {}
+    from engramory import layout
+
+    window = host_window(st.caps)
+    counted: dict[int, list[str]] = {}
+    for number, text, _whole, _loaded in layout.counted_lines(window, raw):
+        counted.setdefault(number, []).append(text)
+    spans = layout.skipped_spans(window, raw)
+    out: dict[int, str] = {}
+    for p in st.pointers:
+        if any(store_mod.line_pointer(text) == p.target for text in counted.get(p.line, ())):
+            continue
+        where = layout.why_skipped(spans, p.line)
+        if where:
+            out[p.line] = where
+    return out
+
+
 def check_pointers(st: Store, ctx: Context) -> Iterator[Finding]:
     name = st.index_name
+    hidden = hidden_pointers(st)
+    for line, where in sorted(hidden.items()):
+        yield Finding("index-hidden-pointer", name, line,
+                      "this pointer lies %s, so no session loads it: close the block where it should end (a stray "
+                      "\"---\" or \"-->\" ends it early, a missing one lets it run on) or move the line out of it"
+                      % where)
+    for p in st.references:
+        if p.escapes or not p.exists or not p.is_file:
+            yield Finding("pointer-escapes-root" if p.escapes else "pointer-broken", name, p.line,
+                          "%s, a link on this line besides its pointer, %s: fix the path or drop the link"
+                          % (quote(p.target, 80), "leads outside the store" if p.escapes else
+                             "does not exist" if not p.exists else "is not a file"))
     first_line: dict[str, int] = {}
     for p in st.pointers:
         if p.is_file and not p.escapes and p.rel not in first_line and not p.rel.startswith(ARCHIVE + "/"):

@@ -313,6 +313,114 @@ def _shift(segments: "list[tuple[int, int]]", n: int) -> "list[tuple[int, int]]"
     return out or [(0, 0)]
 
 
+# --- which lines the host loads whole, and what it skips (issue 19: a write must not hide) ---
+
+
+def counted_lines(window: "Window", data: bytes) -> "Iterator[tuple[int, str, bool, bool]]":
+    """(file line number, the part of that line the host counts, stripped; whole; loaded) for
+    each non-blank piece of counted text. `whole`: the piece is the entire line (nothing of it
+    fell into frontmatter or a comment block); `loaded`: it lies inside the window's cut. A line
+    the host skips entirely yields nothing. Linear in the size of the index."""
+    lay = layout(window, data)
+    text, source, segments = lay.text, lay._source, lay._segments
+    line_no, counted_to = 1, 0
+    for k, (t, s) in enumerate(segments):
+        t_end = min(segments[k + 1][0] if k + 1 < len(segments) else len(text), len(text))
+        if t_end <= t:
+            continue
+        piece = text[t:t_end]
+        exact = source.startswith(piece, s)  # False for what a comment block keeps besides comments
+        line_no += source.count("\n", counted_to, s)
+        counted_to = s
+        a = 0
+        while a <= len(piece):
+            b = piece.find("\n", a)
+            b = len(piece) if b < 0 else b
+            content = piece[a:b].strip(JS_SPACE)
+            if content:
+                whole = exact and _alone(source, s + a, s + b)
+                loaded = t + b <= lay.head_end or t + a >= lay.tail_start
+                yield line_no + piece.count("\n", 0, a), content, whole, loaded
+            a = b + 1
+        if exact:  # a kept remainder maps to its block only roughly: the next segment recounts
+            line_no += piece.count("\n")
+            counted_to = s + len(piece)
+
+
+def _alone(source: str, a: int, b: int) -> bool:
+    """Whether source[a:b] is its whole line, but for white space around it."""
+    start = source.rfind("\n", 0, a) + 1
+    end = source.find("\n", b)
+    end = len(source) if end < 0 else end
+    return not source[start:a].strip(JS_SPACE) and not source[b:end].strip(JS_SPACE)
+
+
+def skipped_spans(window: "Window", data: bytes) -> "list[tuple[int, int, str]]":
+    """(first line, last line, what) of each part of `data` the host skips: its YAML
+    frontmatter ("frontmatter") and block-level HTML comments ("an HTML comment")."""
+    text = data.decode("utf-8", "replace")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    out: list[tuple[int, int, str]] = []
+    base = 0
+    if window.skip_frontmatter:
+        base = _frontmatter_end(text)
+        if base:
+            out.append((1, text.count("\n", 0, base - 1) + 1, "frontmatter"))
+    if window.skip_comments and "<!--" in text:
+        norm = text[:base] + text[base:].replace("\r\n", "\n").replace("\r", "\n")
+        body = norm[base:]
+        for start, stop, _rest in _comment_blocks(body):
+            first = norm.count("\n", 0, base + start) + 1
+            out.append((first, first + body.count("\n", start, max(start, stop - 1)), "an HTML comment"))
+    return out
+
+
+def why_skipped(spans: "list[tuple[int, int, str]]", line: int) -> str:
+    """Where line `line` falls among `spans`, in words ("" when outside every one)."""
+    for first, last, what in spans:
+        if first <= line <= last:
+            if what == "frontmatter":
+                return "inside the frontmatter the host skips (lines %d-%d: it starts with \"---\" and ends at " \
+                       "the next \"---\", wherever it is)" % (first, last)
+            return "inside %s the host skips (lines %d-%d)" % (what, first, last)
+    return ""
+
+
+def lost_entries(window: "Window", before: bytes, after: bytes, removed: "list[str]",
+                 added: "list[str]") -> "tuple[list[tuple[int, str]], list[str]]":
+    """What a write of `after` over `before` costs the host's view: the lines it loads whole in
+    `before` and would not in `after`, as (line in `before`, text), less those the write meant
+    to take out or replace (`removed`); and the lines the write puts in (`added`) that it would
+    not load whole. Lines are matched by their stripped text, so a line that moves is not lost."""
+    now: dict[str, int] = {}
+    for _, t, whole, loaded in counted_lines(window, after):
+        if whole and loaded:
+            now[t] = now.get(t, 0) + 1
+    gone: dict[str, int] = {}
+    for t in removed:
+        key = t.strip(JS_SPACE)
+        gone[key] = gone.get(key, 0) + 1
+    lost = []
+    for number, t, whole, loaded in counted_lines(window, before):
+        if not (whole and loaded):
+            continue
+        if gone.get(t, 0) > 0:
+            gone[t] -= 1
+        elif now.get(t, 0) > 0:
+            now[t] -= 1
+        else:
+            lost.append((number, t))
+    missing = []
+    for line in added:
+        key = line.strip(JS_SPACE)
+        if now.get(key, 0) > 0:
+            now[key] -= 1
+        else:
+            missing.append(line)
+    return lost, missing
+
+
 # --- quoting text taken from a memory file (engramory.excerpt re-exports these) ---
 #
 # A note is untrusted text: echoing it whole would let a hostile note flood a report or

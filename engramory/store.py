@@ -11,6 +11,7 @@ not be read, and why) and `doctor` turns it into findings. Nothing here writes.
   checks that do not apply to them.
 - Index pointers are the markdown links `[label](target)` in the index whose target ends in
   `.md`, outside fenced code blocks and HTML comments; URLs with a scheme are not pointers.
+  A line's pointer is its first such link; the others on it are references (`note_links`).
 - `[[slug]]` links in note bodies name another note by file name or by `name:`.
 """
 
@@ -163,7 +164,7 @@ class Pointer:
 class Store:
     __slots__ = (
         "root", "real_root", "index_name", "index_path", "index_raw", "index_text", "index_error",
-        "pointers", "notes", "by_rel", "unlistable", "skipped", "escaping_links", "config", "caps",
+        "pointers", "references", "notes", "by_rel", "unlistable", "skipped", "escaping_links", "config", "caps",
         "cap_notes", "index_size", "index_bad_bytes", "index_parsed_lines", "index_cut",
         "case_insensitive", "streamed", "stopped",
     )
@@ -180,7 +181,8 @@ class Store:
         self.index_bad_bytes: list[tuple[int, int]] = []  # (byte offset, line) not UTF-8
         self.index_parsed_lines = 0  # lines searched for pointers
         self.index_cut = False  # pointers past the parse limit were not read
-        self.pointers: list[Pointer] = []
+        self.pointers: list[Pointer] = []  # one per index line: its first note link (note_links)
+        self.references: list[Pointer] = []  # the other note links on those lines
         self.notes: list[Note] = []
         self.by_rel: dict[str, Note] = {}
         self.unlistable: list[tuple[str, str]] = []  # (rel folder, reason)
@@ -463,6 +465,38 @@ def _lenient(store: Store, raw: bytes) -> str:
     return raw[start:].decode("utf-8", "replace")
 
 
+def note_links(line: str) -> list[tuple[re.Match[str], str]]:
+    """The links on one index line that name a note, in line order, as (match, target): a
+    `.md` target that is not a remote URL, with `<>` removed, `#...`/`?...` cut, a file://
+    URL made a path and %-escapes decoded. The one rule of what an index line points at: its
+    FIRST such link is the line's pointer; any other is a reference, which names a note
+    without being its entry (`- [Owner](owner.md) \u2014 runs the [dashboard](dash.md)` is
+    owner.md's line)."""
+    if "](" not in line:
+        return []
+    out = []
+    for m in LINK_RE.finditer(line):
+        target = m.group(2)
+        if target.startswith("<"):
+            target = target[1:-1]
+        if "#" in target or "?" in target:
+            target = target.split("#", 1)[0].split("?", 1)[0]
+        if not target[-3:].lower() == ".md":
+            continue
+        if ":" in target and SCHEME_RE.match(target):
+            if is_remote(target):
+                continue
+            target = local_path(target)
+        out.append((m, unquote(target) if "%" in target else target))
+    return out
+
+
+def line_pointer(line: str) -> str | None:
+    """The target of the note an index line is the entry of (its first note link), or None."""
+    links = note_links(line)
+    return links[0][1] if links else None
+
+
 def _parse_pointers(store: Store, text: str) -> None:
     assert store.caps is not None
     # a cap can be absurdly high (a config may say 10**30): the text itself bounds the lines
@@ -472,6 +506,7 @@ def _parse_pointers(store: Store, text: str) -> None:
     in_fence = False
     in_comment = False
     pointers = store.pointers
+    references = store.references
     number = 0
     consumed = 0
     for line in text.split("\n", max_lines)[:max_lines]:
@@ -504,21 +539,9 @@ def _parse_pointers(store: Store, text: str) -> None:
                     continue
         elif in_fence:
             continue
-        if "](" not in line:
-            continue
-        for m in LINK_RE.finditer(line):
-            target = m.group(2)
-            if target.startswith("<"):
-                target = target[1:-1]
-            if "#" in target or "?" in target:
-                target = target.split("#", 1)[0].split("?", 1)[0]
-            if not target[-3:].lower() == ".md":
-                continue
-            if ":" in target and SCHEME_RE.match(target):
-                if is_remote(target):
-                    continue
-                target = local_path(target)
-            pointers.append(Pointer(number, m.group(1), unquote(target) if "%" in target else target, heading))
+        links = note_links(line)
+        for k, (m, target) in enumerate(links):
+            (references if k else pointers).append(Pointer(number, m.group(1), target, heading))
     store.index_parsed_lines = number
     if consumed < len(text) and number >= max_lines:
         store.index_cut = True
@@ -562,6 +585,23 @@ def _resolve(store: Store, p: Pointer, by_fold: dict[str, Note] | None) -> None:
     p.is_file = stat.S_ISREG(st.st_mode)
 
 
+def index_name_for(root: str, env: Mapping[str, str] | None = None) -> str:
+    """The file name of the index of the store at `root`, as the guard keeps it: the first
+    ENGRAMORY_INDEX_PATH entry that lies directly in `root` (the guard then keeps exactly that
+    file), else ENGRAMORY_INDEX_NAME, else MEMORY.md. What `load` reads (so the doctor,
+    compact and search) and what new / update / archive / restore write."""
+    environ = scope.environ() if env is None else env
+    raw = environ.get(scope.ENV_INDEX_PATH, "")
+    if raw.strip():
+        real_root = os.path.realpath(root)
+        for entry in raw.split(os.pathsep):
+            path = os.path.abspath(os.path.expanduser(entry.strip()))
+            name = os.path.basename(path)
+            if entry.strip() and name and os.path.realpath(os.path.dirname(path)) == real_root:
+                return name
+    return scope.index_name(environ)[0]
+
+
 class Stopped(Exception):
     """The deadline given to `load` passed (the SessionStart hook's time budget)."""
 
@@ -575,8 +615,7 @@ def load(root: str, env: Mapping[str, str] | None = None, visit: Callable[[Note]
     dropped, so memory does not grow with the notes' bodies. With `deadline` (a
     time.monotonic() value) reading stops once it passes: `stopped` is then set and the
     notes not read yet are left out."""
-    settings = config.from_env(env)
-    store = Store(root, settings.index_name)
+    store = Store(root, index_name_for(root, env))
     os.listdir(root)  # the one failure that stops the doctor: the root itself
     store.config = config.load_store_config(root)
     store.caps, store.cap_notes = caps_for(store.index_path, env)
@@ -600,6 +639,6 @@ def load(root: str, env: Mapping[str, str] | None = None, visit: Callable[[Note]
             forget_text(note)
     store.notes = kept
     by_fold = {fold(n.rel): n for n in store.notes} if store.case_insensitive else None
-    for p in store.pointers:
+    for p in store.pointers + store.references:
         _resolve(store, p, by_fold)
     return store

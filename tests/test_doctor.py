@@ -63,6 +63,8 @@ EXPECTED = {
     "index-over-cap": {("index-over-cap", "MEMORY.md", 201)},
     "index-warn-zone": {("index-warn-zone", "MEMORY.md", 0)},
     "index-long-line": {("index-long-line", "MEMORY.md", 5)},
+    # the index opens with "---" and line 6 holds one: the host reads lines 1-6 as frontmatter
+    "index-hidden-pointer": {("index-hidden-pointer", "MEMORY.md", 5), ("index-hidden-pointer", "MEMORY.md", 6)},
     "index-missing": {("index-missing", "MEMORY.md", 0)},
     "config-invalid": {("config-invalid", ".engramory.json", 3), ("config-invalid", ".engramory.json", 4)},
     "pointers": {
