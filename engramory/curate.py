@@ -7,165 +7,18 @@ store lock: all of it lands, or none of it does, and `engramory undo` takes it b
 
 from __future__ import annotations
 
-import fnmatch
 import os
-import re
 import sys
 
-from engramory import config, guard, journal, notes, store
-from engramory.notes import EX_BUSY, EX_OK, NEEDS_LABELS, Refusal, n, pointer_line
+from engramory import config, curate_index, guard, indexline, journal, notes, store
+from engramory import curate_common as common
+from engramory.notes import EX_OK, Refusal, n
 from engramory.store import TYPES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
-
-INDEX = "MEMORY.md"
-
-
-class _DryRun(Exception):
-    """Raised inside the transaction once every check passed, so that nothing is written; it
-    carries the receipt of what would have been written (`engramory <cmd> --dry-run [--json]`)."""
-
-    def __init__(self, receipt: Callable[[], int]) -> None:
-        super().__init__("dry run")
-        self.receipt = receipt
-
-
-def _dry_run_or(work: Callable[[], int]) -> Callable[[], int]:
-    def run() -> int:
-        try:
-            return work()
-        except _DryRun as dry:
-            return dry.receipt()
-
-    return run
-
-
-# -- checks every writing command shares ----------------------------------------------------------
-
-def _read_only(root: str, rels: Sequence[str]) -> None:
-    cfg = config.load_store_config(root)
-    for rel in rels:
-        for pattern in cfg.read_only:
-            if fnmatch.fnmatchcase(rel, pattern.strip().lstrip("/")):
-                raise Refusal("%s is read-only: the store config %s lists it under \"readOnly\" (%r); ask the "
-                              "user to change it themselves" % (rel, cfg.path, pattern))
-
-
-def _index_lines(data: bytes | None) -> notes.IndexLines:
-    try:
-        return notes.IndexLines(data or b"")
-    except UnicodeDecodeError as exc:
-        raise Refusal("%s is not UTF-8 (byte %d); fix it first (`engramory doctor` shows it)" % (INDEX, exc.start)) from None
-
-
-def _judge_index(root: str, before: bytes | None, after: bytes, command: str) -> list[str]:
-    """The guard's own judgement (guard.judge: caps in force, read-only rules, counted through
-    the load window of Claude Code, whose auto-memory folder is the default store) on the
-    index change: refused when it denies; its warning (warn zone, still over) returned."""
-    from engramory.hosts import claude
-
-    path = os.path.join(root, INDEX)
-    decision = guard.judge(path, before, after, window=claude.window(), tool="engramory " + command)
-    if decision is None:
-        return []
-    if decision.action == guard.DENY:
-        raise Refusal(decision.message.replace("engramory blocked this", "engramory refused this", 1)
-                      + " Nothing was written; run `engramory " + command + "` again once the index has room.")
-    return [decision.message]
-
-
-def _labels_ok(body: str) -> bool:
-    from engramory.doctor import has_label
-
-    low = body.lower()
-    return has_label(low, "why") and has_label(low, "how to apply")
-
-
-def _check_content(type_: str, text: str, body: str, cap: int, force: bool, rel: str) -> None:
-    from engramory import doctor
-    from engramory.store import Note
-
-    size = len(text.encode("utf-8"))
-    if size > cap:
-        raise Refusal("the note would be %s bytes, over the %s-byte cap per note (noteMaxBytes): one note holds "
-                      "one fact; split it or trim the body by %s bytes" % (n(size), n(cap), n(size - cap)))
-    if type_ in NEEDS_LABELS and not _labels_ok(body):
-        raise Refusal("a %s note needs a Why: line (the reason) and a How to apply: line (what to do next time): "
-                      "give --why and --how" % type_)
-    probe = Note("", rel, False)
-    probe.text = text
-    secrets = [f for f in doctor.scan_note(probe) if f.code == "secret"]
-    if secrets:
-        raise Refusal("the note holds what looks like a secret at line %d: %s. Memory is plain text loaded into "
-                      "sessions; record only where the secret lives (an environment variable name, a password "
-                      "manager entry)" % (secrets[0].line, secrets[0].message))
-    if type_ == "project" and not force:
-        spans = doctor.relative_dates(body.lower())
-        if spans:
-            a, b = spans[0]
-            raise Refusal("a project note must use absolute dates: %s is relative and wrong tomorrow; write the "
-                          "calendar date (today is %s), or pass --force" % (notes._q(body[a:b]), notes.today()))
-
-
-def _links_to(st: store.Store, slugs: set[str], skip: set[str]) -> list[str]:
-    """`path:line: [[target]]` for every live note's link to one of `slugs`."""
-    out = []
-    for note in st.live:
-        if note.rel in skip:
-            continue
-        for target, line in note.link_list():
-            key = target.strip().lower()
-            key = key[:-3] if key.endswith(".md") else key
-            if key in slugs:
-                out.append("%s:%d: [[%s]]" % (note.rel, line, target.strip()))
-    return out
-
-
-def _body_arg(args_body: str | None, cap: int) -> str | None:
-    try:
-        piped = args_body is None and sys.stdin is not None and not sys.stdin.isatty()
-    except (OSError, ValueError):
-        piped = False
-    if args_body == "-" or piped:
-        try:
-            text = notes.read_stdin(cap)
-        except (OSError, ValueError, AttributeError):
-            if args_body == "-":
-                raise Refusal("stdin cannot be read; give the body with --body") from None
-            return None
-        return text if (args_body == "-" or text.strip()) else None
-    return args_body
-
-
-def _run(as_json: bool, work: object) -> int:
-    """Run a command body, turning refusals and store conflicts into messages and exit codes."""
-    try:
-        return int(work())  # type: ignore[operator]
-    except Refusal as exc:
-        return notes.fail(as_json, str(exc), exc.code)
-    except (journal.JournalConflict, journal.LockTimeout) as exc:
-        return notes.fail(as_json, str(exc), EX_BUSY)
-    except journal.JournalError as exc:
-        return notes.fail(as_json, str(exc), notes.EX_REFUSED)
-    except UnicodeError:
-        return notes.fail(as_json, "an argument is not valid UTF-8 text (undecodable bytes); nothing was written: "
-                          "pass the text as UTF-8", notes.EX_REFUSED)
-    except OSError as exc:
-        return notes.fail(as_json, "%s: %s; nothing was written" % (exc.filename or "the store", exc.strerror or exc),
-                          notes.EX_REFUSED)
-
-
-def _receipt_text(root: str, entry: journal.Entry | None, lines: list[str], warnings: list[str],
-                  dry: bool) -> str:
-    out = list(lines)
-    if dry:
-        out.append("dry run: nothing was written")
-    elif entry is not None:
-        out.append("journal entry %d: `engramory undo %d` takes it back" % (entry.id, entry.id))
-    out.extend("warning: " + w for w in warnings)
-    return "\n".join(out)
+    import argparse
+    from collections.abc import Sequence
 
 
 # -- new ------------------------------------------------------------------------------------------------
@@ -195,121 +48,123 @@ def new_main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--json", action="store_true", help="print the receipt as JSON")
     raw = list(sys.argv[1:] if argv is None else argv)
     args = p.parse_args(raw)
-
-    def work() -> int:
-        root, chosen = notes.resolve_root(args.root, create=not args.dry_run)
-        cap = config.load_store_config(root).note_max_bytes
-        desc = " ".join(args.description.split())
-        notes.scalar("description", desc)  # refuses what frontmatter cannot hold
-        if not desc:
-            raise Refusal("the description is empty: write one line a future session would search for")
-        body = _body_arg(args.body, cap) or ""
-        body = notes.compose_body(body, args.why, args.how)
-        if not body.strip():
-            raise Refusal("the note has no body: give --body, pipe it on stdin, or give --why/--how")
-        if args.name is not None:
-            name = notes.check_slug(args.name)
-            derived = False
-        else:
-            name = notes.suggest_slug(desc)
-            if not name:
-                raise Refusal("the description has no ASCII letters or digits to make a file name from: give "
-                              "--name, e.g. --name deploy-checklist")
-            derived = True
-        date = notes.today()
-        warnings: list[str] = []
-        with journal.transaction(root, "new", raw) as tx:
-            st = store.load(root)
-            taken = {x.slug.lower() for x in st.notes} | {(x.name or "").lower() for x in st.live}
-            if derived:
-                base, k = name, 2
-                while name in taken:
-                    name, k = "%s-%d" % (base, k), k + 1
-            elif name in taken:
-                where = next((x.rel for x in st.notes if x.slug.lower() == name or (x.name or "").lower() == name),
-                             name + ".md")
-                hint = ("restore it with `engramory restore %s`, or pick another --name" % name
-                        if where.startswith("archive/") else
-                        "change it with `engramory update %s`, or pick another --name" % name)
-                raise Refusal("a note named %s already exists (%s): %s" % (name, where, hint))
-            rel = name + ".md"
-            _read_only(root, [rel, INDEX])
-            text = notes.render_note(name, desc, args.type, body, date, date)
-            _check_content(args.type, text, body, st.config.note_max_bytes, args.force, rel)
-            dup = notes.near_duplicate(st, args.type, desc, body)
-            if dup is not None and not args.force:
-                raise Refusal("%s already says nearly the same (%s note: %s): update it with `engramory update %s "
-                              "--description ... --body ...` instead, or pass --force if they are two facts"
-                              % (dup.rel, dup.type, notes._q(dup.description or "", 80), dup.slug))
-            before = tx.read(INDEX)
-            index = _index_lines(before)
-            pline = pointer_line(name, args.title or desc, args.hook)
-            if len(pline) > notes.INDEX_LINE_MAX:
-                raise Refusal("the pointer line would be %d characters (the doctor's limit is %d): give a shorter "
-                              "--title" % (len(pline), notes.INDEX_LINE_MAX))
-            line_no = index.insert_pointer(args.type, pline)
-            after = index.encode()
-            warnings += _judge_index(root, before, after, "new")
-            if tx.read(rel) is not None:
-                raise Refusal("%s exists but is not a note the store could read; move it aside" % rel)
-            data = text.encode("utf-8")
-            tx.write(rel, data)
-            tx.write(INDEX, after)
-            if args.dry_run:
-                raise _DryRun(lambda: _new_receipt(args.json, root, chosen, rel, data, after, line_no, args.type, None,
-                                                   warnings, True))
-        return _new_receipt(args.json, root, chosen, rel, data, after, line_no, args.type, tx.entry, warnings, False)
-
-    return _run(args.json, _dry_run_or(work))
+    return common.run(args.json, common.dry_run_or(lambda: _new(args, raw)))
 
 
-def _new_receipt(as_json: bool, root: str, chosen: bool, rel: str, data: bytes, index: bytes, line_no: int,
-                 type_: str, entry: journal.Entry | None, warnings: list[str], dry: bool) -> int:
-    from engramory.hosts import claude
-    from engramory.size import count_lines
+def _new_fields(args: argparse.Namespace) -> tuple[str, str, str | None]:
+    """(description, the pointer's label, its hook), each checked as index-line text."""
+    desc = " ".join(args.description.split())
+    notes.scalar("description", desc)  # refuses what frontmatter cannot hold
+    if not desc:
+        raise Refusal("the description is empty: write one line a future session would search for")
+    title = indexline.field("--title", args.title) if args.title is not None else ""
+    label = title or indexline.field("--description", desc)  # an empty --title: the description, as before
+    hook = indexline.field("--hook", args.hook) if args.hook else None
+    return desc, label, hook
 
-    # The index's size as the guard counts it (the window _judge_index judges by), so the
-    # receipt and `engramory check` say the same numbers.
-    win = claude.window()
-    w_lines, w_units = win.measure(index)
-    caps, _ = guard.caps_for(os.path.join(root, INDEX), None, win)
-    sha = journal.sha256(data) or ""
-    obj: dict[str, object] = {
-        "ok": True, "command": "new", "root": root, "default_root": chosen, "path": rel,
-        "file": os.path.join(root, rel), "sha256": sha, "bytes": len(data),
-        "index": {"path": INDEX, "line": line_no, "heading": type_, "lines": count_lines(index), "bytes": len(index),
-                  "sha256": journal.sha256(index),
-                  "window": {"lines": w_lines, "units": w_units, "unit": win.unit,
-                             "hard_lines": caps.hard_lines, "hard_units": caps.hard_bytes}},
-        "entry": entry.id if entry else None, "warnings": warnings, "dry_run": dry,
-    }
-    lines = ["%s %s (%s bytes, sha256 %s)" % ("would save" if dry else "saved", os.path.join(root, rel), n(len(data)), sha),
-             "pointer: %s:%d under \"## %s\" (index now %s lines, %s %s; hard cap %s / %s)" % (
-                 INDEX, line_no, type_, n(w_lines), n(w_units), win.unit, n(caps.hard_lines), n(caps.hard_bytes))]
-    notes.emit(as_json, obj, _receipt_text(root, entry, lines, warnings, dry))
-    return EX_OK
+
+def _new_name(args: argparse.Namespace, desc: str) -> tuple[str, bool]:
+    """(the note's name, whether it was made from the description)."""
+    if args.name is not None:
+        return notes.check_slug(args.name), False
+    name = notes.suggest_slug(desc)
+    if not name:
+        raise Refusal("the description has no ASCII letters or digits to make a file name from: give "
+                      "--name, e.g. --name deploy-checklist")
+    return name, True
+
+
+def _free_name(st: store.Store, name: str, derived: bool) -> str:
+    taken = {x.slug.lower() for x in st.notes} | {(x.name or "").lower() for x in st.live}
+    if derived:
+        base, k = name, 2
+        while name in taken:
+            name, k = "%s-%d" % (base, k), k + 1
+    elif name in taken:
+        where = next((x.rel for x in st.notes if x.slug.lower() == name or (x.name or "").lower() == name),
+                     name + ".md")
+        hint = ("restore it with `engramory restore %s`, or pick another --name" % name
+                if where.startswith("archive/") else
+                "change it with `engramory update %s`, or pick another --name" % name)
+        raise Refusal("a note named %s already exists (%s): %s" % (name, where, hint))
+    return name
+
+
+def _new(args: argparse.Namespace, raw: list[str]) -> int:
+    root, chosen = notes.resolve_root(args.root, create=not args.dry_run)
+    cap = config.load_store_config(root).note_max_bytes
+    desc, label, hook = _new_fields(args)
+    body = notes.compose_body(common.body_arg(args.body, cap) or "", args.why, args.how)
+    if not body.strip():
+        raise Refusal("the note has no body: give --body, pipe it on stdin, or give --why/--how")
+    name, derived = _new_name(args, desc)
+    date = notes.today()
+    irel = curate_index.index_rel(root)
+    with journal.transaction(root, "new", raw) as tx:
+        before = curate_index.read(tx, root, irel)
+        st = store.load(root)
+        name = _free_name(st, name, derived)
+        rel = name + ".md"
+        common.read_only(root, [rel, irel])
+        text = notes.render_note(name, desc, args.type, body, date, date)
+        common.check_content(args.type, text, body, st.config.note_max_bytes, args.force)
+        dup = notes.near_duplicate(st, args.type, desc, body)
+        if dup is not None and not args.force:
+            raise Refusal("%s already says nearly the same (%s note: %s): update it with `engramory update %s "
+                          "--description ... --body ...` instead, or pass --force if they are two facts"
+                          % (dup.rel, dup.type, notes._q(dup.description or "", 80), dup.slug))
+        index = curate_index.lines(irel, before)
+        pline = indexline.pointer_line(name, label, hook)
+        indexline.check_line(pline, curate_index.window().unit, None, "--title" if args.title else "--description")
+        line_no = index.insert_pointer(args.type, pline)
+        after = index.encode()
+        warnings = curate_index.judge(root, irel, before, after, "new", added=[pline])
+        if tx.read(rel) is not None:
+            raise Refusal("%s exists but is not a note the store could read; move it aside" % rel)
+        data = text.encode("utf-8")
+        tx.write(rel, data)
+        tx.write(irel, after)
+        receipt = _NewReceipt(args.json, root, chosen, rel, data, irel, after, line_no, args.type, warnings)
+        if args.dry_run:
+            raise common.DryRun(lambda: receipt.emit(None, True))
+    return receipt.emit(tx.entry, False)
+
+
+class _NewReceipt:
+    def __init__(self, as_json: bool, root: str, chosen: bool, rel: str, data: bytes, irel: str, index: bytes,
+                 line_no: int, type_: str, warnings: list[str]) -> None:
+        self.as_json, self.root, self.chosen, self.rel, self.data = as_json, root, chosen, rel, data
+        self.irel, self.index, self.line_no, self.type, self.warnings = irel, index, line_no, type_, warnings
+
+    def emit(self, entry: journal.Entry | None, dry: bool) -> int:
+        from engramory.size import count_lines
+
+        # The index's size as the guard counts it (the window curate_index judges by), so the
+        # receipt and `engramory check` say the same numbers.
+        root, rel, data, index = self.root, self.rel, self.data, self.index
+        win = curate_index.window()
+        w_lines, w_units = win.measure(index)
+        caps, _ = guard.caps_for(os.path.join(root, self.irel), None, win)
+        sha = journal.sha256(data) or ""
+        obj: dict[str, object] = {
+            "ok": True, "command": "new", "root": root, "default_root": self.chosen, "path": rel,
+            "file": os.path.join(root, rel), "sha256": sha, "bytes": len(data),
+            "index": {"path": self.irel, "line": self.line_no, "heading": self.type, "lines": count_lines(index),
+                      "bytes": len(index), "sha256": journal.sha256(index),
+                      "window": {"lines": w_lines, "units": w_units, "unit": win.unit,
+                                 "hard_lines": caps.hard_lines, "hard_units": caps.hard_bytes}},
+            "entry": entry.id if entry else None, "warnings": self.warnings, "dry_run": dry,
+        }
+        lines = ["%s %s (%s bytes, sha256 %s)" % ("would save" if dry else "saved", os.path.join(root, rel),
+                                                  n(len(data)), sha),
+                 "pointer: %s:%d under \"## %s\" (index now %s lines, %s %s; hard cap %s / %s)" % (
+                     self.irel, self.line_no, self.type, n(w_lines), n(w_units), win.unit, n(caps.hard_lines),
+                     n(caps.hard_bytes))]
+        notes.emit(self.as_json, obj, common.receipt_text(root, entry, lines, self.warnings, dry))
+        return EX_OK
 
 
 # -- update ----------------------------------------------------------------------------------------------
-
-_LABEL_LINE = {
-    "why": re.compile(r"[ \t]*(?:[-*+][ \t]+)?(?:#{1,6}[ \t]+)?(?:\*\*|__)?why(?:\*\*|__)?[ \t]*[:\uff1a]", re.I),
-    "how": re.compile(r"[ \t]*(?:[-*+][ \t]+)?(?:#{1,6}[ \t]+)?(?:\*\*|__)?how[ \t]+to[ \t]+apply(?:\*\*|__)?[ \t]*[:\uff1a]",
-                      re.I),
-}
-
-
-def _set_label(body: str, key: str, value: str) -> str:
-    label = "**Why:** " if key == "why" else "**How to apply:** "
-    new = label + " ".join(value.split())
-    lines = body.split("\n")
-    for i, line in enumerate(lines):
-        if _LABEL_LINE[key].match(line):
-            lines[i] = new
-            return "\n".join(lines)
-    trimmed = body.rstrip("\n")
-    return (trimmed + "\n\n" if trimmed.strip() else "") + new + "\n"
-
 
 def update_main(argv: Sequence[str] | None = None) -> int:
     p = notes.parser("update", (
@@ -332,126 +187,9 @@ def update_main(argv: Sequence[str] | None = None) -> int:
     if not any(v is not None for v in (args.description, args.type, args.body, args.why, args.how, args.title)):
         p.error("nothing to change: give --description, --type, --body, --why, --how or --title")
 
-    def work() -> int:
-        def receipt(entry: journal.Entry | None, dry: bool) -> int:
-            from engramory.size import count_lines
+    from engramory import curate_update
 
-            sha = journal.sha256(data) or ""
-            obj: dict[str, object] = {
-                "ok": True, "command": "update", "root": root, "default_root": chosen, "path": rel, "sha256": sha,
-                "bytes": len(data), "index": {"path": INDEX, "line": line_no, "heading": type_, "lines": count_lines(after),
-                                              "bytes": len(after), "sha256": journal.sha256(after)},
-                "entry": entry.id if entry else None, "warnings": warnings, "dry_run": dry,
-            }
-            lines = ["%s %s (%s bytes, sha256 %s)" % ("would update" if dry else "updated", os.path.join(root, rel),
-                                                      n(len(data)), sha),
-                     "pointer: %s:%d under \"## %s\"" % (INDEX, line_no, type_)]
-            if entry is None and not dry:
-                lines = ["%s already says that; nothing changed" % rel]
-            notes.emit(args.json, obj, _receipt_text(root, entry, lines, warnings, dry))
-            return EX_OK
-
-        root, chosen = notes.resolve_root(args.root)
-        name = notes.note_arg(args.name)
-        rel = name + ".md"
-        cap = config.load_store_config(root).note_max_bytes
-        new_body = _body_arg(args.body, cap) if args.body is not None else None
-        warnings: list[str] = []
-        with journal.transaction(root, "update", raw) as tx:
-            st = store.load(root)
-            note = st.by_rel.get(rel)
-            if note is None:
-                if (store.ARCHIVE + "/" + rel) in st.by_rel:
-                    raise Refusal("%s is archived; restore it first with `engramory restore %s`" % (rel, name))
-                raise Refusal("no live note %s in %s; `engramory search` finds notes by their words" % (rel, root))
-            _read_only(root, [rel, INDEX])
-            raw_note = tx.read(rel)
-            if raw_note is None or note.text is None or note.fm is None:
-                raise Refusal("%s cannot be read as UTF-8 text; fix it by hand" % rel)
-            text = raw_note.decode("utf-8")
-            fm = note.fm
-            old_type = note.type
-            type_ = args.type or old_type
-            if type_ not in TYPES:
-                raise Refusal("%s has no valid type; give --type (%s)" % (rel, notes.types_text()))
-            desc = " ".join(args.description.split()) if args.description is not None else (note.description or "")
-            if not desc:
-                raise Refusal("the description would be empty")
-            changes: dict[str, str] = {}
-            nested = None
-            if args.description is not None:
-                changes["description"] = notes.scalar("description", desc)
-            protocol = note.form == store.PROTOCOL
-            if args.type is not None:
-                if protocol or "type" in fm.fields:
-                    changes["type"] = args.type
-                if fm.nested("metadata", "type") is not None:
-                    nested = args.type
-            if protocol:
-                changes["updated"] = notes.today()
-            updated = notes.set_fields(text, changes, nested)
-            head_len = len(updated) - len(text[fm.body_start:])
-            body = updated[head_len:]
-            if new_body is not None:
-                body = notes.compose_body(new_body, None, None) + "\n"
-            if args.why is not None:
-                body = _set_label(body, "why", args.why)
-            if args.how is not None:
-                body = _set_label(body, "how", args.how)
-            text_after = updated[:head_len] + body
-            if not body.strip():
-                raise Refusal("the body would be empty")
-            _check_content(type_, text_after, body, st.config.note_max_bytes, args.force, rel)
-            if args.description is not None and not args.force:
-                dup = notes.near_duplicate(st, type_, desc, body, skip=name)
-                if dup is not None:
-                    raise Refusal("%s already says nearly the same (%s): merge the two by hand, or pass --force"
-                                  % (dup.rel, notes._q(dup.description or "", 80)))
-            before = tx.read(INDEX)
-            index = _index_lines(before)
-            found = index.pointer_lines(rel)
-            old_desc = " ".join((note.description or "").split())
-            label = args.title
-            line_no = 0
-            if found and (args.type is not None and args.type != old_type):
-                keep = index.lines[found[0]].rstrip("\r\n")
-                index.remove_lines(found)
-                if label is not None or (args.description is not None and _label(keep) == old_desc):
-                    keep = _relabel(keep, label or desc)
-                line_no = index.insert_pointer(type_, keep)
-            elif found:
-                for i in found:
-                    line = index.lines[i]
-                    if label is not None or (args.description is not None and _label(line) == old_desc):
-                        end = line[len(line.rstrip("\r\n")):]
-                        index.lines[i] = _relabel(line.rstrip("\r\n"), label or desc) + end
-                line_no = found[0] + 1
-            else:
-                line_no = index.insert_pointer(type_, pointer_line(name, label or desc))
-                warnings.append("%s had no pointer in %s; one was added" % (rel, INDEX))
-            after = index.encode()
-            warnings += _judge_index(root, before, after, "update")
-            data = text_after.encode("utf-8")
-            tx.write(rel, data)
-            tx.write(INDEX, after)
-            if args.dry_run:
-                raise _DryRun(lambda: receipt(None, True))
-        return receipt(tx.entry, False)
-
-    return _run(args.json, _dry_run_or(work))
-
-
-_LABEL_RE = re.compile(r"\[([^\]\n]*)\]\(")
-
-
-def _label(line: str) -> str:
-    m = _LABEL_RE.search(line)
-    return " ".join(m.group(1).split()) if m else ""
-
-
-def _relabel(line: str, label: str) -> str:
-    label = " ".join(label.split()).replace("[", "(").replace("]", ")")
-    return _LABEL_RE.sub(lambda m: "[" + label.replace("\\", "\\\\") + "](", line, count=1)
+    return common.run(args.json, common.dry_run_or(lambda: curate_update.run(args, raw)))
 
 
 # -- archive / restore ----------------------------------------------------------------------------------
@@ -475,83 +213,122 @@ def _move_main(argv: Sequence[str] | None, restoring: bool) -> int:
     if not names_in:
         p.error("name at least one note")
 
-    def work() -> int:
-        def receipt(entry: journal.Entry | None, dry: bool) -> int:
-            obj: dict[str, object] = {"ok": True, "command": cmd, "root": root, "default_root": chosen, "moved": moved,
-                                      "links": links, "entry": entry.id if entry else None, "warnings": warnings,
-                                      "dry_run": dry}
-            lines: list[str] = []
-            for m in moved:
-                if restoring:
-                    lines.append("%s %s -> %s; pointer at %s:%s" % ("would restore" if dry else "restored", m["from"], m["to"], INDEX, m["index_line"]))
-                else:
-                    removed = [str(x) for x in m["removed_lines"]]  # type: ignore[attr-defined]
-                    lines.append("%s %s -> %s; %s" % ("would archive" if dry else "archived", m["from"], m["to"], (
-                        "pointer removed from %s line %s" % (INDEX, ", ".join(removed)))
-                        if removed else "it had no pointer in %s" % INDEX))
-            if links:
-                lines.append("%d link%s point%s at %s note%s:" % (
-                    len(links), "" if len(links) == 1 else "s", "s" if len(links) == 1 else "",
-                    "the restored" if restoring else "the archived", "" if len(moved) == 1 else "s"))
-                lines.extend("  " + x for x in links)
-                if not restoring:
-                    lines.append("  they now lead into archive/: point them elsewhere, or drop them")
-            notes.emit(args.json, obj, _receipt_text(root, entry, lines, warnings, dry))
-            return EX_OK
+    return common.run(args.json, common.dry_run_or(lambda: _move(args, raw, names_in, root_arg, restoring)))
 
-        root, chosen = notes.resolve_root(args.root or root_arg)
-        names = list(dict.fromkeys(notes.note_arg(x) for x in names_in))
-        moved: list[dict[str, object]] = []
-        warnings: list[str] = []
-        with journal.transaction(root, cmd, raw) as tx:
-            st = store.load(root)
-            before = tx.read(INDEX)
-            index = _index_lines(before)
-            for name in names:
-                live, arch = name + ".md", store.ARCHIVE + "/" + name + ".md"
-                src, dst = (arch, live) if restoring else (live, arch)
-                if tx.read(src) is None:
-                    other = tx.read(dst) is not None
-                    raise Refusal("%s: %s" % (src, (
-                        "already live" if restoring else "already archived") if other else
-                        "no such note; `engramory search` finds notes by their words"))
-                if tx.read(dst) is not None:
-                    raise Refusal("%s exists already; archive or rename one of the two by hand" % dst)
-                _read_only(root, [src, dst, INDEX])
-                note = st.by_rel.get(src)
-                item: dict[str, object] = {"name": name, "from": src, "to": dst}
-                if restoring:
-                    t = note.type if note is not None else None
-                    if t not in TYPES:
-                        raise Refusal("%s has no valid type, so it has no heading in the index; fix its frontmatter "
-                                      "first" % src)
-                    clash = [x.rel for x in st.live if x.slug.lower() == name.lower() or (x.name or "").lower() == name]
-                    if clash:
-                        raise Refusal("%s already uses the name %s; rename one of them first" % (clash[0], name))
-                    line_no = index.insert_pointer(t, pointer_line(name, (note.description if note else "") or name))
-                    item["index_line"] = line_no
-                else:
-                    found = index.pointer_lines(src)
-                    item["removed_lines"] = [i + 1 for i in found]
-                    index.remove_lines(found)
-                tx.move(src, dst)
-                moved.append(item)
-            after = index.encode()
+
+class _Move:
+    """One archive or restore: the notes it moves and what the index and receipt say of them."""
+
+    def __init__(self, restoring: bool, root: str, chosen: bool, irel: str, index: notes.IndexLines) -> None:
+        self.restoring, self.root, self.chosen, self.irel, self.index = restoring, root, chosen, irel, index
+        self.cmd = "restore" if restoring else "archive"
+        self.moved: list[dict[str, object]] = []
+        self.warnings: list[str] = []
+        self.links: list[str] = []
+        self.removed: list[str] = []  # index lines taken out
+        self.added: list[str] = []  # index lines put in
+
+    def check(self, tx: journal.Transaction, name: str) -> tuple[str, str]:
+        live, arch = name + ".md", store.ARCHIVE + "/" + name + ".md"
+        src, dst = (arch, live) if self.restoring else (live, arch)
+        if tx.read(src) is None:
+            other = tx.read(dst) is not None
+            raise Refusal("%s: %s" % (src, (
+                "already live" if self.restoring else "already archived") if other else
+                "no such note; `engramory search` finds notes by their words"))
+        if tx.read(dst) is not None:
+            raise Refusal("%s exists already; archive or rename one of the two by hand" % dst)
+        common.read_only(self.root, [src, dst, self.irel])
+        return src, dst
+
+    def restore(self, st: store.Store, name: str, src: str, item: dict[str, object]) -> None:
+        note = st.by_rel.get(src)
+        t = note.type if note is not None else None
+        if note is None or t not in TYPES:
+            raise Refusal("%s has no valid type, so it has no heading in the index; fix its frontmatter first" % src)
+        clash = [x.rel for x in st.live if x.slug.lower() == name.lower() or (x.name or "").lower() == name]
+        if clash:
+            raise Refusal("%s already uses the name %s; rename one of them first" % (clash[0], name))
+        if note.text is not None:
+            common.check_secret(note.text, src)
+        what = "description of %s" % src
+        line = indexline.pointer_line(name, indexline.field(what, note.description or "") or name)
+        indexline.check_line(line, curate_index.window().unit, None, "description (in %s)" % src)
+        item["index_line"] = self.index.insert_pointer(t, line)
+        self.added.append(line)
+
+    def archive(self, src: str, item: dict[str, object]) -> None:
+        found = self.index.pointer_lines(src)
+        item["removed_lines"] = [i + 1 for i in found]
+        self.removed += [self.index.lines[i] for i in found]
+        self.index.remove_lines(found)
+
+    def finish(self, after: bytes) -> None:
+        """Line numbers as they end up, and the index lines that still mention an archived note."""
+        final = notes.IndexLines(after)
+        for item in self.moved:
+            if self.restoring:  # line numbers shift as later pointers go in: report the final ones
+                at = final.pointer_lines(str(item["to"]))
+                item["index_line"] = at[0] + 1 if at else 0
+                continue
+            for i in final.reference_lines(str(item["from"])):
+                self.warnings.append(
+                    "%s:%d still links to %s in a line that is another note's entry; that link now leads nowhere: "
+                    "point it at %s or drop it" % (self.irel, i + 1, item["from"], item["to"]))
+
+    def receipt(self, as_json: bool, entry: journal.Entry | None, dry: bool) -> int:
+        moved, links, irel = self.moved, self.links, self.irel
+        obj: dict[str, object] = {"ok": True, "command": self.cmd, "root": self.root, "default_root": self.chosen,
+                                  "moved": moved, "links": links, "entry": entry.id if entry else None,
+                                  "warnings": self.warnings, "dry_run": dry}
+        lines: list[str] = []
+        for m in moved:
+            if self.restoring:
+                lines.append("%s %s -> %s; pointer at %s:%s" % ("would restore" if dry else "restored", m["from"],
+                                                                 m["to"], irel, m["index_line"]))
+            else:
+                removed = [str(x) for x in m["removed_lines"]]  # type: ignore[attr-defined]
+                lines.append("%s %s -> %s; %s" % ("would archive" if dry else "archived", m["from"], m["to"], (
+                    "pointer removed from %s line %s" % (irel, ", ".join(removed)))
+                    if removed else "it had no pointer in %s" % irel))
+        if links:
+            lines.append("%d link%s point%s at %s note%s:" % (
+                len(links), "" if len(links) == 1 else "s", "s" if len(links) == 1 else "",
+                "the restored" if self.restoring else "the archived", "" if len(moved) == 1 else "s"))
+            lines.extend("  " + x for x in links)
+            if not self.restoring:
+                lines.append("  they now lead into archive/: point them elsewhere, or drop them")
+        notes.emit(as_json, obj, common.receipt_text(self.root, entry, lines, self.warnings, dry))
+        return EX_OK
+
+
+def _move(args: argparse.Namespace, raw: list[str], names_in: list[str], root_arg: str | None,
+          restoring: bool) -> int:
+    root, chosen = notes.resolve_root(args.root or root_arg)
+    names = list(dict.fromkeys(notes.note_arg(x) for x in names_in))
+    irel = curate_index.index_rel(root)
+    cmd = "restore" if restoring else "archive"
+    with journal.transaction(root, cmd, raw) as tx:
+        before = curate_index.read(tx, root, irel)
+        st = store.load(root)
+        move = _Move(restoring, root, chosen, irel, curate_index.lines(irel, before))
+        for name in names:
+            src, dst = move.check(tx, name)
+            item: dict[str, object] = {"name": name, "from": src, "to": dst}
             if restoring:
-                warnings += _judge_index(root, before, after, cmd)
-                # line numbers shift as later pointers go in: report the final ones
-                final = notes.IndexLines(after)
-                for item in moved:
-                    at = final.pointer_lines(str(item["to"]))
-                    item["index_line"] = at[0] + 1 if at else 0
-            tx.write(INDEX, after)
-            slugs = {x.lower() for x in names}
-            links = _links_to(st, slugs, {str(m["from"]) for m in moved})
-            if args.dry_run:
-                raise _DryRun(lambda: receipt(None, True))
-        return receipt(tx.entry, False)
-
-    return _run(args.json, _dry_run_or(work))
+                move.restore(st, name, src, item)
+            else:
+                move.archive(src, item)
+            tx.move(src, dst)
+            move.moved.append(item)
+        after = move.index.encode()
+        move.warnings += curate_index.judge(root, irel, before, after, cmd, move.removed, move.added)
+        move.finish(after)
+        tx.write(irel, after)
+        move.links = common.links_to(st, {x.lower() for x in names}, {str(m["from"]) for m in move.moved})
+        if args.dry_run:
+            raise common.DryRun(lambda: move.receipt(args.json, None, True))
+    return move.receipt(args.json, tx.entry, False)
 
 
 def archive_main(argv: Sequence[str] | None = None) -> int:

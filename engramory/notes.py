@@ -15,7 +15,7 @@ import sys
 
 from engramory import frontmatter
 from engramory.cliutil import EX_NOINPUT, EX_USAGE, Parser
-from engramory.store import HEADING_RE, LINK_RE, TYPES, heading_type
+from engramory.store import HEADING_RE, TYPES, heading_type, note_links
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -36,7 +36,6 @@ EXIT_HELP = (
 SLUG_MAX = 80
 SLUG_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*\Z")
 DERIVED_WORDS = 7
-INDEX_LINE_MAX = 200  # the doctor's index-long-line limit, in characters
 NEEDS_LABELS = ("feedback", "project")
 ARCHIVE = "archive"
 
@@ -168,7 +167,8 @@ def set_fields(text: str, changes: dict[str, str], nested_type: str | None = Non
 
 class IndexLines:
     """The index as lines (line ends kept), with which lines are headings of which type and
-    which lines point at which note, outside code fences and HTML comments."""
+    which line is the entry of which note (its first note link, store.note_links; a later link
+    on it is a reference), outside code fences and HTML comments."""
 
     def __init__(self, data: bytes) -> None:
         self.bom = data.startswith(b"\xef\xbb\xbf")
@@ -180,10 +180,11 @@ class IndexLines:
         data = "".join(self.lines).encode("utf-8")
         return (b"\xef\xbb\xbf" + data) if self.bom else data
 
-    def scan(self) -> tuple[list[tuple[int, str | None]], list[tuple[int, str]]]:
-        """(headings as (index, type or None), pointers as (index, target))."""
+    def scan(self) -> tuple[list[tuple[int, str | None]], list[tuple[int, list[str]]]]:
+        """(headings as (index, type or None), note links as (index, targets)): per line
+        its note links in order, the first being the line's pointer."""
         headings: list[tuple[int, str | None]] = []
-        pointers: list[tuple[int, str]] = []
+        links: list[tuple[int, list[str]]] = []
         in_fence = in_comment = False
         for i, raw in enumerate(self.lines):
             line = raw.rstrip("\r\n")
@@ -206,21 +207,20 @@ class IndexLines:
                 if m:
                     headings.append((i, heading_type(m.group(1))))
                     continue
-            for lm in LINK_RE.finditer(line):
-                target = lm.group(2)
-                if target.startswith("<"):
-                    target = target[1:-1]
-                target = target.split("#", 1)[0].split("?", 1)[0]
-                if target.lower().endswith(".md"):
-                    pointers.append((i, target))
-        return headings, pointers
+            targets = [t for _, t in note_links(line)]
+            if targets:
+                links.append((i, targets))
+        return headings, links
 
     def pointer_lines(self, rel: str) -> list[int]:
-        """Indexes of lines that point at `rel` (a note path relative to the root)."""
+        """Indexes of the lines that are `rel`'s entries (a note path relative to the root)."""
         want = os.path.normpath(rel)
-        from urllib.parse import unquote
+        return [i for i, targets in self.scan()[1] if os.path.normpath(targets[0]) == want]
 
-        return sorted({i for i, t in self.scan()[1] if os.path.normpath(unquote(t)) == want})
+    def reference_lines(self, rel: str) -> list[int]:
+        """Indexes of the lines that name `rel` in a link other than their pointer."""
+        want = os.path.normpath(rel)
+        return [i for i, targets in self.scan()[1] if any(os.path.normpath(t) == want for t in targets[1:])]
 
     def insert_pointer(self, type_: str, line: str) -> int:
         """Put `line` at the end of the section headed by `type_` (a new `## type` section at
@@ -262,14 +262,6 @@ def _split_keep(text: str) -> list[str]:
             return out
         out.append(text[start: pos + 1])
         start = pos + 1
-
-
-def pointer_line(name: str, label: str, hook: str | None = None) -> str:
-    label = " ".join(label.split()).replace("[", "(").replace("]", ")")
-    line = "- [%s](%s.md)" % (label, name)
-    if hook:
-        line += " \u2014 " + " ".join(hook.split())
-    return line
 
 
 # -- near duplicates -------------------------------------------------------------------------------
