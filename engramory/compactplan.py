@@ -586,6 +586,36 @@ def reachable(store: Store, index_rels: set[str], texts: dict[str, str], live: s
     return out
 
 
+def _host_loads(store: Store, work: Work, window: Window) -> tuple[str, bool, str]:
+    """Every line the host loads whole before the plan, it still loads after, unless the plan
+    drops or rewrites that line; and it loads every line the plan writes (layout.py: a cut that
+    takes a "---" or "-->" out of a line can let frontmatter or a comment swallow the next)."""
+    from engramory import layout
+
+    before, after = store.index_raw or b"", work.index_bytes()
+    old_lines = [t[:-1] if t.endswith("\r") else t for t in before.decode("utf-8", "replace").lstrip("\ufeff").split("\n")]
+    new_lines = [ln.text for _, ln in work.live_lines()]
+    count: dict[str, int] = {}
+    for t in old_lines:
+        count[t] = count.get(t, 0) + 1
+    added = []
+    for t in new_lines:
+        if count.get(t, 0) > 0:
+            count[t] -= 1
+        else:
+            added.append(t)
+    removed = [t for t, k in count.items() for _ in range(k)]
+    lost, missing = layout.lost_entries(window, before, after, removed, added)
+    if not lost and not missing:
+        return ("host-loads", True, "the host loads every line it loaded, but those the plan drops or rewrites")
+    from engramory.excerpt import quote
+
+    shown = ["line %d %s" % (number, quote(text, 60)) for number, text in lost[:3]]
+    shown += ["the rewritten %s" % quote(t, 60) for t in missing[:3]]
+    return ("host-loads", False, "the host would no longer load (frontmatter or an HTML comment would swallow it): %s"
+            % "; ".join(shown))
+
+
 def check_invariants(plan: Plan, work: Work) -> None:
     store = plan.store
     before_index = {p.rel for p in store.pointers if p.exists and not p.escapes and p.rel}
@@ -617,6 +647,7 @@ def check_invariants(plan: Plan, work: Work) -> None:
         "no-text-lost", not shrunk,
         "no note loses text except by a move" if not shrunk else "text would be lost from %s" % ", ".join(shrunk[:5]),
     ))
+    plan.invariants.append(_host_loads(store, work, plan.window))
     m = Measure(work.index_bytes(), plan.window)
     within = size.verdict(m.lines, m.units, plan.caps) != size.OVER
     plan.invariants.append((

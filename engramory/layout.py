@@ -414,6 +414,8 @@ def lost_entries(window: "Window", before: bytes, after: bytes, removed: "list[s
     missing = []
     for line in added:
         key = line.strip(JS_SPACE)
+        if not key:
+            continue  # a blank line is no entry
         if now.get(key, 0) > 0:
             now[key] -= 1
         else:

@@ -241,6 +241,19 @@ def test_a_write_that_hides_loaded_entries_is_refused_with_numbers(cli: Cli, sto
     assert files(store) == before
 
 
+def test_compact_refuses_a_plan_after_which_the_host_loads_less(cli: Cli, store: Path) -> None:
+    # pointerify would cut line 2's "---": the frontmatter would then run on to line 4's
+    long = "- [A](a.md) \u2014 " + "the first part of a long line that goes on and on about a. " * 3 + "then --- a rule"
+    (store / "MEMORY.md").write_text("---\n" + long + "\n- [B](b.md)\n- [C](c.md) ---\n")
+    for x in "abc":
+        note(store, x + ".md", type_="user")
+    before = files(store)
+    r = cli("compact", str(store), "--target", "2/20", "--apply", "-")
+    assert r.returncode == 2 and "the host would no longer load" in r.stderr, (r.stdout, r.stderr)
+    assert 'line 3 "- [B](b.md)"' in r.stderr
+    assert files(store) == before
+
+
 def test_doctor_reports_pointers_the_host_skips(cli: Cli, store: Path) -> None:
     (store / "MEMORY.md").write_text("---\n# Memory Index\n\n## user\n- [Role](role.md)\n"
                                      "- [CSV](csv.md) \u2014 sections split by --- lines\n")

@@ -111,7 +111,7 @@ def test_denied_edit_compact_apply_retry_and_next_session_loads_the_index(
     assert "Plan: 87 operations (5 pointerify, 7 drop-duplicate-pointer, 1 drop-dead-pointer, 1 merge-identical, " \
         "73 archive-cold); %d files change." % len(in_process.changes) in preview, preview
     assert expected.splitlines()[1] in preview  # the same plan as in this process
-    assert "Invariants: reachable ok; no-text-lost ok; within-hard-caps ok." in preview
+    assert "Invariants: reachable ok; no-text-lost ok; host-loads ok; within-hard-caps ok." in preview
     assert "Next: show this plan to the user" in preview
     assert not full.is_error and "--- a/MEMORY.md" in full.text and "exit=1" in full.text, full.text[-2000:]
     assert "rename to archive/" in full.text
