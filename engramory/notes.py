@@ -314,7 +314,7 @@ def resolve_root(given: str | None, create: bool = False) -> tuple[str, bool]:
     `create` makes that default folder when it does not exist yet (the host would too)."""
     if given:
         root = os.path.expanduser(given)
-        if os.path.basename(root.rstrip("/")) == "MEMORY.md" and os.path.isfile(root):
+        if os.path.basename(root.rstrip("/")) in _index_names() and os.path.isfile(root):
             root = os.path.dirname(root) or "."
         if not os.path.isdir(root):
             raise Refusal("%s is not a folder; pass the folder that holds MEMORY.md" % given, EX_NOINPUT)
@@ -328,11 +328,18 @@ def resolve_root(given: str | None, create: bool = False) -> tuple[str, bool]:
     return root, True
 
 
+def _index_names() -> set[str]:
+    """MEMORY.md and the index name the environment sets (ENGRAMORY_INDEX_NAME)."""
+    from engramory import scope
+
+    return {scope.INDEX_NAME, scope.index_name(os.environ)[0]}
+
+
 def is_path_like(arg: str) -> bool:
     """Whether a trailing argument names the store: it has a '/', is '.' or '..', starts
-    with '~', or is a folder holding MEMORY.md."""
+    with '~', or is a folder holding an index (MEMORY.md, or the name the environment sets)."""
     return ("/" in arg or os.sep in arg or arg in (".", "..") or arg.startswith("~")
-            or os.path.isfile(os.path.join(arg, "MEMORY.md")))
+            or any(os.path.isfile(os.path.join(arg, name)) for name in _index_names()))
 
 
 def parser(prog: str, description: str) -> Parser:

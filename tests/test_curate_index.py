@@ -336,3 +336,14 @@ def test_title_and_hook_get_the_checks_description_gets(cli: Cli, store: Path, f
         r = cli("update", "logs", str(store), field, value)
         assert r.returncode == 1 and needle in r.stderr, r.stderr
     assert files(store) == before
+
+
+def test_a_store_folder_is_known_by_the_index_name_in_force(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from engramory import notes as notes_mod
+
+    (store / "AGENTS.md").write_text("# Memory Index\n")
+    monkeypatch.chdir(store.parent)
+    assert not notes_mod.is_path_like(store.name)
+    monkeypatch.setenv("ENGRAMORY_INDEX_NAME", "AGENTS.md")
+    assert notes_mod.is_path_like(store.name)
+    assert notes_mod.resolve_root(str(store / "AGENTS.md")) == (str(store), False)
