@@ -9,8 +9,9 @@ import hashlib
 import re
 
 from engramory import size
+from engramory.pointers import Pointer, note_links
 from engramory.size import JS_SPACE, Caps, Window
-from engramory.store import WIKI_RE, Note, Pointer, Store, heading_type, note_links
+from engramory.store import WIKI_RE, Note, Store, heading_type
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -170,7 +171,7 @@ def sha256(data: bytes) -> str:
 
 
 def md_links(line: str) -> list[re.Match[str]]:
-    """The note links on one line, as the store reads them (store.note_links: the first is the
+    """The note links on one line, as the store reads them (pointers.note_links: the first is the
     line's pointer, the others are references)."""
     return [m for m, _ in note_links(line)]
 

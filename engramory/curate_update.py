@@ -1,7 +1,7 @@
 """`engramory update`'s work, planned in two parts under the store lock: the note's new text
 (frontmatter fields set in place, body, Why:/How to apply: lines) and its index entry kept in
 step (relabelled, moved under the heading of a new type, or added when missing). Only the
-note's own entry is touched: a line's pointer is its first note link (store.note_links), so a
+note's own entry is touched: a line's pointer is its first note link (pointers.note_links), so a
 line that merely mentions the note is left as it is."""
 
 from __future__ import annotations

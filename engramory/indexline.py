@@ -6,7 +6,7 @@ through `field`, and every line through `check_line`, whichever command made it:
 
 - one line: runs of whitespace become one space; a control character (C0, DEL, C1), a lone
   surrogate, or an invisible / bidirectional one is refused, naming the field and code point;
-- no markdown link: a line's pointer is its first note link (store.note_links), so a link in a
+- no markdown link: a line's pointer is its first note link (pointers.note_links), so a link in a
   label or hook makes the line name a second note;
 - no secret (secretscan), refused with the value masked: the index is loaded into every session;
 - at most LINE_MAX units for the whole line, counted in the unit of the host's window (UTF-16
@@ -28,8 +28,8 @@ from engramory import secretscan
 from engramory.doctor_codes import INDEX_LINE_MAX as LINE_MAX  # counted here in the window's unit
 from engramory.layout import HIDDEN, quote
 from engramory.notes import Refusal, n
+from engramory.pointers import LINK_RE, note_links
 from engramory.size import text_units
-from engramory.store import LINK_RE, note_links
 
 SEPARATOR = " \u2014 "
 ZWJ = 0x200D

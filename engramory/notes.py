@@ -15,7 +15,8 @@ import sys
 
 from engramory import frontmatter
 from engramory.cliutil import EX_NOINPUT, EX_USAGE, Parser
-from engramory.store import HEADING_RE, TYPES, heading_type, note_links
+from engramory.pointers import note_links
+from engramory.store import HEADING_RE, TYPES, heading_type
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -167,7 +168,7 @@ def set_fields(text: str, changes: dict[str, str], nested_type: str | None = Non
 
 class IndexLines:
     """The index as lines (line ends kept), with which lines are headings of which type and
-    which line is the entry of which note (its first note link, store.note_links; a later link
+    which line is the entry of which note (its first note link, pointers.note_links; a later link
     on it is a reference), outside code fences and HTML comments."""
 
     def __init__(self, data: bytes) -> None:

@@ -11,7 +11,7 @@ not be read, and why) and `doctor` turns it into findings. Nothing here writes.
   checks that do not apply to them.
 - Index pointers are the markdown links `[label](target)` in the index whose target ends in
   `.md`, outside fenced code blocks and HTML comments; URLs with a scheme are not pointers.
-  A line's pointer is its first such link; the others on it are references (`note_links`).
+  A line's pointer is its first such link; the others on it are references (`pointers.note_links`).
 - `[[slug]]` links in note bodies name another note by file name or by `name:`.
 """
 
@@ -23,10 +23,17 @@ import re
 import stat
 import time
 import unicodedata
-from urllib.parse import unquote
 
 from engramory import config, frontmatter, scope
 from engramory.config import caps_for
+from engramory.pointers import LINK_RE as LINK_RE  # re-exported: part of this module's interface
+from engramory.pointers import REMOTE_SCHEMES as REMOTE_SCHEMES
+from engramory.pointers import SCHEME_RE as SCHEME_RE
+from engramory.pointers import Pointer as Pointer
+from engramory.pointers import is_remote as is_remote
+from engramory.pointers import line_pointer as line_pointer
+from engramory.pointers import local_path as local_path
+from engramory.pointers import note_links as note_links
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -41,34 +48,10 @@ TYPES = ("user", "feedback", "project", "reference")
 READ_MAX = 4 << 20  # a note past this is not read: it is reported by size alone
 INDEX_READ_MAX = 1 << 20  # an index is read this far at most; its size tells the rest
 PARSE_FACTOR = 4  # pointers are parsed only this many times the hard caps into the index
-# Only these schemes leave the machine; any other "scheme:" (file://, vscode://, and C:/ on
-# Windows) names a local path and is held to the same escape check as a plain path.
-REMOTE_SCHEMES = frozenset(["http", "https", "ftp", "ftps", "ssh", "mailto"])
 
-LINK_RE = re.compile(r"\[([^\]\n]*)\]\(\s*(<[^>\n]*>|[^)\s]+)(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'))?\s*\)")
 WIKI_RE = re.compile(r"\[\[([^\[\]\n|#]+)(?:#[^\[\]\n|]*)?(?:\|[^\[\]\n]*)?\]\]")
 HEADING_RE = re.compile(r"#{1,6}[ \t]+(.*?)[ \t#]*\Z")
 _SPECIAL_FIRST = "`~<#"
-SCHEME_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
-
-
-def is_remote(target: str) -> bool:
-    """Whether a link target is a remote URL (http, https, ftp, ftps, ssh, mailto, git+...)."""
-    m = SCHEME_RE.match(target)
-    if m is None:
-        return False
-    scheme = m.group(1).lower()
-    return scheme in REMOTE_SCHEMES or scheme.startswith("git+")
-
-
-def local_path(target: str) -> str:
-    """The local path a non-remote target names: file:// URLs lose their scheme."""
-    if target[:7].lower() == "file://":
-        rest = target[7:]
-        if rest.startswith("localhost/"):
-            rest = rest[9:]
-        return rest if rest.startswith("/") else "/" + rest
-    return target
 
 
 def fold(name: str) -> str:
@@ -141,24 +124,6 @@ HOST_SCAN_LINES = 30
 HOST_SCAN_BYTES = 65536
 HOST_CANDIDATES = 200  # the newest notes by modification time it offers its selector
 _TYPE_STR = {t: t for t in TYPES}
-
-
-class Pointer:
-    """One index link to a `.md` target. `rel` is the target relative to ROOT (posix) when
-    it stays inside ROOT; `escapes` when it (or a symlink on the way) leads outside."""
-
-    __slots__ = ("line", "label", "target", "path", "rel", "heading", "escapes", "exists", "is_file")
-
-    def __init__(self, line: int, label: str, target: str, heading: str | None) -> None:
-        self.line = line
-        self.label = label
-        self.target = target
-        self.heading = heading  # the type named by the heading above, if any
-        self.path = ""
-        self.rel = ""
-        self.escapes = False
-        self.exists = False
-        self.is_file = False
 
 
 class Store:
@@ -463,38 +428,6 @@ def _lenient(store: Store, raw: bytes) -> str:
     store.index_bad_bytes = bad
     start = 3 if raw.startswith(b"\xef\xbb\xbf") else 0
     return raw[start:].decode("utf-8", "replace")
-
-
-def note_links(line: str) -> list[tuple[re.Match[str], str]]:
-    """The links on one index line that name a note, in line order, as (match, target): a
-    `.md` target that is not a remote URL, with `<>` removed, `#...`/`?...` cut, a file://
-    URL made a path and %-escapes decoded. The one rule of what an index line points at: its
-    FIRST such link is the line's pointer; any other is a reference, which names a note
-    without being its entry (`- [Owner](owner.md) \u2014 runs the [dashboard](dash.md)` is
-    owner.md's line)."""
-    if "](" not in line:
-        return []
-    out = []
-    for m in LINK_RE.finditer(line):
-        target = m.group(2)
-        if target.startswith("<"):
-            target = target[1:-1]
-        if "#" in target or "?" in target:
-            target = target.split("#", 1)[0].split("?", 1)[0]
-        if not target[-3:].lower() == ".md":
-            continue
-        if ":" in target and SCHEME_RE.match(target):
-            if is_remote(target):
-                continue
-            target = local_path(target)
-        out.append((m, unquote(target) if "%" in target else target))
-    return out
-
-
-def line_pointer(line: str) -> str | None:
-    """The target of the note an index line is the entry of (its first note link), or None."""
-    links = note_links(line)
-    return links[0][1] if links else None
 
 
 def _parse_pointers(store: Store, text: str) -> None:

@@ -1,5 +1,5 @@
 """The one validation of text on an index line (engramory.indexline), the one rule of what a
-line points at (store.note_links), and the layout's account of what the host loads."""
+line points at (pointers.note_links), and the layout's account of what the host loads."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engramory import indexline, layout, notes, store
+from engramory import indexline, layout, notes, pointers, store
 from engramory.hosts import claude
 
 WINDOW = claude.window()
@@ -18,12 +18,12 @@ TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
 def test_a_lines_pointer_is_its_first_note_link() -> None:
     line = "- [Billing maintainer](billing-owner.md) \u2014 owns the [deploy dashboard](deploy-dashboard.md)"
-    assert [t for _, t in store.note_links(line)] == ["billing-owner.md", "deploy-dashboard.md"]
-    assert store.line_pointer(line) == "billing-owner.md"
+    assert [t for _, t in pointers.note_links(line)] == ["billing-owner.md", "deploy-dashboard.md"]
+    assert pointers.line_pointer(line) == "billing-owner.md"
     # a remote link names no note, so the first note link is the pointer
-    assert store.line_pointer("- [wiki](https://x.example/a.md) then [b](b.md)") == "b.md"
-    assert store.line_pointer("- [b](<my%20note.md#part>)") == "my note.md"
-    assert store.line_pointer("no link here") is None
+    assert pointers.line_pointer("- [wiki](https://x.example/a.md) then [b](b.md)") == "b.md"
+    assert pointers.line_pointer("- [b](<my%20note.md#part>)") == "my note.md"
+    assert pointers.line_pointer("no link here") is None
 
 
 def test_index_lines_map_pointers_and_references_apart() -> None:
