@@ -241,6 +241,17 @@ def test_a_write_that_hides_loaded_entries_is_refused_with_numbers(cli: Cli, sto
     assert files(store) == before
 
 
+def test_a_pointer_that_would_land_where_the_host_skips_is_refused(cli: Cli, store: Path) -> None:
+    # "## user" sits inside what the host reads as frontmatter (lines 1-4): a pointer put
+    # under it would be in the file and in no session
+    (store / "MEMORY.md").write_text("---\n## user\n- [a](a.md)\n## project ---\n# Memory Index\n")
+    note(store, "a.md", type_="user")
+    before = files(store)
+    r = cli(*new_args(store))
+    assert r.returncode == 1 and "the line it adds would not be loaded" in r.stderr, (r.stdout, r.stderr)
+    assert "frontmatter" in r.stderr and files(store) == before
+
+
 def test_compact_refuses_a_plan_after_which_the_host_loads_less(cli: Cli, store: Path) -> None:
     # pointerify would cut line 2's "---": the frontmatter would then run on to line 4's
     long = "- [A](a.md) \u2014 " + "the first part of a long line that goes on and on about a. " * 3 + "then --- a rule"
