@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
@@ -358,3 +360,77 @@ def test_a_store_folder_is_known_by_the_index_name_in_force(store: Path, monkeyp
     monkeypatch.setenv("ENGRAMORY_INDEX_NAME", "AGENTS.md")
     assert notes_mod.is_path_like(store.name)
     assert notes_mod.resolve_root(str(store / "AGENTS.md")) == (str(store), False)
+
+
+# -- property: no command makes the host load fewer pointers than it did ------------------------------
+
+PRELUDES = ("# Memory Index\n", "---\n# Memory Index\n", "# Memory Index\n<!-- notes to self\n",
+            "---\ntitle: memory\n---\n# Memory Index\n", "<!-- a comment -->\n# Memory Index\n")
+TRICKY = ("---", "-->", "<!--", "--- lines", "a -- b", "\\", "C:\\x\\", "[x]", "(y)", "----", "<!-- -->", "ok")
+
+
+def _loaded_targets(data: bytes) -> set[str]:
+    from engramory import layout, pointers
+    from engramory.hosts import claude
+
+    out = set()
+    for _, text, whole, loaded in layout.counted_lines(claude.window(), data):
+        target = pointers.line_pointer(text) if whole and loaded else None
+        if target:
+            out.add(target)
+    return out
+
+
+def _quiet(*argv: str) -> int:
+    import io
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from engramory import cli as engramory_cli
+
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = engramory_cli.main(list(argv))
+    assert "Traceback" not in err.getvalue() and code in (0, 1), (argv, code, err.getvalue())
+    return code
+
+
+steps = st.lists(st.tuples(st.sampled_from(("new", "update", "archive")), st.integers(0, 9),
+                           st.lists(st.sampled_from(TRICKY), min_size=1, max_size=3),
+                           st.sampled_from(("--title", "--hook", "--description"))), min_size=1, max_size=8)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(PRELUDES), steps)
+def test_no_command_hides_a_pointer_the_host_loads(prelude: str, ops: list[tuple[str, int, list[str], str]]) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "mem"
+        root.mkdir()
+        (root / "MEMORY.md").write_text(prelude)
+        r = str(root)
+        for kind, k, words, field in ops:
+            text = "note %d says %s" % (k, " ".join(words))
+            name = "n%d" % k
+            before = (root / "MEMORY.md").read_bytes()
+            snap = files(root)
+            if kind == "new":
+                args = ["new", r, "--type", "user", "--name", name, "--description", "fact %d about things" % k,
+                        "--body", "body %d" % k, "--force"]
+                if field != "--description":
+                    args += [field, text]
+                else:
+                    args[args.index("--description") + 1] = text
+                code = _quiet(*args)
+            elif kind == "update":
+                code = _quiet("update", name, r, "--title" if field == "--hook" else field, text, "--force")
+            else:
+                code = _quiet("archive", name, r)
+            after = (root / "MEMORY.md").read_bytes()
+            if code != 0:
+                assert files(root) == snap
+                continue
+            expect = _loaded_targets(before) - ({name + ".md"} if kind == "archive" else set())
+            if kind != "archive":
+                expect.add(name + ".md")
+            assert expect <= _loaded_targets(after), (kind, name, before, after)
