@@ -3,6 +3,11 @@ exactly. Each command plans every byte first, checks it (slug rules, types, Why:
 absolute dates, secrets, the per-note size cap, the index caps through the guard's own rule,
 near-duplicates), then writes the note and the index in ONE journal transaction under the
 store lock: all of it lands, or none of it does, and `engramory undo` takes it back.
+
+This module holds the four parsers, `new` and `archive`/`restore`; `update`'s work is in
+curate_update, the index side (which file, one bounded read, the judgement of a write by the
+guard's caps and by what the host loads) in curate_index, every text that goes on an index line
+in indexline, and what all four share in curate_common.
 """
 
 from __future__ import annotations
