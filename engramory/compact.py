@@ -115,7 +115,43 @@ def load_store(root: str, env: Mapping[str, str] | None = None) -> store_mod.Sto
         raise CompactError(EX_NOINPUT, "cannot compact %s: it is not UTF-8 (first bad byte at offset %d, line %d), "
                            "and rewriting it would change those bytes; fix the encoding first (`engramory doctor %s`)"
                            % (st.index_path, offset, line, root))
+    unread = unread_files(st)
+    if unread:
+        shown = "; ".join(unread[:SHOW_UNREAD]) + (" and %s more" % _n(len(unread) - SHOW_UNREAD)
+                                                   if len(unread) > SHOW_UNREAD else "")
+        one = len(unread) == 1
+        raise CompactError(EX_NOINPUT, "cannot compact %s: %s file%s of the store could not be read: %s; a plan over "
+                           "part of a store could drop a pointer to a note it never read, so none is made. Fix %s, "
+                           "move %s out of the store or cut %s down, then run `engramory compact %s` again "
+                           "(`engramory doctor %s` reports %s too)"
+                           % (root, _n(len(unread)), "" if one else "s", shown, "that file" if one else "those files",
+                              "it" if one else "them", "it" if one else "them", root, root, "it" if one else "them"))
     return st
+
+
+SHOW_UNREAD = 5  # unread files named in the refusal; the doctor lists every one
+
+
+def unread_files(st: store_mod.Store) -> list[str]:
+    """Each part of the store that was not read whole, with why and its numbers: the config,
+    a folder that cannot be listed, a `.md` entry that is not a regular file (a FIFO, a device,
+    a link to one), a note that cannot be read or is past the reader's limit. A note that is
+    not UTF-8 was read whole (its bytes are in the digest) and is left alone by every plan."""
+    out = []
+    cfg = st.config
+    if cfg.exists and cfg.raw is None:
+        out.append("%s (%s)" % (os.path.basename(cfg.path), "; ".join(cfg.errors[:1]) or "not read"))
+    out.extend("%s/ (a folder that cannot be listed: %s)" % (rel, why) for rel, why in sorted(st.unlistable))
+    out.extend("%s (%s)" % (rel, why) for rel, why in sorted(st.skipped))
+    for n in st.notes:
+        if n.error is None or n.error[0] == "file-not-utf8":
+            continue
+        if n.error[0] == "note-too-large":
+            out.append("%s (%s bytes, past the %s-byte limit a note is read to)" % (n.rel, _n(n.size),
+                                                                                 _n(store_mod.READ_MAX)))
+        else:
+            out.append("%s (%s)" % (n.rel, n.error[1]))
+    return out
 
 
 def plan_for(root: str, lines: int | None, nbytes: int | None, env: Mapping[str, str] | None = None) -> Plan:
