@@ -30,6 +30,7 @@ from engramory import compactplan
 from engramory import store as store_mod
 from engramory.cliutil import EX_NOINPUT, EX_USAGE, Parser
 from engramory.compactwork import Measure, Plan, Target
+from engramory.excerpt import emit, emit_json, redact_json
 from engramory.size import Caps, Window
 
 TYPE_CHECKING = False
@@ -271,8 +272,7 @@ def plan_dict(plan: Plan, root: str) -> dict[str, Any]:
     }
 
 
-def dumps(obj: Any) -> str:
-    return json.dumps(obj, indent=2, ensure_ascii=False) + "\n"
+JSON_STYLE: dict[str, Any] = {"indent": 2, "ensure_ascii": False}  # how a plan is printed and saved
 
 
 # -- applying -----------------------------------------------------------------------------
@@ -334,7 +334,8 @@ def apply(root: str, saved: dict[str, Any] | None, lines: int | None, nbytes: in
                     raise CompactError(EX_DATAERR, "the store changed since the plan was made (digest %s, now %s): "
                                        "nothing was written; run `engramory compact %s` again and apply the new plan"
                                        % (saved["digest"][:19], plan.digest[:19], root))
-                if _change_keys(saved["changes"]) != _change_keys([c.as_dict() for c in plan.changes]):
+                # the saved plan was printed masked: compare it with this plan masked the same way
+                if _change_keys(saved["changes"]) != _change_keys(redact_json([c.as_dict() for c in plan.changes])):
                     raise CompactError(EX_DATAERR, "the plan's changes differ from what the store gives now: "
                                        "nothing was written; make a new plan")
             if plan.refused:
@@ -428,22 +429,25 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise CompactError(EX_DATAERR, "the plan was made for %s, not %s" % (saved.get("root"), root))
         if root is None:
             root = default_root()
-            sys.stderr.write("engramory compact: no ROOT given; using this project's Claude Code auto memory: %s\n" % root)
+            emit("engramory compact: no ROOT given; using this project's Claude Code auto memory: %s\n" % root, sys.stderr)
         if args.apply is None:
             plan = plan_for(root, lines, nbytes)
             _, title = host_unit()
-            sys.stdout.write(dumps(plan_dict(plan, root)) if args.json else render_text(plan, root, title))
+            if args.json:
+                emit_json(plan_dict(plan, root), **JSON_STYLE)
+            else:
+                emit(render_text(plan, root, title))
             return plan.exit_code
         plan, entry = apply(root, saved, lines, nbytes, ["compact"] + list(argv if argv is not None else sys.argv[2:]))
     except CompactError as exc:
-        sys.stderr.write("engramory compact: %s\n" % exc.message)
+        emit("engramory compact: %s\n" % exc.message, sys.stderr)
         return exc.code
     _, title = host_unit()
     if args.json:
         d = plan_dict(plan, root)
         d["applied"] = entry is not None
         d["journal_id"] = getattr(entry, "id", None)
-        sys.stdout.write(dumps(d))
+        emit_json(d, **JSON_STYLE)
     else:
         if entry is None:
             outcome = "Nothing was written: %s." % (
@@ -453,7 +457,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                        "for byte.%s" % (len(plan.changes), "" if len(plan.changes) == 1 else "s", entry.id, entry.id,
                                         " Then handle the proposals and decisions above by hand."
                                         if plan.proposals or plan.decisions else ""))
-        sys.stdout.write(render_text(plan, root, title, outcome))
+        emit(render_text(plan, root, title, outcome))
     return plan.exit_code if entry is not None or plan.exit_code != 1 else 0
 
 

@@ -57,6 +57,7 @@ from engramory.compactwork import Measure as Measure
 from engramory.compactwork import Plan as Plan
 from engramory.compactwork import Target as Target
 from engramory.compactwork import text_tokens as text_tokens
+from engramory.secretscan import redact
 from engramory.size import Caps, Window
 from engramory.store import ARCHIVE, READ_MAX, TYPES, WIKI_RE, Note, Store, read_bounded
 
@@ -263,7 +264,7 @@ class Planner:
             w.drop(i)
             self.record(Operation(DROP_DEAD, [self.store.index_name], i + 1,
                                   "%s does not exist; the dropped line was %r (the journal keeps the index "
-                                  "as it was, `engramory undo` brings it back)" % (p.target, ln.text.strip()[:200])))
+                                  "as it was, `engramory undo` brings it back)" % (p.target, redact(ln.text.strip())[:200])))
 
     # 3
     def merge_identical(self) -> None:

@@ -19,7 +19,7 @@ import sys
 from collections import Counter
 
 from engramory import frontmatter
-from engramory.excerpt import clean
+from engramory.excerpt import clean, emit, emit_json
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -337,8 +337,6 @@ def render(hits: Iterable[Hit], root: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    import json
-
     from engramory import notes
     from engramory.cliutil import Parser
     from engramory.store import TYPES
@@ -368,14 +366,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return notes.fail(args.json, str(exc), exc.code)
     hits = search(root, query, args.type, args.limit, not args.live)
     if args.json:
-        sys.stdout.write(json.dumps({"query": query, "root": root, "default_root": chosen,
-                                     "results": [h.as_dict(i) for i, h in enumerate(hits, 1)]},
-                                    indent=2) + "\n")  # ASCII: an undecodable query survives
+        emit_json({"query": query, "root": root, "default_root": chosen,
+                   "results": [h.as_dict(i) for i, h in enumerate(hits, 1)]},
+                  indent=2)  # ASCII: an undecodable query survives
     elif hits:
         if chosen:
-            sys.stdout.write("searching %s (this project's memory folder)\n" % root)
-        sys.stdout.write(render(hits, root))
+            emit("searching %s (this project's memory folder)\n" % root)
+        emit(render(hits, root))
     else:
-        sys.stdout.write("no note matches %s in %s; not finding a note proves nothing: the store is a "
-                         "curated selection\n" % (notes._q(query), root))
+        emit("no note matches %s in %s; not finding a note proves nothing: the store is a "
+             "curated selection\n" % (notes._q(query), root))
     return EX_FOUND if hits else EX_NONE
