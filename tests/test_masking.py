@@ -229,3 +229,23 @@ def test_a_saved_plan_that_names_a_secret_file_still_applies(tmp_path: Path, ent
     applied = run(entry, "compact", str(root), "--apply", str(tmp_path / "plan.json"))
     assert applied.returncode == 1 and "as journal entry 1" in applied.stdout, applied.stderr
     assert (root / "archive" / ("project-%s.md" % s["aws"])).is_file() and not leaks(applied.stdout, s)
+
+
+@pytest.mark.parametrize("entry", sorted(ENTRIES))
+@pytest.mark.parametrize("json_out", [False, True])
+def test_a_curation_receipt_masks_a_file_name_that_holds_a_key(tmp_path: Path, entry: str, json_out: bool) -> None:
+    """Receipts and refusals of the curation commands go through the same masker
+    (engramory.notes.emit / fail), and so do usage errors that echo an argument."""
+    s = secrets(random.Random())
+    stem = "reference-%s" % s["aws"]
+    note(tmp_path, stem, "keyfile", "About where the deploy key file lives", "see the vault")
+    (tmp_path / "MEMORY.md").write_text("- [Key](%s.md) \u2014 where the key lives\n" % stem, encoding="utf-8")
+    flag = ["--json"] if json_out else []
+    done = run(entry, "archive", "--root", str(tmp_path), stem, *flag)
+    assert done.returncode == 0 and (tmp_path / "archive" / (stem + ".md")).is_file(), done.stderr
+    again = run(entry, "archive", "--root", str(tmp_path), stem, *flag)  # a refusal: it is archived already
+    assert again.returncode != 0
+    usage = run(entry, "search", "deploy", "--limit", s["github"])  # argparse echoes the bad value
+    assert usage.returncode == 64
+    for out in (done, again, usage):
+        assert not leaks(out.stdout + out.stderr, s), out.stdout + out.stderr
