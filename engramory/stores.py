@@ -39,7 +39,7 @@ import re
 import stat
 import sys
 
-from engramory import automemory
+from engramory import automemory, scope
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -149,20 +149,14 @@ def _regular_files(folder: str) -> list[os.DirEntry[str]]:
 
 
 def _read(path: str, limit: int) -> bytes | None:
-    """Up to `limit` bytes of a regular file, never following a symlink, never blocking."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    """Up to `limit` bytes of a regular file, never following a symlink, never blocking: the
+    lstat turns a link away, the bounded reader (scope.read_bounded) anything but a file."""
     try:
-        fd = os.open(path, flags)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        if stat.S_ISLNK(os.lstat(path).st_mode):
             return None
-        return os.read(fd, limit)
+        return scope.read_bounded(path, limit - 1)[0][:limit] if limit > 0 else b""
     except OSError:
         return None
-    finally:
-        os.close(fd)
 
 
 def _fingerprint(folder: str) -> tuple[set[tuple[str, str]], set[str]]:

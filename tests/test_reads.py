@@ -157,3 +157,53 @@ def test_a_pointer_whose_target_cannot_be_looked_at_is_not_dropped_as_dead(
     plan = compact.plan_for(str(root), 1, 10)
     dead = [op.reason for op in plan.operations if op.op == "drop-dead-pointer"]
     assert len(dead) == 1 and dead[0].startswith("project-gone.md does not exist"), dead
+
+
+@pytest.mark.parametrize("entry", sorted(ENTRIES))
+def test_a_100_mb_note_is_a_finding_or_a_refusal_with_numbers_in_every_read_only_command(
+        tmp_path: Path, entry: str) -> None:
+    """Past the reader's limit a note is never read whole: the doctor reports its size, search
+    says it searched only the first MiB, compact refuses; all in bounded memory."""
+    root = store(tmp_path / "mem", 20)
+    sparse(root / "project-huge.md", BIG, b"---\nname: project-huge\ndescription: a dump of deploy logs\n"
+                                         b"type: project\n---\n")
+    cases = {
+        ("doctor", str(root)): "project-huge.md: warning note-too-large: 100,000,000 bytes",
+        ("doctor", "--json", str(root)): "100,000,000 bytes, over the 8,192-byte cap",
+        ("search", "deploy", str(root)): "only the first 1,048,576 bytes of project-huge.md (100,000,000 bytes)",
+        ("compact", str(root), "--target", "1/10"): "project-huge.md (100,000,000 bytes, past the 4,194,304-byte",
+        ("check", str(root / "MEMORY.md")): "OK: ",
+    }
+    for args, said in cases.items():
+        peak, done = peak_rss_kb(ENTRIES[entry] + list(args))
+        assert said in done.stdout + done.stderr, (args, done.stdout[-2000:], done.stderr)
+        assert "Traceback" not in done.stderr
+        assert peak < 60_000, "%s: peak RSS %d KB" % (args, peak)
+
+
+def test_a_fifo_settings_file_hangs_no_hook_and_no_command(tmp_path: Path) -> None:
+    """Claude Code's settings.json is read to find autoMemoryDirectory, on the hooks' path
+    too: a FIFO there hung SessionStart and PostToolUse until the host's timeout, and `doctor`
+    with no ROOT for ever. It goes through the bounded reader now, like every store file."""
+    import json
+
+    config = tmp_path / "claude"
+    config.mkdir()
+    os.mkfifo(config / "settings.json")
+    project = tmp_path / "proj"
+    project.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ENGRAMORY_", "CLAUDE_"))}
+    env.update(CLAUDE_CONFIG_DIR=str(config), HOME=str(tmp_path))
+    base = {"session_id": "s", "transcript_path": "/dev/null", "cwd": str(project)}
+    runs = [
+        (ENTRIES["module"] + ["doctor"], b""),
+        (ENTRIES["tools"] + ["doctor"], b""),
+        ([sys.executable, "-I", "-S", str(ROOT / "hooks" / "engramory_session_start.py")],
+         json.dumps(dict(base, hook_event_name="SessionStart", source="startup")).encode()),
+        ([sys.executable, "-I", "-S", str(ROOT / "hooks" / "engramory_post_tool.py")],
+         json.dumps(dict(base, hook_event_name="PostToolUse", tool_name="Bash", tool_input={"command": "ls"},
+                         tool_response={"stdout": ""})).encode()),
+    ]
+    for cmd, stdin in runs:
+        done = subprocess.run(cmd, input=stdin, capture_output=True, timeout=TIMEOUT, cwd=str(project), env=env)
+        assert b"Traceback" not in done.stderr, (cmd, done.stderr)
