@@ -16,7 +16,9 @@ Exit status: 0 nothing to do (already within the target), 1 operations planned o
 2 the target cannot be reached without a decision (the decisions are printed) or the plan
 was refused because an invariant failed, 64 usage error, 65 the plan does not match the
 store (it changed since the plan, or PLAN is not a compact plan), 66 the store, its index or
-PLAN cannot be read.
+PLAN cannot be read, or a file of the store cannot be read whole (its config, a note, a `.md`
+that is a FIFO or a device, a note past the store reader's limit, a folder that cannot be listed):
+a plan over part of a store could drop a pointer to a note it never read, so none is made.
 """
 
 from __future__ import annotations
@@ -398,7 +400,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "as the target is met. Near-duplicates are only proposed. The plan writes nothing.",
         epilog="Exit status: 0 nothing to do, 1 operations planned or applied, 2 the target cannot be "
         "reached without a decision (listed) or an invariant failed, 64 usage error, 65 the plan does not "
-        "match the store (changed since), 66 the store, its index or PLAN cannot be read. "
+        "match the store (changed since), 66 the store, its index or PLAN cannot be read, or a file of the store "
+        "cannot be read whole (a FIFO, a device, a note past %s bytes: compact never plans over what it did not "
+        "read). " % _n(store_mod.READ_MAX) +
         "With no ROOT: this project's Claude Code auto-memory folder.",
     )
     parser.add_argument("root", nargs="?", metavar="ROOT", help="the folder holding MEMORY.md")
