@@ -120,19 +120,23 @@ def load_store(root: str, env: Mapping[str, str] | None = None) -> store_mod.Sto
                            % (st.index_path, offset, line, root))
     unread = unread_files(st)
     if unread:
-        shown = "; ".join(unread[:SHOW_UNREAD]) + (" and %s more" % _n(len(unread) - SHOW_UNREAD)
-                                                   if len(unread) > SHOW_UNREAD else "")
-        one = len(unread) == 1
-        raise CompactError(EX_NOINPUT, "cannot compact %s: %s file%s of the store could not be read: %s; a plan over "
-                           "part of a store could drop a pointer to a note it never read, so none is made. Fix %s, "
-                           "move %s out of the store or cut %s down, then run `engramory compact %s` again "
-                           "(`engramory doctor %s` reports %s too)"
-                           % (root, _n(len(unread)), "" if one else "s", shown, "that file" if one else "those files",
-                              "it" if one else "them", "it" if one else "them", root, root, "it" if one else "them"))
+        raise CompactError(EX_NOINPUT, unread_refusal(root, unread))
     return st
 
 
 SHOW_UNREAD = 5  # unread files named in the refusal; the doctor lists every one
+
+
+def unread_refusal(root: str, unread: list[str]) -> str:
+    shown = "; ".join(unread[:SHOW_UNREAD])
+    if len(unread) > SHOW_UNREAD:
+        shown += " and %s more" % _n(len(unread) - SHOW_UNREAD)
+    one = len(unread) == 1
+    it, files = ("it", "that file") if one else ("them", "those files")
+    return ("cannot compact %s: %s file%s of the store could not be read: %s; a plan over part of a store could "
+            "drop a pointer to a note it never read, so none is made. Fix %s, move %s out of the store or cut %s "
+            "down, then run `engramory compact %s` again (`engramory doctor %s` reports %s too)"
+            % (root, _n(len(unread)), "" if one else "s", shown, files, it, it, root, root, it))
 
 
 def unread_files(st: store_mod.Store) -> list[str]:
