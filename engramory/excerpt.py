@@ -9,7 +9,7 @@ is cut, so a cut never leaves most of a token standing.
 
     clean(text)          hidden characters out, controls as spaces, secrets masked
     quote(text, limit)   clean, then cut to `limit` characters and put in double quotes
-    redact_json(obj)     a copy of a JSON value with every string (keys too) masked
+    redact_json(obj)     a JSON value with every string (keys too) masked
     emit(text)           write to stdout (or `stream`) masked: every line a command prints
     emit_json(obj)       write one JSON document masked, string by string (still valid JSON)
 
