@@ -85,8 +85,7 @@ def git_roots(path: str, limit: int = 64) -> "list[str]":
             return [d]
         if scope.isfile(dotgit):
             try:
-                with open(dotgit, "rb") as f:
-                    line = f.read(4096).decode("utf-8", "replace").strip()
+                line = scope.read_bounded(dotgit, 4095)[0].decode("utf-8", "replace").strip()
             except OSError:
                 return [d]
             gitdir = line[len("gitdir:"):].strip() if line.startswith("gitdir:") else ""
@@ -121,8 +120,7 @@ def project_candidates(payload: "Mapping[str, Any]", env: "Mapping[str, str]") -
 def _setting_in(path: str) -> "tuple[bool, Any]":
     """(whether the settings file at `path` holds autoMemoryDirectory, its value)."""
     try:
-        with open(path, "rb") as f:
-            raw = f.read(SETTINGS_MAX + 1)
+        raw = scope.read_bounded(path, SETTINGS_MAX)[0]  # a FIFO here must not hang the hook
     except OSError:
         return False, None
     if SETTING.encode() not in raw or len(raw) > SETTINGS_MAX:

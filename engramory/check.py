@@ -9,13 +9,12 @@ before reading: an index larger than the read limit is judged from its size alon
 
 from __future__ import annotations
 
-import json
 import sys
 
 from engramory.cliutil import EX_NOINPUT, Parser
 from engramory.config import window_problems
 from engramory.describe import read_index
-from engramory.excerpt import quote
+from engramory.excerpt import emit, emit_json, quote
 from engramory.size import OK, OVER, WARN
 
 TYPE_CHECKING = False
@@ -109,20 +108,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError as exc:
             reason = exc.strerror or exc.__class__.__name__
             errors.append({"path": path, "error": reason})
-            sys.stderr.write(
-                "engramory check: cannot read %s: %s; check the path and its permissions\n"
-                % (path, reason)
-            )
+            emit("engramory check: cannot read %s: %s; check the path and its permissions\n" % (path, reason),
+                 sys.stderr)
     worst = max((EXIT[r["status"]] for r in results), default=0)
     code = EX_NOINPUT if errors else worst
     if args.json:
         status = [OK, WARN, OVER][worst] if not errors else "ERROR"
-        print(json.dumps({"status": status, "exit": code, "files": results, "errors": errors}, indent=2))
+        emit_json({"status": status, "exit": code, "files": results, "errors": errors}, indent=2)
     else:
         for r in results:
-            print(describe(r))
+            emit(describe(r) + "\n")
             for note in r["notes"]:
-                sys.stderr.write("engramory check: note: %s\n" % note)
+                emit("engramory check: note: %s\n" % note, sys.stderr)
     return code
 
 

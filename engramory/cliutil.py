@@ -16,6 +16,8 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
 
     def error(self, message: str) -> None:  # type: ignore[override]
+        from engramory.excerpt import emit  # argparse echoes the bad value: it may be a token
+
         self.print_usage(sys.stderr)
-        sys.stderr.write("%s: error: %s\n" % (self.prog, message))
+        emit("%s: error: %s\n" % (self.prog, message), sys.stderr)
         raise SystemExit(self.usage_exit)

@@ -16,7 +16,9 @@ Exit status: 0 nothing to do (already within the target), 1 operations planned o
 2 the target cannot be reached without a decision (the decisions are printed) or the plan
 was refused because an invariant failed, 64 usage error, 65 the plan does not match the
 store (it changed since the plan, or PLAN is not a compact plan), 66 the store, its index or
-PLAN cannot be read.
+PLAN cannot be read, or a file of the store cannot be read whole (its config, a note, a `.md`
+that is a FIFO or a device, a note past the store reader's limit, a folder that cannot be listed):
+a plan over part of a store could drop a pointer to a note it never read, so none is made.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from engramory import compactplan
 from engramory import store as store_mod
 from engramory.cliutil import EX_NOINPUT, EX_USAGE, Parser
 from engramory.compactwork import Measure, Plan, Target
+from engramory.excerpt import emit, emit_json, redact_json
 from engramory.size import Caps, Window
 
 TYPE_CHECKING = False
@@ -115,7 +118,47 @@ def load_store(root: str, env: Mapping[str, str] | None = None) -> store_mod.Sto
         raise CompactError(EX_NOINPUT, "cannot compact %s: it is not UTF-8 (first bad byte at offset %d, line %d), "
                            "and rewriting it would change those bytes; fix the encoding first (`engramory doctor %s`)"
                            % (st.index_path, offset, line, root))
+    unread = unread_files(st)
+    if unread:
+        raise CompactError(EX_NOINPUT, unread_refusal(root, unread))
     return st
+
+
+SHOW_UNREAD = 5  # unread files named in the refusal; the doctor lists every one
+
+
+def unread_refusal(root: str, unread: list[str]) -> str:
+    shown = "; ".join(unread[:SHOW_UNREAD])
+    if len(unread) > SHOW_UNREAD:
+        shown += " and %s more" % _n(len(unread) - SHOW_UNREAD)
+    one = len(unread) == 1
+    it, files = ("it", "that file") if one else ("them", "those files")
+    return ("cannot compact %s: %s file%s of the store could not be read: %s; a plan over part of a store could "
+            "drop a pointer to a note it never read, so none is made. Fix %s, move %s out of the store or cut %s "
+            "down, then run `engramory compact %s` again (`engramory doctor %s` reports %s too)"
+            % (root, _n(len(unread)), "" if one else "s", shown, files, it, it, root, root, it))
+
+
+def unread_files(st: store_mod.Store) -> list[str]:
+    """Each part of the store that was not read whole, with why and its numbers: the config,
+    a folder that cannot be listed, a `.md` entry that is not a regular file (a FIFO, a device,
+    a link to one), a note that cannot be read or is past the reader's limit. A note that is
+    not UTF-8 was read whole (its bytes are in the digest) and is left alone by every plan."""
+    out = []
+    cfg = st.config
+    if cfg.exists and cfg.raw is None:
+        out.append("%s (%s)" % (os.path.basename(cfg.path), "; ".join(cfg.errors[:1]) or "not read"))
+    out.extend("%s/ (a folder that cannot be listed: %s)" % (rel, why) for rel, why in sorted(st.unlistable))
+    out.extend("%s (%s)" % (rel, why) for rel, why in sorted(st.skipped))
+    for n in st.notes:
+        if n.error is None or n.error[0] == "file-not-utf8":
+            continue
+        if n.error[0] == "note-too-large":
+            out.append("%s (%s bytes, past the %s-byte limit a note is read to)" % (n.rel, _n(n.size),
+                                                                                 _n(store_mod.READ_MAX)))
+        else:
+            out.append("%s (%s)" % (n.rel, n.error[1]))
+    return out
 
 
 def plan_for(root: str, lines: int | None, nbytes: int | None, env: Mapping[str, str] | None = None) -> Plan:
@@ -235,8 +278,7 @@ def plan_dict(plan: Plan, root: str) -> dict[str, Any]:
     }
 
 
-def dumps(obj: Any) -> str:
-    return json.dumps(obj, indent=2, ensure_ascii=False) + "\n"
+JSON_STYLE: dict[str, Any] = {"indent": 2, "ensure_ascii": False}  # how a plan is printed and saved
 
 
 # -- applying -----------------------------------------------------------------------------
@@ -298,7 +340,8 @@ def apply(root: str, saved: dict[str, Any] | None, lines: int | None, nbytes: in
                     raise CompactError(EX_DATAERR, "the store changed since the plan was made (digest %s, now %s): "
                                        "nothing was written; run `engramory compact %s` again and apply the new plan"
                                        % (saved["digest"][:19], plan.digest[:19], root))
-                if _change_keys(saved["changes"]) != _change_keys([c.as_dict() for c in plan.changes]):
+                # the saved plan was printed masked: compare it with this plan masked the same way
+                if _change_keys(saved["changes"]) != _change_keys(redact_json([c.as_dict() for c in plan.changes])):
                     raise CompactError(EX_DATAERR, "the plan's changes differ from what the store gives now: "
                                        "nothing was written; make a new plan")
             if plan.refused:
@@ -361,7 +404,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "as the target is met. Near-duplicates are only proposed. The plan writes nothing.",
         epilog="Exit status: 0 nothing to do, 1 operations planned or applied, 2 the target cannot be "
         "reached without a decision (listed) or an invariant failed, 64 usage error, 65 the plan does not "
-        "match the store (changed since), 66 the store, its index or PLAN cannot be read. "
+        "match the store (changed since), 66 the store, its index or PLAN cannot be read, or a file of the store "
+        "cannot be read whole (a FIFO, a device, a note past %s bytes: compact never plans over what it did not "
+        "read). " % _n(store_mod.READ_MAX) +
         "With no ROOT: this project's Claude Code auto-memory folder.",
     )
     parser.add_argument("root", nargs="?", metavar="ROOT", help="the folder holding MEMORY.md")
@@ -392,22 +437,25 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise CompactError(EX_DATAERR, "the plan was made for %s, not %s" % (saved.get("root"), root))
         if root is None:
             root = default_root()
-            sys.stderr.write("engramory compact: no ROOT given; using this project's Claude Code auto memory: %s\n" % root)
+            emit("engramory compact: no ROOT given; using this project's Claude Code auto memory: %s\n" % root, sys.stderr)
         if args.apply is None:
             plan = plan_for(root, lines, nbytes)
             _, title = host_unit()
-            sys.stdout.write(dumps(plan_dict(plan, root)) if args.json else render_text(plan, root, title))
+            if args.json:
+                emit_json(plan_dict(plan, root), **JSON_STYLE)
+            else:
+                emit(render_text(plan, root, title))
             return plan.exit_code
         plan, entry = apply(root, saved, lines, nbytes, ["compact"] + list(argv if argv is not None else sys.argv[2:]))
     except CompactError as exc:
-        sys.stderr.write("engramory compact: %s\n" % exc.message)
+        emit("engramory compact: %s\n" % exc.message, sys.stderr)
         return exc.code
     _, title = host_unit()
     if args.json:
         d = plan_dict(plan, root)
         d["applied"] = entry is not None
         d["journal_id"] = getattr(entry, "id", None)
-        sys.stdout.write(dumps(d))
+        emit_json(d, **JSON_STYLE)
     else:
         if entry is None:
             outcome = "Nothing was written: %s." % (
@@ -417,7 +465,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                        "for byte.%s" % (len(plan.changes), "" if len(plan.changes) == 1 else "s", entry.id, entry.id,
                                         " Then handle the proposals and decisions above by hand."
                                         if plan.proposals or plan.decisions else ""))
-        sys.stdout.write(render_text(plan, root, title, outcome))
+        emit(render_text(plan, root, title, outcome))
     return plan.exit_code if entry is not None or plan.exit_code != 1 else 0
 
 

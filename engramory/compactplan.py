@@ -57,8 +57,9 @@ from engramory.compactwork import Measure as Measure
 from engramory.compactwork import Plan as Plan
 from engramory.compactwork import Target as Target
 from engramory.compactwork import text_tokens as text_tokens
+from engramory.secretscan import redact
 from engramory.size import Caps, Window
-from engramory.store import ARCHIVE, TYPES, WIKI_RE, Note, Store
+from engramory.store import ARCHIVE, READ_MAX, TYPES, WIKI_RE, Note, Store, read_bounded
 
 POINTER_MAX = 150  # characters: the host's own advice is one index line of ~150 per entry
 HOOK_MAX = 60  # characters of the hook kept on a cut line
@@ -84,25 +85,26 @@ def _n(value: int) -> str:
 
 
 def store_files(store: Store) -> dict[str, bytes]:
-    """Every file the plan depends on, rel -> bytes: the index, the config and each note."""
+    """Every file the plan depends on, rel -> bytes: the index, the config and each note. Only
+    what the store reader already holds, or a bounded re-read of a note it kept no text of
+    (not UTF-8); `compact` refuses a store with anything it could not read whole."""
     files: dict[str, bytes] = {}
     if store.index_raw is not None:
         files[store.index_name] = store.index_raw
-    cfg = store.config.path
-    try:
-        with open(cfg, "rb") as f:
-            files[os.path.basename(cfg)] = f.read()
-    except OSError:
-        pass
+    cfg = store.config
+    if cfg.raw is not None:
+        files[os.path.basename(cfg.path)] = cfg.raw
+    elif cfg.exists:
+        files[os.path.basename(cfg.path)] = ("unread: %s" % "; ".join(cfg.errors[:1])).encode()
     for n in store.notes:
         if n.text is not None:
             files[n.rel] = n.text.encode("utf-8")
-        else:
-            try:
-                with open(n.path, "rb") as f:
-                    files[n.rel] = f.read()
-            except OSError as exc:
-                files[n.rel] = ("unreadable: %s" % (exc.strerror or exc)).encode()
+            continue
+        try:
+            data, _ = read_bounded(n.path, READ_MAX)
+        except OSError as exc:
+            data = ("unreadable: %s" % (exc.strerror or exc)).encode()
+        files[n.rel] = data if len(data) <= READ_MAX else b"past the read limit"
     return files
 
 
@@ -257,12 +259,12 @@ class Planner:
             if ln.kind != "pointer":
                 continue
             p = ln.pointers[0]
-            if p.exists or p.escapes:
+            if p.exists or p.escapes or not _missing(p.path):
                 continue
             w.drop(i)
             self.record(Operation(DROP_DEAD, [self.store.index_name], i + 1,
                                   "%s does not exist; the dropped line was %r (the journal keeps the index "
-                                  "as it was, `engramory undo` brings it back)" % (p.target, ln.text.strip()[:200])))
+                                  "as it was, `engramory undo` brings it back)" % (p.target, redact(ln.text.strip())[:200])))
 
     # 3
     def merge_identical(self) -> None:
@@ -541,6 +543,18 @@ class Planner:
             elif after != before:
                 out.append(Change(n.rel, "write", before, after))
         return out
+
+
+def _missing(path: str) -> bool:
+    """Whether nothing is at `path`: a target that cannot be looked at (a folder without
+    permission, a symlink loop) may hold a note, so its pointer is not dead."""
+    try:
+        os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return True
+    except (OSError, ValueError):
+        return False
+    return False
 
 
 def _clip(text: str, limit: int) -> str:

@@ -94,11 +94,12 @@ class StoreConfig:
     """A store's `.engramory.json`, validated. `usable` is False when it exists but cannot be
     used (unreadable, not JSON, unknown keys, bad values): it is then treated as absent."""
 
-    __slots__ = ("path", "exists", "data", "errors", "line_of")
+    __slots__ = ("path", "exists", "data", "errors", "line_of", "raw")
 
     def __init__(self, path: str) -> None:
         self.path = path
         self.exists = False
+        self.raw: bytes | None = None  # the file's bytes when it was read whole (a plan's digest uses them)
         self.data: dict[str, Any] = {}
         self.errors: list[str] = []
         self.line_of: dict[str, int] = {}
@@ -187,6 +188,7 @@ def load_store_config(root: str) -> "StoreConfig":
     if len(raw) > CONFIG_MAX_BYTES:
         cfg.errors.append("larger than %d bytes" % CONFIG_MAX_BYTES)
         return cfg
+    cfg.raw = raw
     try:
         text = raw.decode("utf-8-sig") if raw.startswith(b"\xef\xbb\xbf") else raw.decode("utf-8")
         obj = jsonlite.loads(text)

@@ -95,8 +95,7 @@ def read_index(
         return None
     caps, notes = guard.caps_for(path, env, win)
     try:
-        with open(path, "rb") as f:
-            data = f.read(limit + 1)
+        data, st = scope.read_bounded(path, limit)  # the fstat of what was opened: no FIFO swapped in
     except OSError:
         if strict:
             raise

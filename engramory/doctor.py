@@ -20,7 +20,6 @@ Why/How labels (an error for protocol notes) are not errors for that form.
 from __future__ import annotations
 
 import gc
-import json
 import os
 import sys
 
@@ -72,6 +71,7 @@ from engramory.doctor_notes import (
     relative_dates,
 )
 from engramory.doctor_scan import check_content, entropy, looks_random, mask, scan_note, scan_notes
+from engramory.excerpt import emit, emit_json
 from engramory.store import Note, Store
 
 TYPE_CHECKING = False
@@ -383,26 +383,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             root = claude_memory_dir()
         except ValueError as exc:
-            sys.stderr.write("engramory doctor: cannot tell this project's memory folder: %s; pass ROOT\n" % exc)
+            emit("engramory doctor: cannot tell this project's memory folder: %s; pass ROOT\n" % exc, sys.stderr)
             return 2
         chosen = "claude-auto-memory"
-        sys.stderr.write("engramory doctor: no ROOT given; checking this project's Claude Code auto memory: %s\n" % root)
+        emit("engramory doctor: no ROOT given; checking this project's Claude Code auto memory: %s\n" % root, sys.stderr)
     try:
         st, findings = audit(root, Context(), args.skip) if args.json else audit_capped(root, Context(), args.skip)
     except OSError as exc:
         reason = exc.strerror or exc.__class__.__name__
         hint = "pass the folder that holds MEMORY.md" if chosen == "argument" else (
             "Claude Code has not written memory for this project yet; pass ROOT to check another folder")
-        sys.stderr.write("engramory doctor: cannot read the store folder %s: %s; %s\n" % (root, reason, hint))
+        emit("engramory doctor: cannot read the store folder %s: %s; %s\n" % (root, reason, hint), sys.stderr)
         return 2
     for note in st.cap_notes:
         if note.startswith("the store config"):
             continue  # reported as config-invalid findings, with line numbers
-        sys.stderr.write("engramory doctor: note: %s\n" % note)
+        emit("engramory doctor: note: %s\n" % note, sys.stderr)
     if isinstance(findings, list):
-        sys.stdout.write(json.dumps(report(findings, st, chosen, args.strict), indent=2) + "\n")
+        emit_json(report(findings, st, chosen, args.strict), indent=2)
     else:
-        sys.stdout.write(render_text(findings, root, st))
+        emit(render_text(findings, root, st))
     return exit_code(findings, args.strict)
 
 

@@ -96,10 +96,10 @@ def read_regular(path: str) -> "bytes | None":
         st = scope.stat(path)
         if st.st_mode & 0o170000 != 0o100000 or st.st_size > READ_LIMIT:
             return None
-        with open(path, "rb") as f:
-            return f.read()
+        data = scope.read_bounded(path, READ_LIMIT)[0]
     except (OSError, ValueError):
         return None
+    return data if len(data) <= READ_LIMIT else None
 
 
 def _caps_in_force(
@@ -218,8 +218,7 @@ def evaluate(
             size_only = st.st_size
             before = None
         else:
-            with open(req.path, "rb") as f:
-                before = f.read(READ_LIMIT + 1)
+            before = scope.read_bounded(req.path, READ_LIMIT)[0]
     except FileNotFoundError:
         before = None
     except OSError as exc:

@@ -8,7 +8,6 @@ transaction each. Standard library only.
 from __future__ import annotations
 
 import datetime
-import json
 import os
 import re
 import sys
@@ -348,16 +347,21 @@ def parser(prog: str, description: str) -> Parser:
 
 
 def emit(as_json: bool, obj: dict[str, object], text: str) -> None:
+    """A receipt, through the one masker (engramory.excerpt)."""
+    from engramory import excerpt
+
     if as_json:
-        sys.stdout.write(json.dumps(obj, indent=2) + "\n")  # ASCII: undecodable names survive
+        excerpt.emit_json(obj, indent=2)  # ASCII: undecodable names survive
     else:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        excerpt.emit(text if text.endswith("\n") else text + "\n")
 
 
 def fail(as_json: bool, message: str, code: int) -> int:
+    from engramory import excerpt
+
     if as_json:
-        sys.stdout.write(json.dumps({"ok": False, "error": message, "exit": code}) + "\n")
-    sys.stderr.write("engramory: %s\n" % message)
+        excerpt.emit_json({"ok": False, "error": message, "exit": code})
+    excerpt.emit("engramory: %s\n" % message, sys.stderr)
     return code
 
 

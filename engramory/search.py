@@ -18,8 +18,8 @@ import re
 import sys
 from collections import Counter
 
-from engramory import frontmatter
-from engramory.excerpt import clean
+from engramory import frontmatter, scope
+from engramory.excerpt import clean, emit, emit_json
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -165,34 +165,24 @@ class Doc:
         return self._counts
 
 
-def _read(path: str) -> str | None:
+def _read(path: str, cut: list[tuple[str, int]] | None = None) -> str | None:
+    """The note's text, at most READ_MAX bytes of it, through the one bounded reader (a FIFO
+    or a device is refused unread). A note cut short is added to `cut` with its size."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        data, st = scope.read_bounded(path, READ_MAX)
     except OSError:
         return None
-    try:
-        import stat
-
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        chunks = []
-        total = 0
-        while total < READ_MAX:
-            part = os.read(fd, 1 << 16)
-            if not part:
-                break
-            chunks.append(part)
-            total += len(part)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    return b"".join(chunks)[:READ_MAX].decode("utf-8", "replace")
+    if len(data) > READ_MAX:
+        if cut is not None:
+            cut.append((path, max(st.st_size, len(data))))
+        data = data[:READ_MAX]
+    return data.decode("utf-8", "replace")
 
 
-def load(root: str, include_archive: bool = True) -> list[Doc]:
+def load(root: str, include_archive: bool = True, cut: list[tuple[str, int]] | None = None) -> list[Doc]:
     """Every live note (`ROOT/*.md` but the index) and, with `include_archive`, every note
-    under `ROOT/archive/`. Dot files and symlinks are skipped."""
+    under `ROOT/archive/`. Dot files and symlinks are skipped; a note past READ_MAX is
+    searched by its first READ_MAX bytes and listed in `cut` (path, size)."""
     docs: list[Doc] = []
     folders = [("", False)] + ([(ARCHIVE, True)] if include_archive else [])
     for sub, archived in folders:
@@ -210,7 +200,7 @@ def load(root: str, include_archive: bool = True) -> list[Doc]:
                     continue
             except OSError:
                 continue
-            text = _read(entry.path)
+            text = _read(entry.path, cut)
             if text is None:
                 continue
             docs.append(Doc(sub + "/" + name if sub else name, archived, text))
@@ -321,8 +311,17 @@ def _cut(text: str) -> str:
 
 
 def search(root: str, query: str, type_: str | None = None, limit: int = LIMIT,
-           include_archive: bool = True) -> list[Hit]:
-    return rank(load(root, include_archive), query, type_, limit)
+           include_archive: bool = True, cut: list[tuple[str, int]] | None = None) -> list[Hit]:
+    return rank(load(root, include_archive, cut), query, type_, limit)
+
+
+def cut_note(root: str, cut: list[tuple[str, int]]) -> str:
+    """The stderr line for notes searched only in part, with their sizes and the limit."""
+    shown = ", ".join("%s (%s bytes)" % (os.path.relpath(p, root), "{:,}".format(n)) for p, n in cut[:5])
+    more = " and %d more" % (len(cut) - 5) if len(cut) > 5 else ""
+    return ("engramory search: note: only the first %s bytes of %s%s were searched; a note holds one fact: "
+            "split %s (`engramory doctor` lists every note over its size cap)\n"
+            % ("{:,}".format(READ_MAX), shown, more, "it" if len(cut) == 1 else "them"))
 
 
 def render(hits: Iterable[Hit], root: str) -> str:
@@ -337,8 +336,6 @@ def render(hits: Iterable[Hit], root: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    import json
-
     from engramory import notes
     from engramory.cliutil import Parser
     from engramory.store import TYPES
@@ -366,16 +363,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         root, chosen = notes.resolve_root(given)
     except notes.Refusal as exc:
         return notes.fail(args.json, str(exc), exc.code)
-    hits = search(root, query, args.type, args.limit, not args.live)
+    cut: list[tuple[str, int]] = []
+    hits = search(root, query, args.type, args.limit, not args.live, cut)
+    if cut:
+        emit(cut_note(root, cut), sys.stderr)
     if args.json:
-        sys.stdout.write(json.dumps({"query": query, "root": root, "default_root": chosen,
-                                     "results": [h.as_dict(i) for i, h in enumerate(hits, 1)]},
-                                    indent=2) + "\n")  # ASCII: an undecodable query survives
+        emit_json({"query": query, "root": root, "default_root": chosen,
+                   "results": [h.as_dict(i) for i, h in enumerate(hits, 1)]},
+                  indent=2)  # ASCII: an undecodable query survives
     elif hits:
         if chosen:
-            sys.stdout.write("searching %s (this project's memory folder)\n" % root)
-        sys.stdout.write(render(hits, root))
+            emit("searching %s (this project's memory folder)\n" % root)
+        emit(render(hits, root))
     else:
-        sys.stdout.write("no note matches %s in %s; not finding a note proves nothing: the store is a "
-                         "curated selection\n" % (notes._q(query), root))
+        emit("no note matches %s in %s; not finding a note proves nothing: the store is a "
+             "curated selection\n" % (notes._q(query), root))
     return EX_FOUND if hits else EX_NONE

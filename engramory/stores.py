@@ -39,7 +39,7 @@ import re
 import stat
 import sys
 
-from engramory import automemory
+from engramory import automemory, scope
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -149,20 +149,14 @@ def _regular_files(folder: str) -> list[os.DirEntry[str]]:
 
 
 def _read(path: str, limit: int) -> bytes | None:
-    """Up to `limit` bytes of a regular file, never following a symlink, never blocking."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    """Up to `limit` bytes of a regular file, never following a symlink, never blocking: the
+    lstat turns a link away, the bounded reader (scope.read_bounded) anything but a file."""
     try:
-        fd = os.open(path, flags)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        if stat.S_ISLNK(os.lstat(path).st_mode):
             return None
-        return os.read(fd, limit)
+        return scope.read_bounded(path, limit - 1)[0][:limit] if limit > 0 else b""
     except OSError:
         return None
-    finally:
-        os.close(fd)
 
 
 def _fingerprint(folder: str) -> tuple[set[tuple[str, str]], set[str]]:
@@ -300,24 +294,25 @@ def audit_all(skip: Sequence[str], as_json: bool, strict: bool, env: Mapping[str
               cwd: str | None = None) -> int:
     """Audit every known store: one summary line each (or one JSON report per line)."""
     from engramory import doctor
+    from engramory.excerpt import emit, emit_json
 
     stores = known_stores(env, cwd)
     if not stores:
-        sys.stderr.write("engramory doctor: no memory store found under %s (no project has auto memory "
-                         "yet); pass ROOT to check a folder\n" % automemory.claude_config_dir(env))
+        emit("engramory doctor: no memory store found under %s (no project has auto memory yet); pass ROOT to check "
+             "a folder\n" % automemory.claude_config_dir(env), sys.stderr)
         return 0
     split = splits(stores)
     worst = 0
     for kind, folder in stores:
         if _empty(folder):
             if not as_json:
-                sys.stdout.write("%s: %s: empty, nothing stored yet\n" % (doctor.shown(folder), kind))
+                emit("%s: %s: empty, nothing stored yet\n" % (doctor.shown(folder), kind))
             continue
         try:
             st, findings = (doctor.audit(folder, doctor.Context(), skip, env) if as_json
                             else doctor.audit_capped(folder, doctor.Context(), skip, env))
         except OSError as exc:
-            sys.stderr.write("engramory doctor: cannot read %s: %s\n" % (doctor.shown(folder), exc.strerror or exc))
+            emit("engramory doctor: cannot read %s: %s\n" % (doctor.shown(folder), exc.strerror or exc), sys.stderr)
             worst = max(worst, 1)
             continue
         if folder in split and SPLIT_CODE not in skip:
@@ -332,15 +327,15 @@ def audit_all(skip: Sequence[str], as_json: bool, strict: bool, env: Mapping[str
         if isinstance(findings, list):
             report = doctor.report(findings, st, "all", strict)
             report["kind"] = kind
-            sys.stdout.write(json.dumps(report) + "\n")
+            emit_json(report)
             continue
         c = doctor.counts_of(findings)
         top = sorted(findings.error_codes)[:3]
-        sys.stdout.write("%s: %s: %d error%s, %d warning%s, %d info, %d live note%s%s\n" % (
+        emit("%s: %s: %d error%s, %d warning%s, %d info, %d live note%s%s\n" % (
             doctor.shown(folder), kind, c[doctor.ERROR], "" if c[doctor.ERROR] == 1 else "s",
             c[doctor.WARNING], "" if c[doctor.WARNING] == 1 else "s", c[doctor.INFO], len(st.live),
             "" if len(st.live) == 1 else "s", (" (%s)" % ", ".join(top)) if top else ""))
     if not as_json:
-        sys.stdout.write("%d store%s checked; run `engramory doctor FOLDER` for the findings of one\n"
-                         % (len(stores), "" if len(stores) == 1 else "s"))
+        emit("%d store%s checked; run `engramory doctor FOLDER` for the findings of one\n"
+             % (len(stores), "" if len(stores) == 1 else "s"))
     return worst

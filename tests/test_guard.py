@@ -305,12 +305,14 @@ def test_unreadable_index_write_is_judged_from_the_payload(tmp_path: Path, monke
     index = tmp_path / "MEMORY.md"
     index.write_text(index_text(10))
 
-    def refuse(path: object, *args: object, **kwargs: object) -> object:
+    real_read = guard.scope.read_bounded
+
+    def refuse(path: str, *args: Any, **kwargs: Any) -> Any:
         if str(path) == str(index):
             raise PermissionError(13, "Permission denied", str(path))
-        return open(path, *args, **kwargs)  # type: ignore[call-overload]
+        return real_read(path, *args, **kwargs)
 
-    monkeypatch.setattr(guard, "open", refuse, raising=False)
+    monkeypatch.setattr(guard.scope, "read_bounded", refuse)  # the guard reads through the one reader
     assert _inproc(payload("Write", index, content=index_text(40))) is None
     out = _inproc(payload("Write", index, content=index_text(170)))
     assert decision(out) == "nudge" and "past the warn cap" in reason(out)

@@ -105,8 +105,7 @@ def judge(
         if st.st_size > guard.READ_LIMIT:
             return guard.judge_bound(path, None, "", environ, window, tool, why="it is too large to read",
                                      before_size=(None, st.st_size))
-        with open(path, "rb") as f:
-            before = f.read(guard.READ_LIMIT + 1)
+        before = scope.read_bounded(path, guard.READ_LIMIT)[0]
     except FileNotFoundError:
         before = None
     except OSError as exc:

@@ -128,8 +128,7 @@ def index_paths(cwd: str, env: "Mapping[str, str]") -> "list[str]":
     out: list[str] = []
     for path in _agents_files(cwd, env):
         try:
-            with open(path, "rb") as f:
-                text = f.read(AGENTS_READ_LIMIT).decode("utf-8", "replace")
+            text = scope.read_bounded(path, AGENTS_READ_LIMIT - 1)[0].decode("utf-8", "replace")
         except OSError:
             continue
         base = scope.dirname(path)

@@ -97,8 +97,8 @@ def project_slug(project: str, env: "Mapping[str, str]", scan: bool = True) -> s
     base = gemini_home(env)
     project = scope.normpath(project)
     try:
-        with open(scope.join(base, "projects.json"), "rb") as f:
-            data = jsonlite.loads(f.read(1 << 20).decode("utf-8", "replace"))
+        raw = scope.read_bounded(scope.join(base, "projects.json"), (1 << 20) - 1)[0]
+        data = jsonlite.loads(raw.decode("utf-8", "replace"))
         slug = data.get("projects", {}).get(project) if isinstance(data, dict) else None
         if isinstance(slug, str) and slug and "/" not in slug and slug not in (".", ".."):
             return slug
@@ -110,11 +110,11 @@ def project_slug(project: str, env: "Mapping[str, str]", scan: bool = True) -> s
         tmp = scope.join(base, "tmp")
         for name in sorted(scope.listdir(tmp)):
             try:
-                with open(scope.join(tmp, name, ".project_root"), "rb") as f:
-                    if f.read(4096).decode("utf-8", "replace").strip() == project:
-                        return name
+                raw = scope.read_bounded(scope.join(tmp, name, ".project_root"), 4095)[0]
             except OSError:
                 continue
+            if raw.decode("utf-8", "replace").strip() == project:
+                return name
     except OSError:
         pass
     return slugify(scope.basename(project) or "project")
