@@ -13,6 +13,7 @@ import re
 import sys
 
 from engramory import config, guard, journal, notes, store
+from engramory.cliutil import EX_NOINPUT
 from engramory.notes import EX_BUSY, EX_OK, NEEDS_LABELS, Refusal, n, pointer_line
 from engramory.store import TYPES
 
@@ -147,6 +148,8 @@ def _run(as_json: bool, work: object) -> int:
         return notes.fail(as_json, str(exc), exc.code)
     except (journal.JournalConflict, journal.LockTimeout) as exc:
         return notes.fail(as_json, str(exc), EX_BUSY)
+    except journal.StoreDamaged as exc:
+        return notes.fail(as_json, str(exc), EX_NOINPUT)
     except journal.JournalError as exc:
         return notes.fail(as_json, str(exc), notes.EX_REFUSED)
     except UnicodeError:
@@ -157,13 +160,19 @@ def _run(as_json: bool, work: object) -> int:
                           notes.EX_REFUSED)
 
 
+NO_UNDO_HELP = ("write even when its undo cannot be kept (a prior version over the blob store's caps); the "
+                "receipt and `engramory log` then say it cannot be undone")
+
+
 def _receipt_text(root: str, entry: journal.Entry | None, lines: list[str], warnings: list[str],
                   dry: bool) -> str:
     out = list(lines)
     if dry:
         out.append("dry run: nothing was written")
-    elif entry is not None:
+    elif entry is not None and entry.undoable:
         out.append("journal entry %d: `engramory undo %d` takes it back" % (entry.id, entry.id))
+    elif entry is not None:
+        out.append("journal entry %d: undo is NOT possible for it (%s)" % (entry.id, entry.undo_blocker()))
     out.extend("warning: " + w for w in warnings)
     return "\n".join(out)
 
@@ -191,6 +200,7 @@ def new_main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--title", help="the pointer's label in MEMORY.md (default: the description)")
     p.add_argument("--hook", help="a few words after the pointer's link")
     p.add_argument("--force", action="store_true", help="save even when a near-duplicate exists or a project note has a relative date")
+    p.add_argument("--no-undo", action="store_true", help=NO_UNDO_HELP)
     p.add_argument("--dry-run", action="store_true", help="check and show what would be written; write nothing")
     p.add_argument("--json", action="store_true", help="print the receipt as JSON")
     raw = list(sys.argv[1:] if argv is None else argv)
@@ -218,7 +228,7 @@ def new_main(argv: Sequence[str] | None = None) -> int:
             derived = True
         date = notes.today()
         warnings: list[str] = []
-        with journal.transaction(root, "new", raw) as tx:
+        with journal.transaction(root, "new", raw, no_undo=args.no_undo) as tx:
             st = store.load(root)
             taken = {x.slug.lower() for x in st.notes} | {(x.name or "").lower() for x in st.live}
             if derived:
@@ -281,7 +291,8 @@ def _new_receipt(as_json: bool, root: str, chosen: bool, rel: str, data: bytes, 
                   "sha256": journal.sha256(index),
                   "window": {"lines": w_lines, "units": w_units, "unit": win.unit,
                              "hard_lines": caps.hard_lines, "hard_units": caps.hard_bytes}},
-        "entry": entry.id if entry else None, "warnings": warnings, "dry_run": dry,
+        "entry": entry.id if entry else None, "undoable": bool(entry and entry.undoable), "warnings": warnings,
+        "dry_run": dry,
     }
     lines = ["%s %s (%s bytes, sha256 %s)" % ("would save" if dry else "saved", os.path.join(root, rel), n(len(data)), sha),
              "pointer: %s:%d under \"## %s\" (index now %s lines, %s %s; hard cap %s / %s)" % (
@@ -325,6 +336,7 @@ def update_main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--how", help="set the How to apply: line (replaced in place, or added)")
     p.add_argument("--title", help="a new label for the pointer")
     p.add_argument("--force", action="store_true", help="save even when the new description nearly duplicates another note")
+    p.add_argument("--no-undo", action="store_true", help=NO_UNDO_HELP)
     p.add_argument("--dry-run", action="store_true", help="check and show what would be written; write nothing")
     p.add_argument("--json", action="store_true", help="print the receipt as JSON")
     raw = list(sys.argv[1:] if argv is None else argv)
@@ -341,7 +353,8 @@ def update_main(argv: Sequence[str] | None = None) -> int:
                 "ok": True, "command": "update", "root": root, "default_root": chosen, "path": rel, "sha256": sha,
                 "bytes": len(data), "index": {"path": INDEX, "line": line_no, "heading": type_, "lines": count_lines(after),
                                               "bytes": len(after), "sha256": journal.sha256(after)},
-                "entry": entry.id if entry else None, "warnings": warnings, "dry_run": dry,
+                "entry": entry.id if entry else None, "undoable": bool(entry and entry.undoable),
+                "warnings": warnings, "dry_run": dry,
             }
             lines = ["%s %s (%s bytes, sha256 %s)" % ("would update" if dry else "updated", os.path.join(root, rel),
                                                       n(len(data)), sha),
@@ -357,7 +370,7 @@ def update_main(argv: Sequence[str] | None = None) -> int:
         cap = config.load_store_config(root).note_max_bytes
         new_body = _body_arg(args.body, cap) if args.body is not None else None
         warnings: list[str] = []
-        with journal.transaction(root, "update", raw) as tx:
+        with journal.transaction(root, "update", raw, no_undo=args.no_undo) as tx:
             st = store.load(root)
             note = st.by_rel.get(rel)
             if note is None:
@@ -467,6 +480,7 @@ def _move_main(argv: Sequence[str] | None, restoring: bool) -> int:
     p.add_argument("names", nargs="+", metavar="NAME",
                    help="note names (file names, with or without .md); a last argument containing '/' is ROOT")
     p.add_argument("--root", help="the store folder (default: the project's auto-memory folder)")
+    p.add_argument("--no-undo", action="store_true", help=NO_UNDO_HELP)
     p.add_argument("--dry-run", action="store_true", help="show what would move; write nothing")
     p.add_argument("--json", action="store_true", help="print the receipt as JSON")
     raw = list(sys.argv[1:] if argv is None else argv)
@@ -478,7 +492,8 @@ def _move_main(argv: Sequence[str] | None, restoring: bool) -> int:
     def work() -> int:
         def receipt(entry: journal.Entry | None, dry: bool) -> int:
             obj: dict[str, object] = {"ok": True, "command": cmd, "root": root, "default_root": chosen, "moved": moved,
-                                      "links": links, "entry": entry.id if entry else None, "warnings": warnings,
+                                      "links": links, "entry": entry.id if entry else None,
+                                      "undoable": bool(entry and entry.undoable), "warnings": warnings,
                                       "dry_run": dry}
             lines: list[str] = []
             for m in moved:
@@ -503,7 +518,7 @@ def _move_main(argv: Sequence[str] | None, restoring: bool) -> int:
         names = list(dict.fromkeys(notes.note_arg(x) for x in names_in))
         moved: list[dict[str, object]] = []
         warnings: list[str] = []
-        with journal.transaction(root, cmd, raw) as tx:
+        with journal.transaction(root, cmd, raw, no_undo=args.no_undo) as tx:
             st = store.load(root)
             before = tx.read(INDEX)
             index = _index_lines(before)
