@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import sys
 
-from engramory import journal, journalfile, notes
+from engramory import journal, journalfile, metadir, notes
 from engramory.cliutil import EX_NOINPUT
 from engramory.notes import EX_BUSY, EX_OK, EX_REFUSED, Refusal
 from engramory.secretscan import redact
@@ -86,6 +86,7 @@ def log_main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(list(sys.argv[1:] if argv is None else argv))
     try:
         root, _ = notes.resolve_root(args.root)
+        metadir.check(root)
         reader = journalfile.Reader(root)
         found = reader.newest(args.limit) if args.limit > 0 else list(reader.back())
     except Refusal as exc:

@@ -81,7 +81,7 @@ def load(root: str) -> tuple[dict[str, Any] | None, list[str]]:
     obj["files"] = files
     for key, meaning in (("journal_seen", "every journal entry is compared"), ("reviewed", "every change is listed")):
         if key in obj and _count(obj[key]) is None:
-            warnings.append("%s: %r is %s, not an entry id; read as 0 (%s)" % (where, key, json.dumps(obj[key])[:40],
+            warnings.append("%s: \"%s\" is %s, not an entry id; read as 0 (%s)" % (where, key, json.dumps(obj[key])[:40],
                                                                             meaning))
             obj[key] = 0
         obj.setdefault(key, 0)

@@ -186,8 +186,9 @@ def reconcile(root: str, source: str = "reconcile", wait: float = LOCK_WAIT) -> 
     moment is seen whole, with its journal entry, never half as someone else's; a lock held
     longer than `wait` seconds postpones the reconcile to the next call. StoreDamaged when a
     file of `.engramory/` is not what engramory keeps there."""
-    from engramory import journalfile
+    from engramory import journalfile, metadir
 
+    metadir.check(root)
     warnings: list[str] = []
     manifest = load_manifest(root, warnings)
     if (manifest is not None and not _moved(walk(root), manifest) and not manifest.get("pending")
