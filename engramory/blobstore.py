@@ -117,7 +117,7 @@ class BlobStore:
         if self._total is None:
             raw, _ = metadir.read(os.path.join(self.dir, TOTAL), 32) if self._check_folder() else (b"0", 0)
             text = (raw or b"").decode("ascii", "replace").strip()
-            self._total = int(text) if text.isdigit() else self.recount()
+            self._total = int(text) if text.isdigit() and (raw or b"").endswith(b"\n") else self.recount()
         return self._total
 
     def recount(self) -> int:
@@ -129,7 +129,14 @@ class BlobStore:
         """Write the running total when it changed (one small file; no fsync: a lost total
         is recounted)."""
         if self._dirty and self._total is not None and self._check_folder():
-            metadir.write_atomic(os.path.join(self.dir, TOTAL), b"%d\n" % self._total, 0o600, sync=False)
+            # overwritten in place, not replaced: a torn total reads as damaged and is recounted
+            fd = os.open(os.path.join(self.dir, TOTAL), os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+                         | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0), 0o600)
+            try:
+                if metadir.kind(os.fstat(fd).st_mode) == "a file":
+                    os.write(fd, b"%d\n" % self._total)
+            finally:
+                os.close(fd)
             self._dirty = False
 
     def listing(self) -> list[tuple[float, str, int]]:
