@@ -18,7 +18,6 @@ Standard library only; Python 3.9+.
 
 from __future__ import annotations
 
-import collections
 import hashlib
 import json
 import os
@@ -35,7 +34,6 @@ JOURNAL_KEEP = 512 << 10  # bytes of newest entries a rotation keeps live (undoa
 HISTORY_MAX = 1 << 20  # bytes of rotated metadata kept
 JOURNAL_BOUND = JOURNAL_MAX + HISTORY_MAX  # the two files together, plus the newest entry
 CHUNK = 64 << 10  # bytes read from the journal's end at a time
-FORWARD_CHUNK = 1 << 20  # bytes read at a time when a rotation streams the old entries
 LINE_MAX = 32 << 20  # a line longer than this is damage, never an entry: skipped
 ARG_KEEP = 240  # characters of one argument kept in the journal
 BODY_OPTIONS = ("--body", "--why", "--how")  # their values are note text: kept as length and sha256
@@ -212,14 +210,19 @@ def encode(d: dict[str, object]) -> bytes:
 
 # -- reading ---------------------------------------------------------------------------------
 
-def lines_back(where: str, chunk: int = CHUNK) -> Iterator[tuple[int, bytes]]:
-    """(offset, line) of every non-blank line of the file, newest (last) first, reading at
-    most `chunk` bytes at a time from its end; nothing when it does not exist."""
-    data, size = metadir.read(where, chunk - 1, offset=-chunk)
+def lines_back(where: str, chunk: int = CHUNK, end: int | None = None) -> Iterator[tuple[int, bytes]]:
+    """(offset, line) of every non-blank line of the file (of its first `end` bytes), newest
+    (last) first, reading at most `chunk` bytes at a time from the end; nothing when it does
+    not exist."""
+    if end is None:
+        data, size = metadir.read(where, chunk - 1, offset=-chunk)
+        end = size
+    else:
+        data, _ = metadir.read(where, min(chunk, end) - 1, offset=max(0, end - chunk))
     if data is None:
         return
-    start = max(0, size - chunk)
-    data = data[: size - start]
+    start = max(0, end - chunk)
+    data = data[: end - start]
     tail = b""  # the start of a line that began before `data`'s window ended
     while True:
         parts = (data + tail).split(b"\n")
@@ -243,28 +246,6 @@ def lines_back(where: str, chunk: int = CHUNK) -> Iterator[tuple[int, bytes]]:
         more, _ = metadir.read(where, start - new_start - 1, offset=new_start)
         data = (more or b"")[: start - new_start]
         start = new_start
-
-
-def lines_forward(where: str, end: int) -> Iterator[bytes]:
-    """The non-blank lines of the file's first `end` bytes, oldest first, FORWARD_CHUNK at a time."""
-    pos = 0
-    carry = b""
-    while pos < end:
-        want = min(FORWARD_CHUNK, end - pos)
-        data, _ = metadir.read(where, want - 1, offset=pos)
-        data = (data or b"")[:want]
-        if not data:
-            break
-        pos += len(data)
-        parts = (carry + data).split(b"\n")
-        carry = parts.pop()
-        if len(carry) > LINE_MAX:
-            carry = b""
-        for p in parts:
-            if p.strip():
-                yield p
-    if carry.strip():
-        yield carry
 
 
 def parse(line: bytes) -> Entry | None:
@@ -363,10 +344,12 @@ def append(root: str, entry: Entry) -> int:
 
 
 def rotate(root: str, keep: int | None = None) -> int:
-    """Move all but the newest `keep` bytes of live entries into the history as metadata
-    (default JOURNAL_KEEP; the newest entry always stays when `keep` > 0); the number of entries moved. The
-    history is written first, then the live journal: a crash in between leaves an entry in
-    both, which the reader takes once."""
+    """Move all but the newest `keep` bytes of live entries (default JOURNAL_KEEP; the newest
+    entry always stays when `keep` > 0) into the history as metadata; how many the history
+    took (older ones past its budget are dropped). Only the newest HISTORY_MAX bytes of metadata are kept, so the moved entries are
+    read from the newest back until that budget is full: a 40 MB journal of an older version
+    costs what a 1 MiB one does. The history is written first, then the live journal: a
+    crash in between leaves an entry in both, which the reader takes once."""
     keep = JOURNAL_KEEP if keep is None else keep
     where = metadir.path(root, metadir.JOURNAL)
     _, size = metadir.read(where, -1)
@@ -377,28 +360,28 @@ def rotate(root: str, keep: int | None = None) -> int:
         cut = off
     if cut <= 0:
         return 0
-    budget = collections.deque()  # type: collections.deque[bytes]
+    newest_first: list[bytes] = []
     held = 0
     moved = 0
-    for line in lines_forward(where, cut):
+    for _, line in lines_back(where, end=cut):
         e = parse(line)
         if e is None:
             continue
         meta = encode(e.metadata())
-        budget.append(meta)
-        held += len(meta)
-        moved += 1
-        while held > HISTORY_MAX and budget:
-            held -= len(budget.popleft())
-    history = metadir.path(root, metadir.HISTORY)
-    older: list[bytes] = []
-    for _, line in lines_back(history):
-        if held + len(line) + 1 > HISTORY_MAX:
+        if held + len(meta) > HISTORY_MAX:
             break
-        older.append(line + b"\n")
-        held += len(line) + 1
-    older.reverse()
-    metadir.write_atomic(history, b"".join(older) + b"".join(budget), 0o600)
+        moved += 1
+        newest_first.append(meta)
+        held += len(meta)
+    history = metadir.path(root, metadir.HISTORY)
+    if held < HISTORY_MAX:
+        for _, line in lines_back(history):
+            if held + len(line) + 1 > HISTORY_MAX:
+                break
+            newest_first.append(line + b"\n")
+            held += len(line) + 1
+    newest_first.reverse()
+    metadir.write_atomic(history, b"".join(newest_first), 0o600)
     kept, _ = metadir.read(where, size - cut - 1, offset=cut)
     metadir.write_atomic(where, (kept or b"")[: size - cut], 0o600)
     return moved
