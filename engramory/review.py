@@ -2,19 +2,25 @@
 the disk, every difference journaled; and `engramory review [ROOT]`, which lists them.
 
 Notes change outside engramory's commands: the host's own consolidation deletes with `rm`,
-shell edits, editors, sync clients. `<root>/.engramory/manifest.json` records, per `.md` file
-of the store (the walk of `engramory.store`: dot-folders skipped, symlinked folders not
-followed), its size, mtime and sha256. `reconcile(root)` compares the disk with it, cheaply:
-one stat per file, and a file is read and hashed only when its size or mtime moved. Each
-difference (added, changed, deleted) becomes part of ONE journal entry (`journal.record`,
-command "external") holding the prior bytes where the blob store has them, so `engramory undo
-ID` brings a deleted note back. The current bytes of every file the manifest learns go to the
-blob store too (secrets excepted), which is what makes a later deletion undoable. Differences
-that engramory's own journaled writes explain (compact, curation, undo) are absorbed silently.
+shell edits, editors, sync clients. `<root>/.engramory/manifest.json` (engramory.manifest)
+records, per `.md` file of the store (the walk of `engramory.store`: dot-folders skipped,
+symlinked folders not followed), its size, mtime and sha256. `reconcile(root)` compares the
+disk with it, cheaply: one stat per file, and a file is read and hashed only when its size or
+mtime moved. Each difference (added, changed, deleted) becomes part of ONE journal entry
+(`journal.record`, command "external") holding the prior bytes, so `engramory undo ID` brings
+a deleted note back. The current bytes of every file the manifest learns go to the blob store
+too, secrets included (it is private), which is what makes a later deletion undoable.
+
+What is "ours": every engramory write leaves the manifest at its own after-state under the
+store lock, so a difference is always measured from the latest state engramory wrote to that
+path, never from an older version or an absence some earlier entry once produced. Only when a
+crash left the manifest behind the journal (`journal_seen`) are the entries after it read, and
+each path's newest `after` counts (engramory.manifest.ours_since).
 
 The SessionStart backstop reconciles every known store and adds one line to its notice when
 notes were deleted or changed by something else since the last review; the shell backstop
-reconciles after each Bash/PowerShell/MCP call, so an `rm` is caught in the act.
+reconciles after each Bash/PowerShell/MCP call, so an `rm` is caught in the act. A damaged
+`.engramory/` never costs a hook more than a few stat calls (engramory.metadir.check).
 `engramory review` lists the unreviewed changes and marks them reviewed.
 """
 
