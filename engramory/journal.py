@@ -1,4 +1,4 @@
-"""The store lock, atomic writes and the journal: every write an engramory command makes to a
+"""Transactions and undo: every write an engramory command makes to a
 memory store, recorded so that it can be put back byte for byte.
 
     with journal.transaction(root, command="new", argv=[...]) as tx:   # takes the store lock
@@ -21,16 +21,9 @@ Undo is always kept. The prior bytes of every changed file go to the private blo
 (one prior version over BLOB_FILE_MAX, or this write's prior versions over BLOB_CAP) the
 transaction refuses before writing anything (UndoNotKept names the numbers and `--no-undo`);
 with `no_undo=True` it writes, and its entry says it cannot be undone, as do its receipt and
-`engramory log`.
-
-What undo reaches, and which blobs may go. An entry can be undone while it is in the live
-journal; past JOURNAL_MAX bytes the oldest entries rotate into the history (metadata only; see
-engramory.journalfile). A blob that an entry in the live journal names (its before or after)
-is never pruned. When a write needs room under BLOB_CAP, blobs go in this order: those nothing
-names, oldest first; then those only the review manifest names (a note's current bytes, kept
-so that a later deletion by something else can be undone); only then are the oldest live
-entries rotated, which frees theirs. Every rotation also removes the blobs that no live entry
-and no manifest row names: what undo can no longer reach is not kept.
+`engramory log`. An entry can be undone while it is in the live journal (past JOURNAL_MAX
+bytes the oldest rotate into the history, metadata only), and a blob such an entry names is
+never pruned; engramory.retention states the whole rule (what goes first when room is needed).
 
 Each write keeps the bytes it leaves in `.md` files too (best effort, for review) and leaves
 the review manifest at its own after-state in the same locked step (engramory.manifest). A
@@ -42,10 +35,8 @@ Crash safety: before the first file is touched an intent record (`.engramory/pen
 is written; if the process dies mid-way, the next transaction on the store journals what was
 really left on disk as an "interrupted" entry, so it can be inspected and undone too.
 
-The lock is `flock` on `.engramory/lock`; where flock is missing or refused (some network
-file systems), an O_EXCL lock file `.engramory/lock.excl` holding pid, host and time, taken
-over when its process is gone or it is older than STALE_SECONDS. Every file of `.engramory/`
-is read through scope.read_bounded, and a FIFO, device, folder or symlink at one of its names
+The lock is engramory.storelock (flock, or an O_EXCL file where flock is refused). Every file
+of `.engramory/` is read through scope.read_bounded, and a FIFO, device, folder or symlink at one of its names
 is refused with a message (StoreDamaged) before anything is read or written (engramory.metadir).
 
 Standard library only; Python 3.9+.
@@ -53,15 +44,13 @@ Standard library only; Python 3.9+.
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
 import os
-import socket
 import stat
 import time
 
-from engramory import blobstore, journalfile, manifest, metadir
+from engramory import blobstore, journalfile, manifest, metadir, retention
 from engramory.blobstore import BLOB_CAP, BLOB_FILE_MAX, BlobStore  # the numbers live in blobstore
 from engramory.journalfile import Entry, FileChange, entries
 from engramory.metadir import (
@@ -76,7 +65,9 @@ from engramory.metadir import (
     JournalError,
     LockTimeout,
     StoreDamaged,
+    UndoNotKept,
 )
+from engramory.storelock import StoreLock, pid_alive
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -87,21 +78,15 @@ if TYPE_CHECKING:
     # per path: (rel, bytes before, mode before, bytes after, mode after); None: absent
     Plan = List[Tuple[str, Optional[bytes], Optional[int], Optional[bytes], Optional[int]]]
 
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None  # type: ignore[assignment]
-
 __all__ = [
     "BLOBS", "BLOB_CAP", "BLOB_FILE_MAX", "DIR", "JOURNAL", "LOCK", "LOCK_EXCL", "PENDING", "TMP_MARK",
     "Change", "Entry", "FileChange", "JournalConflict", "JournalError", "LockTimeout", "StoreDamaged",
-    "UndoNotKept", "entries", "find_undo_target", "keep_blobs", "lock", "read_blob", "record", "sha256",
-    "transaction", "undo", "write_atomic",
+    "StoreLock", "UndoNotKept", "entries", "find_undo_target", "keep_blobs", "lock", "read_blob", "record",
+    "sha256", "transaction", "undo", "write_atomic",
 ]
 
 EXTERNAL = "external"  # the command of an entry journaling what something else changed
 LOCK_TIMEOUT = 30.0  # seconds to wait for another engramory command to finish
-STALE_SECONDS = 600.0  # an O_EXCL lock file older than this is taken over
 PENDING_MAX = 16 << 20  # bytes of an intent record
 
 # Test seam: called with (temp path, final path) after a temp file of the store is written
@@ -109,10 +94,6 @@ PENDING_MAX = 16 << 20  # bytes of an intent record
 _before_replace = None
 # Test seam: force the O_EXCL fallback lock even where flock works.
 _force_fallback = False
-
-
-class UndoNotKept(JournalError):
-    """The prior bytes a write would need for its undo cannot be kept: nothing was written."""
 
 
 def sha256(data: bytes | None) -> str | None:
@@ -181,148 +162,14 @@ def _read_file(root: str, rel: str) -> tuple[bytes | None, int | None]:
     return data, st.st_mode & 0o7777
 
 
-# -- the lock --------------------------------------------------------------------------------
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
-
-
-def _read_small(path: str) -> str:
-    try:
-        data, _ = metadir.read(path, 4096)
-    except JournalError:
-        return ""
-    return (data or b"").decode("utf-8", "replace")
-
-
-class StoreLock:
-    """The one lock of a store. Re-entrant within a process (a nested transaction on the same
-    store would otherwise wait for itself)."""
-
-    _held: dict[str, int] = {}
-
-    def __init__(self, root: str, timeout: float | None = None) -> None:
-        self.root = root
-        self.key = os.path.realpath(root)
-        self.timeout = LOCK_TIMEOUT if timeout is None else timeout
-        self.fd: int | None = None
-        self.excl: str | None = None
-
-    def __enter__(self) -> StoreLock:
-        if StoreLock._held.get(self.key):
-            StoreLock._held[self.key] += 1
-            return self
-        metadir.check(self.root)
-        meta = metadir.meta_dir(self.root)
-        deadline = time.monotonic() + self.timeout
-        if fcntl is not None and not _force_fallback and self._flock(meta, deadline):
-            pass
-        else:
-            self._excl(meta, deadline)
-        StoreLock._held[self.key] = 1
-        return self
-
-    def _flock(self, meta: str, deadline: float) -> bool:
-        where = os.path.join(meta, LOCK)
-        flags = (os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
-                 | getattr(os, "O_NONBLOCK", 0))
-        try:
-            fd = os.open(where, flags, 0o600)
-        except OSError as exc:
-            raise metadir.damaged(where, "not a file engramory can lock (%s)" % (exc.strerror or exc)) from None
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            os.close(fd)
-            raise metadir.damaged(where, "not a regular file")
-        delay = 0.002
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                self.fd = fd
-                return True
-            except OSError as exc:
-                if exc.errno in (errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL):
-                    os.close(fd)
-                    return False  # no flock here: the O_EXCL file instead
-                if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                    os.close(fd)
-                    raise
-            if time.monotonic() > deadline:
-                os.close(fd)
-                raise LockTimeout(
-                    "another engramory command has held the lock of this store for over %.0f s; "
-                    "wait for it to finish and run this again" % self.timeout)
-            time.sleep(delay)
-            delay = min(delay * 2, 0.05)
-
-    def _excl(self, meta: str, deadline: float) -> None:
-        path = os.path.join(meta, LOCK_EXCL)
-        me = "%d %s %f\n" % (os.getpid(), socket.gethostname(), time.time())
-        delay = 0.002
-        while True:
-            try:
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            except FileExistsError:
-                if self._stale(path):
-                    try:
-                        os.unlink(path)
-                    except FileNotFoundError:
-                        pass
-                    continue
-                if time.monotonic() > deadline:
-                    raise LockTimeout(
-                        "the store is locked by %s (%s); if no engramory command is running, delete "
-                        "that file and run this again" % (path, _read_small(path).strip() or "unknown")) from None
-                time.sleep(delay)
-                delay = min(delay * 2, 0.05)
-                continue
-            with os.fdopen(fd, "w") as f:
-                f.write(me)
-            self.excl = path
-            return
-
-    @staticmethod
-    def _stale(path: str) -> bool:
-        text = _read_small(path)
-        parts = text.split()
-        try:
-            age = time.time() - os.stat(path).st_mtime
-        except FileNotFoundError:
-            return False
-        if age > STALE_SECONDS:
-            return True
-        if len(parts) >= 2 and parts[0].isdigit() and parts[1] == socket.gethostname():
-            return not _pid_alive(int(parts[0]))
-        return not parts and age > 5.0  # an empty file: its writer died between create and write
-
-    def __exit__(self, *exc: object) -> None:
-        n = StoreLock._held.get(self.key, 0)
-        if n > 1:
-            StoreLock._held[self.key] = n - 1
-            return
-        StoreLock._held.pop(self.key, None)
-        if self.fd is not None:
-            try:
-                fcntl.flock(self.fd, fcntl.LOCK_UN)
-            finally:
-                os.close(self.fd)
-                self.fd = None
-        if self.excl is not None:
-            try:
-                os.unlink(self.excl)
-            except FileNotFoundError:
-                pass
-            self.excl = None
+def _lock(root: str, timeout: float | None = None) -> StoreLock:
+    """The store lock, with this module's test seams (LOCK_TIMEOUT, _force_fallback) in force."""
+    return StoreLock(root, LOCK_TIMEOUT if timeout is None else timeout, force_fallback=_force_fallback)
 
 
 def lock(root: str, timeout: float | None = None) -> StoreLock:
     """The store lock alone, for a command that must read a consistent store and write nothing."""
-    return StoreLock(root, timeout)
+    return _lock(root, timeout)
 
 
 # -- blobs -----------------------------------------------------------------------------------
@@ -331,144 +178,13 @@ def read_blob(root: str, digest: str) -> bytes | None:
     return BlobStore(root).read(digest)
 
 
-def keep_blobs(root: str, items: list[tuple[str, bytes, str]], deadline: float | None = None) -> list[str]:
-    """Copy each (rel, bytes, sha256) into the blob store, for engramory.review, which keeps
-    the notes it saw so that a later deletion can be undone. Never one past BLOB_FILE_MAX;
-    room is made as for a write's own blobs, but never by rotating an undoable entry. The
-    copies are not fsynced one by one (a lost copy is only an undo that cannot happen; the
-    reader checks the hash). Past `deadline` (time.monotonic()) the rest is left: their rels
-    are returned, and the next reconcile keeps them (a hook must end within its timeout)."""
-    blobs = BlobStore(root)
-    todo = [(rel, data, digest) for rel, data, digest in items
-            if len(data) <= blobstore.BLOB_FILE_MAX and not blobs.has(digest)]
-    left: list[str] = []
-    if not todo:
-        return left
-    need = sum(len(data) for _, data, _ in todo)
-    if blobs.total() + need > blobstore.BLOB_CAP:
-        blobs.prune(_protected(root, with_manifest=True) | {d for _, _, d in todo}, need)
-    for rel, data, digest in todo:
-        if deadline is not None and time.monotonic() > deadline:
-            left.append(rel)
-            continue
-        if blobs.total() + len(data) > blobstore.BLOB_CAP:
-            continue  # no room that an undoable entry does not need: reported as unrecoverable if it goes
-        blobs.add(data, digest, sync=False)
-    blobs.save()
-    return left
-
-
-def _protected(root: str, with_manifest: bool) -> set[str]:
-    """The digests the live journal names (before and after), and the manifest's rows."""
-    keep: set[str] = set()
-    for _, line in journalfile.lines_back(metadir.path(root, JOURNAL)):
-        e = journalfile.parse(line)
-        if e is not None:
-            keep.update(d for c in e.changes for d in (c.before, c.after) if d)
-    if with_manifest:
-        try:
-            found, _ = manifest.load(root)
-        except JournalError:
-            found = None
-        if found is not None:
-            keep.update(str(row[2]) for row in found["files"].values())
-    return keep
-
-
-def _make_room(root: str, blobs: BlobStore, need: int, optional: int, extra: set[str]) -> None:
-    """Room under BLOB_CAP for `need` bytes (a write's prior versions), and for `optional`
-    more (the bytes it leaves) when that costs no undoable entry; `extra` are the digests the
-    write itself names, never removed. See the module docstring for what goes first."""
-    if blobs.total() + need + optional <= blobstore.BLOB_CAP:
-        return
-    live = _protected(root, with_manifest=False) | extra
-    both = live | _protected(root, with_manifest=True)
-    if blobs.prune(both, need + optional) or blobs.prune(both, need) or blobs.prune(live, need):
-        return
-    journalfile.rotate(root, keep=_live_bytes_to_keep(root, blobs, need, extra))
-    if not blobs.prune(_protected(root, with_manifest=False) | extra, need):
-        raise UndoNotKept("no room for the prior versions of this write in the blob store (%s bytes needed, cap %s): "
-                          "nothing was written: run it again with --no-undo to write without a way back"
-                          % (blobstore.n(need), blobstore.n(blobstore.BLOB_CAP)))
-
-
-def _live_bytes_to_keep(root: str, blobs: BlobStore, need: int, extra: set[str]) -> int:
-    """How many bytes of the newest live entries a rotation keeps so that the blobs only the
-    oldest ones name free room for `need` bytes: the fewest entries rotated."""
-    where = metadir.path(root, JOURNAL)
-    rows = []
-    for off, line in journalfile.lines_back(where):
-        e = journalfile.parse(line)
-        rows.append((off, set() if e is None else {d for c in e.changes for d in (c.before, c.after) if d}))
-    rows.reverse()  # oldest first
-    last_ref = {d: i for i, (_, names) in enumerate(rows) for d in names}
-    sizes = {name: size for _, name, size in blobs.listing()}
-    over = blobs.total() + need - blobstore.BLOB_CAP
-    _, size = metadir.read(where, -1)
-    freed = 0
-    for i, (_, names) in enumerate(rows):
-        freed += sum(sizes.get(d, 0) for d in names if last_ref[d] == i and d not in extra)
-        if freed >= over:
-            return size - rows[i + 1][0] if i + 1 < len(rows) else 0
-    return 0
-
-
-def _rotate(root: str, blobs: BlobStore) -> None:
-    """The journal past JOURNAL_MAX: rotate, then drop every blob nothing undoable needs."""
-    journalfile.rotate(root)
-    blobs.drop_all_but(_protected(root, with_manifest=True))
+keep_blobs = retention.keep_blobs
 
 
 # -- the journal entries ---------------------------------------------------------------------
 
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
-def _changes(blobs: BlobStore, plan: Plan,
-             no_undo: bool, best_effort: bool) -> list[FileChange]:
-    """The entry's changes, keeping each prior version in the blob store (best effort for
-    record(): those changes already happened)."""
-    out = []
-    for rel, before, before_mode, after, _mode in plan:
-        kept, why = True, ""
-        if before is not None:
-            if no_undo:
-                kept, why = False, "written with --no-undo"
-            elif best_effort and len(before) > blobstore.BLOB_FILE_MAX:
-                kept, why = False, "larger than the blob store keeps of one version (%s bytes)" % blobstore.n(
-                    blobstore.BLOB_FILE_MAX)
-            else:
-                blobs.add(before, sha256(before) or "")
-        out.append(FileChange(rel, sha256(before), sha256(after), None if before is None else len(before),
-                              None if after is None else len(after), before_mode, kept, why))
-    return out
-
-
-def _keep_afters(blobs: BlobStore, plan: Plan) -> None:
-    """The bytes a write leaves in `.md` files, while they fit (for review: a later deletion
-    by something else can then be undone)."""
-    for rel, _before, _bm, after, _mode in plan:
-        if (after is not None and manifest.tracked(rel) and len(after) <= blobstore.BLOB_FILE_MAX
-                and blobs.total() + len(after) <= blobstore.BLOB_CAP):
-            blobs.add(after, sha256(after) or "", sync=False)
-
-
-def _undo_check(plan: Plan) -> None:
-    problem = blobstore.undo_problem((rel, len(before)) for rel, before, _bm, _a, _m in plan if before is not None)
-    if problem is not None:
-        raise UndoNotKept("undo cannot be kept for this write: %s; nothing was written. Run the command again with "
-                          "--no-undo to write it anyway: its receipt and `engramory log` will say it cannot be "
-                          "undone" % problem)
-
-
-def _room_for(root: str, blobs: BlobStore, plan: Plan, no_undo: bool) -> None:
-    need = 0 if no_undo else sum(len(b) for _, b, _bm, _a, _m in plan
-                                 if b is not None and not blobs.has(sha256(b) or ""))
-    optional = sum(len(a) for rel, _b, _bm, a, _m in plan
-                   if a is not None and manifest.tracked(rel) and len(a) <= blobstore.BLOB_FILE_MAX)
-    names = {d for _, b, _bm, a, _m in plan for d in (sha256(b), sha256(a)) if d}
-    _make_room(root, blobs, need, optional, names)
 
 
 def _journal_unreported(root: str, blobs: BlobStore, last: int, command: str,
@@ -495,11 +211,11 @@ def _apply(root: str, command: str, argv: list[str],
            plan: Plan,
            undoes: int | None, no_undo: bool = False) -> Entry:
     if not no_undo:
-        _undo_check(plan)
+        retention.check_undo(plan)
     blobs = BlobStore(root)
     written = _journal_unreported(root, blobs, journalfile.last_id(root), command, plan)
-    _room_for(root, blobs, plan, no_undo)
-    changes = _changes(blobs, plan, no_undo, best_effort=False)
+    retention.room_for(root, blobs, plan, no_undo)
+    changes = retention.changes(blobs, plan, no_undo, best_effort=False)
     entry = Entry(journalfile.last_id(root) + 1, _now(), command, argv, changes, undoes, no_undo=no_undo)
     pending = os.path.join(metadir.meta_dir(root), PENDING)
     metadir.write_atomic(pending, json.dumps(entry.as_dict(), sort_keys=True).encode(), 0o600)
@@ -534,12 +250,12 @@ def _settle(root: str, blobs: BlobStore, plan: Plan,
     after-state, the blob total, the bound. Best effort: the entry and the files are what
     counts, and the manifest's `journal_seen` gap covers a manifest not written."""
     try:
-        _keep_afters(blobs, plan)
+        retention.keep_afters(blobs, plan)
         manifest.after_write(root, written)
     except (OSError, JournalError):
         pass
     if size > journalfile.JOURNAL_MAX:
-        _rotate(root, blobs)
+        retention.rotate(root, blobs)
     blobs.save()
 
 
@@ -594,7 +310,7 @@ def _clean_temps(root: str, rels: Iterable[str]) -> None:
         for name in names:
             if name.startswith(".") and TMP_MARK in name:
                 pid = name.rsplit(TMP_MARK, 1)[1].split("-", 1)[0]
-                if pid.isdigit() and int(pid) != os.getpid() and _pid_alive(int(pid)):
+                if pid.isdigit() and int(pid) != os.getpid() and pid_alive(int(pid)):
                     continue
                 try:
                     os.unlink(os.path.join(folder, name))
@@ -615,7 +331,7 @@ class Transaction:
         self.command = command
         self.argv = journalfile.slim_argv(argv)
         self.no_undo = no_undo
-        self.lock = StoreLock(root, timeout)
+        self.lock = _lock(root, timeout)
         self.pre: dict[str, str | None] = {}  # rel -> sha256 when read (None: absent)
         self.disk: dict[str, tuple[bytes | None, int | None]] = {}
         self.staged: dict[str, tuple[bytes | None, int | None]] = {}  # rel -> (bytes or None, mode)
@@ -729,7 +445,7 @@ def record(root: str, command: str, changes: Iterable[Change], argv: Sequence[st
     over BLOB_FILE_MAX is marked not kept: the change has happened). None when nothing changed.
     The caller (engramory.review) saves the manifest itself."""
     items = list(changes)
-    with StoreLock(root):
+    with _lock(root):
         _recover(root)
         plan: Plan = []
         for c in items:
@@ -744,13 +460,13 @@ def record(root: str, command: str, changes: Iterable[Change], argv: Sequence[st
         if not plan:
             return None
         blobs = BlobStore(root)
-        _room_for(root, blobs, [p for p in plan if p[1] is None or len(p[1]) <= blobstore.BLOB_FILE_MAX], False)
+        retention.room_for(root, blobs, [p for p in plan if p[1] is None or len(p[1]) <= blobstore.BLOB_FILE_MAX], False)
         entry = Entry(journalfile.last_id(root) + 1, _now(), command, journalfile.slim_argv(argv),
-                      _changes(blobs, plan, False, best_effort=True))
+                      retention.changes(blobs, plan, False, best_effort=True))
         size = journalfile.append(root, entry)
-        _keep_afters(blobs, plan)
+        retention.keep_afters(blobs, plan)
         if size > journalfile.JOURNAL_MAX:
-            _rotate(root, blobs)
+            retention.rotate(root, blobs)
         blobs.save()
         return entry
 
@@ -801,7 +517,7 @@ def undo(root: str, entry_id: int | None = None, argv: Sequence[str] = (), no_un
     whose `undoes` names it. Every file must still be what that entry left (else
     JournalConflict, naming the later entry to undo first), and every prior version must still
     be in the blob store (else JournalError); otherwise nothing is written."""
-    with StoreLock(root):
+    with _lock(root):
         _recover(root)
         target, later = find_undo_target(root, entry_id)
         blocker = target.undo_blocker()

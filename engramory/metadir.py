@@ -53,6 +53,10 @@ class LockTimeout(JournalError):
     """Another process held the store lock for longer than the timeout."""
 
 
+class UndoNotKept(JournalError):
+    """The prior bytes a write would need for its undo cannot be kept: nothing was written."""
+
+
 class StoreDamaged(JournalError):
     """A file of `.engramory/` is not what engramory wrote there (a folder, a FIFO, a device,
     a symlink, bytes that are not its format): nothing was read from it or written."""
