@@ -65,6 +65,7 @@ class BlobStore:
         self.dir = os.path.join(root, metadir.DIR, metadir.BLOBS)
         self._total: int | None = None
         self._dirty = False
+        self._ready = False  # the folder and its .gitignore are in place
 
     # the folder
     def _check_folder(self) -> bool:
@@ -81,13 +82,17 @@ class BlobStore:
         return True
 
     def _make_folder(self) -> None:
-        if self._check_folder():
+        if self._ready:
             return
-        metadir.meta_dir(self.root)
-        os.mkdir(self.dir, 0o700)
-        os.chmod(self.dir, 0o700)
-        metadir.write_atomic(os.path.join(self.dir, ".gitignore"),
-                             b"# prior versions of notes, kept for `engramory undo`: never committed\n*\n", 0o600)
+        if not self._check_folder():
+            metadir.meta_dir(self.root)
+            os.mkdir(self.dir, 0o700)
+        ignore = os.path.join(self.dir, ".gitignore")
+        if not os.path.lexists(ignore):  # also a folder an older version made without one
+            os.chmod(self.dir, 0o700)
+            metadir.write_atomic(ignore, b"# prior versions of notes, kept for `engramory undo`: never committed\n*\n",
+                                 0o600)
+        self._ready = True
 
     def path(self, digest: str) -> str:
         if not is_digest(digest):

@@ -73,7 +73,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
     from types import TracebackType
-    from typing import List, Optional, Tuple
+    from typing import Any, List, Optional, Tuple
 
     # per path: (rel, bytes before, mode before, bytes after, mode after); None: absent
     Plan = List[Tuple[str, Optional[bytes], Optional[int], Optional[bytes], Optional[int]]]
@@ -187,17 +187,25 @@ def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def _journal_unreported(root: str, blobs: BlobStore, last: int, command: str,
-                        plan: Plan) -> list[Entry]:
-    """Journal, as an entry of their own, the changes something else made to the paths of
-    `plan` that no review has journaled yet (see engramory.manifest.unreported)."""
+def _manifest(root: str) -> dict[str, Any] | None:
+    """The review manifest for a write to keep in step, None when there is none (no review
+    yet) or it cannot be used (then the next review takes a new baseline and says so)."""
     try:
         found, _ = manifest.load(root)
     except JournalError:
-        return []
+        return None
+    return found
+
+
+def _journal_unreported(root: str, blobs: BlobStore, last: int, command: str, plan: Plan,
+                        found: dict[str, Any] | None) -> list[Entry]:
+    """Journal, as an entry of their own, the changes something else made to the paths of
+    `plan` that no review has journaled yet (see engramory.manifest.unreported)."""
     if found is None:
         return []
-    changes, _lost = manifest.unreported(root, found, last, blobs, [(rel, before) for rel, before, *_ in plan])
+    changes, lost = manifest.unreported(root, found, last, blobs, [(rel, before) for rel, before, *_ in plan])
+    if lost:
+        found["unrecoverable"] = (list(found.get("unrecoverable") or []) + lost)[-100:]
     if not changes:
         return []
     rows = [FileChange(rel, sha256(prior), sha256(now), None if prior is None else len(prior),
@@ -207,16 +215,18 @@ def _journal_unreported(root: str, blobs: BlobStore, last: int, command: str,
     return [entry]
 
 
-def _apply(root: str, command: str, argv: list[str],
-           plan: Plan,
-           undoes: int | None, no_undo: bool = False) -> Entry:
+def _apply(root: str, command: str, argv: list[str], plan: Plan, undoes: int | None,
+           no_undo: bool = False) -> Entry:
     if not no_undo:
         retention.check_undo(plan)
     blobs = BlobStore(root)
-    written = _journal_unreported(root, blobs, journalfile.last_id(root), command, plan)
+    found = _manifest(root)
+    last = journalfile.last_id(root)
+    written = _journal_unreported(root, blobs, last, command, plan, found)
     retention.room_for(root, blobs, plan, no_undo)
     changes = retention.changes(blobs, plan, no_undo, best_effort=False)
-    entry = Entry(journalfile.last_id(root) + 1, _now(), command, argv, changes, undoes, no_undo=no_undo)
+    entry = Entry(written[-1].id + 1 if written else last + 1, _now(), command, argv, changes, undoes,
+                  no_undo=no_undo)
     pending = os.path.join(metadir.meta_dir(root), PENDING)
     metadir.write_atomic(pending, json.dumps(entry.as_dict(), sort_keys=True).encode(), 0o600)
     # new and replaced files first, in the order staged, removals last: a crash part-way
@@ -240,18 +250,19 @@ def _apply(root: str, command: str, argv: list[str],
     size = journalfile.append(root, entry)
     written.append(entry)
     os.unlink(pending)
-    _settle(root, blobs, plan, written, size)
+    _settle(root, blobs, plan, written, size, found)
     return entry
 
 
-def _settle(root: str, blobs: BlobStore, plan: Plan,
-            written: list[Entry], size: int) -> None:
+def _settle(root: str, blobs: BlobStore, plan: Plan, written: list[Entry], size: int,
+            found: dict[str, Any] | None) -> None:
     """After the entry is in the journal: the bytes it left (for review), the manifest at its
     after-state, the blob total, the bound. Best effort: the entry and the files are what
     counts, and the manifest's `journal_seen` gap covers a manifest not written."""
     try:
         retention.keep_afters(blobs, plan)
-        manifest.after_write(root, written)
+        if found is not None:
+            manifest.after_write(root, written, found)
     except (OSError, JournalError):
         pass
     if size > journalfile.JOURNAL_MAX:

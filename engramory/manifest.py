@@ -144,12 +144,13 @@ def unreported(root: str, manifest: dict[str, Any], last: int, blobs: BlobStore,
     return found, lost
 
 
-def after_write(root: str, written: Sequence[Entry]) -> None:
+def after_write(root: str, written: Sequence[Entry], loaded: dict[str, Any] | None = None) -> None:
     """Leave the manifest at the after-state of `written` (entries just appended, oldest
     first): each tracked path's size, mtime and sha256 as the write left it. `journal_seen`
     moves only when the manifest held every entry before (a gap stays for `ours_since`).
-    Without a manifest (no review yet) nothing is done: the first review takes the baseline."""
-    manifest, _ = load(root)
+    Without a manifest (no review yet) nothing is done: the first review takes the baseline.
+    `loaded` is the manifest as the caller read it under the same lock (saves a second parse)."""
+    manifest = loaded if loaded is not None else load(root)[0]
     if manifest is None:
         return
     files = manifest["files"]
