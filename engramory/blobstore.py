@@ -174,7 +174,7 @@ class BlobStore:
             try:
                 os.utime(where)
                 if sync:  # it may have been kept without fsync (a write's after-bytes): an undo now needs it
-                    fd = os.open(where, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+                    fd = os.open(where, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
                     try:
                         os.fsync(fd)
                     finally:

@@ -130,18 +130,19 @@ def test_a_hand_written_note_with_a_password_is_kept_for_undo_and_redo(run: Run,
     data = creds.read_bytes()
     rows = review_rows(run, store)
     assert [c for e in rows for c in e["changes"]] == [{"kind": "added", "path": "creds.md"}]  # type: ignore[attr-defined]
-    r = run("undo", rows[0]["id"], store, "--json")
-    assert r.returncode == 0, r.stderr
+    undone = run("undo", rows[0]["id"], store, "--json")
+    assert undone.returncode == 0, undone.stderr
     assert not creds.exists()
-    redo = json.loads(r.stdout)["entry"]
+    r = run("search", "staging login", store)  # its bytes are in the blob store now: never searched
+    assert r.returncode == 1 and PASSWORD not in r.stdout + r.stderr, r.stdout
+    redo = json.loads(undone.stdout)["entry"]
     r = run("undo", redo["id"], store)  # the redo it offers
     assert r.returncode == 0, r.stderr
     assert creds.read_bytes() == data and redo["undoable"] is True
     blobs = store / ".engramory" / "blobs"
     assert blobs.stat().st_mode & 0o777 == 0o700
     assert all(p.stat().st_mode & 0o777 == 0o600 for p in blobs.iterdir())
-    for args in (("log", store), ("log", store, "--json"), ("review", store, "--all", "--json"),
-                 ("search", "staging login", store)):
+    for args in (("log", store), ("log", store, "--json"), ("review", store, "--all", "--json")):
         r = run(*args)
         assert PASSWORD not in r.stdout + r.stderr, args
     assert PASSWORD.encode() not in journal_bytes(store)

@@ -206,3 +206,27 @@ def test_a_journal_line_naming_a_blob_outside_the_folder_is_never_read(store: Pa
     r = run(store.parent, ["undo", "2", str(store)])
     assert r.returncode != 0 and "Traceback" not in r.stderr
     assert b"secret outside" not in b"".join(p.read_bytes() for p in store.rglob("*.md"))
+
+
+def test_the_metadata_folder_itself_a_file(tmp_path: Path) -> None:
+    root = tmp_path / "mem"
+    root.mkdir()
+    (root / "MEMORY.md").write_bytes((ROOT / "templates" / "MEMORY.md").read_bytes())
+    (root / ".engramory").write_bytes(b"a file where the folder belongs\n")
+    for command in ("new", "log", "undo", "review"):
+        r = run(tmp_path, [a.replace("{root}", str(root)) for a in COMMANDS[command]])
+        assert r.returncode != 0 and "Traceback" not in r.stderr, (command, r.stderr)
+        assert ".engramory is a file, not the folder engramory keeps its journal in" in r.stderr, r.stderr
+    assert not (root / "gamma.md").exists()
+
+
+def test_a_garbled_intent_record_and_blob_total_are_read_around(store: Path) -> None:
+    meta = store / ".engramory"
+    (meta / "pending.json").write_bytes(b"\xff\xfe not an intent record")
+    (meta / "blobs" / ".total").write_bytes(b"12x")
+    r = run(store.parent, ["update", "alpha", str(store), "--body", "A changed body."])
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert not (meta / "pending.json").exists()
+    kept = sum(p.stat().st_size for p in (meta / "blobs").iterdir() if len(p.name) == 64)
+    assert (meta / "blobs" / ".total").read_text().strip() == str(kept)  # recounted
+    assert run(store.parent, ["undo", str(store)]).returncode == 0
