@@ -233,8 +233,8 @@ def render_text(plan: Plan, root: str, title: str, outcome: str | None = None) -
         out.append("Nothing can be applied: the plan breaks an invariant (above).")
     else:
         out.append("Next: show this plan to the user, then apply it with `engramory compact %s --apply -` "
-                   "(or save it with --json and apply that file with --apply PLAN); `engramory undo` "
-                   "reverses it. Then handle the proposals and decisions by hand." % root)
+                   "(or save it with --json and apply that file with --apply PLAN); %s. Then handle the "
+                   "proposals and decisions by hand." % (root, _undo_words(plan)))
     out.append("Plan digest: %s" % plan.digest)
     if plan.operations:
         out.append("")
@@ -251,6 +251,16 @@ def render_text(plan: Plan, root: str, title: str, outcome: str | None = None) -
         out.append("Diff of every file the plan changes:")
         out.append(diff.rstrip("\n"))
     return "\n".join(out) + "\n"
+
+
+def _undo_words(plan: Plan) -> str:
+    """What the plan's apply promises about undo: only what the journal can keep."""
+    from engramory import blobstore
+
+    problem = blobstore.undo_problem((c.path, len(c.before)) for c in plan.changes)
+    if problem is None:
+        return "`engramory undo` reverses it"
+    return ("its undo cannot be kept (%s): applying it needs --no-undo, and then nothing takes it back" % problem)
 
 
 def plan_dict(plan: Plan, root: str) -> dict[str, Any]:
@@ -318,16 +328,17 @@ def _change_keys(changes: list[Any]) -> list[tuple[Any, ...]]:
 
 
 def apply(root: str, saved: dict[str, Any] | None, lines: int | None, nbytes: int | None, argv: list[str],
-          env: Mapping[str, str] | None = None) -> tuple[Plan, Any]:
+          env: Mapping[str, str] | None = None, no_undo: bool = False) -> tuple[Plan, Any]:
     """Re-plan under the store lock, compare with `saved` (None: plan-and-apply), write.
-    Returns the plan and the journal entry (None when nothing was written)."""
+    Returns the plan and the journal entry this transaction appended under the lock (None
+    when nothing was written): never the journal's last line read afterwards, which another
+    writer waiting for the lock may already own."""
     from engramory import journal
 
     if saved is not None:
         lines, nbytes = saved["target"]["lines"], saved["target"]["bytes"]
-    entry = None
     try:
-        with journal.transaction(root, command="compact", argv=argv) as tx:
+        with journal.transaction(root, command="compact", argv=argv, no_undo=no_undo) as tx:
             st = load_store(root, env)
             window, _ = host_window()
             caps = caps_for(st, window, env)
@@ -369,11 +380,11 @@ def apply(root: str, saved: dict[str, Any] | None, lines: int | None, nbytes: in
     except journal.LockTimeout as exc:
         raise CompactError(EX_DATAERR, "%s; nothing was written: try again when the other engramory command is done"
                            % exc) from None
+    except journal.StoreDamaged as exc:
+        raise CompactError(EX_NOINPUT, "the plan cannot be applied: %s" % exc) from None
     except journal.JournalError as exc:
         raise CompactError(EX_DATAERR, "the plan cannot be applied: %s; nothing was written" % exc) from None
-    entries = journal.entries(root)
-    entry = entries[-1] if entries else None
-    return plan, entry
+    return plan, tx.entry
 
 
 class _Nothing(Exception):
@@ -416,6 +427,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "(default: the warn caps)")
     parser.add_argument("--apply", metavar="PLAN",
                         help="apply a plan saved with --json ('-' : plan now and apply it)")
+    parser.add_argument("--no-undo", action="store_true",
+                        help="with --apply: apply even when its undo cannot be kept (a prior version over the blob "
+                        "store's caps); the output and `engramory log` then say it cannot be undone")
     parser.add_argument("--json", action="store_true", help="print the plan (or the applied plan) as JSON")
     args = parser.parse_args(argv)
     lines = nbytes = None
@@ -446,7 +460,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             else:
                 emit(render_text(plan, root, title))
             return plan.exit_code
-        plan, entry = apply(root, saved, lines, nbytes, ["compact"] + list(argv if argv is not None else sys.argv[2:]))
+        plan, entry = apply(root, saved, lines, nbytes, ["compact"] + list(argv if argv is not None else sys.argv[2:]),
+                            no_undo=args.no_undo)
     except CompactError as exc:
         emit("engramory compact: %s\n" % exc.message, sys.stderr)
         return exc.code
@@ -455,16 +470,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         d = plan_dict(plan, root)
         d["applied"] = entry is not None
         d["journal_id"] = getattr(entry, "id", None)
+        d["undoable"] = bool(entry is not None and entry.undoable)
         emit_json(d, **JSON_STYLE)
     else:
         if entry is None:
             outcome = "Nothing was written: %s." % (
                 "the index is already within the target" if plan.within_target else "no safe operation applies")
         else:
-            outcome = ("Applied %d file change%s as journal entry %s; `engramory undo %s` restores the store byte "
-                       "for byte.%s" % (len(plan.changes), "" if len(plan.changes) == 1 else "s", entry.id, entry.id,
-                                        " Then handle the proposals and decisions above by hand."
-                                        if plan.proposals or plan.decisions else ""))
+            outcome = ("Applied %d file change%s as journal entry %s; %s.%s" % (
+                len(plan.changes), "" if len(plan.changes) == 1 else "s", entry.id,
+                "`engramory undo %s` restores the store byte for byte" % entry.id if entry.undoable else
+                "undo is NOT possible for it (%s)" % entry.undo_blocker(),
+                " Then handle the proposals and decisions above by hand." if plan.proposals or plan.decisions else ""))
         emit(render_text(plan, root, title, outcome))
     return plan.exit_code if entry is not None or plan.exit_code != 1 else 0
 

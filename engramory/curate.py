@@ -49,6 +49,7 @@ def new_main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--title", help="the pointer's label in MEMORY.md (default: the description)")
     p.add_argument("--hook", help="a few words after the pointer's link")
     p.add_argument("--force", action="store_true", help="save even when a near-duplicate exists or a project note has a relative date")
+    p.add_argument("--no-undo", action="store_true", help=common.NO_UNDO_HELP)
     p.add_argument("--dry-run", action="store_true", help="check and show what would be written; write nothing")
     p.add_argument("--json", action="store_true", help="print the receipt as JSON")
     raw = list(sys.argv[1:] if argv is None else argv)
@@ -105,7 +106,7 @@ def _new(args: argparse.Namespace, raw: list[str]) -> int:
     name, derived = _new_name(args, desc)
     date = notes.today()
     irel = curate_index.index_rel(root)
-    with journal.transaction(root, "new", raw) as tx:
+    with journal.transaction(root, "new", raw, no_undo=args.no_undo) as tx:
         before = curate_index.read(tx, root, irel)
         st = store.load(root)
         name = _free_name(st, name, derived)
@@ -158,7 +159,8 @@ class _NewReceipt:
                       "bytes": len(index), "sha256": journal.sha256(index),
                       "window": {"lines": w_lines, "units": w_units, "unit": win.unit,
                                  "hard_lines": caps.hard_lines, "hard_units": caps.hard_bytes}},
-            "entry": entry.id if entry else None, "warnings": self.warnings, "dry_run": dry,
+            "entry": entry.id if entry else None, "undoable": bool(entry and entry.undoable),
+            "warnings": self.warnings, "dry_run": dry,
         }
         lines = ["%s %s (%s bytes, sha256 %s)" % ("would save" if dry else "saved", os.path.join(root, rel),
                                                   n(len(data)), sha),
@@ -185,6 +187,7 @@ def update_main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--how", help="set the How to apply: line (replaced in place, or added)")
     p.add_argument("--title", help="a new label for the pointer")
     p.add_argument("--force", action="store_true", help="save even when the new description nearly duplicates another note")
+    p.add_argument("--no-undo", action="store_true", help=common.NO_UNDO_HELP)
     p.add_argument("--dry-run", action="store_true", help="check and show what would be written; write nothing")
     p.add_argument("--json", action="store_true", help="print the receipt as JSON")
     raw = list(sys.argv[1:] if argv is None else argv)
@@ -210,6 +213,7 @@ def _move_main(argv: Sequence[str] | None, restoring: bool) -> int:
     p.add_argument("names", nargs="+", metavar="NAME",
                    help="note names (file names, with or without .md); a last argument containing '/' is ROOT")
     p.add_argument("--root", help="the store folder (default: the project's auto-memory folder)")
+    p.add_argument("--no-undo", action="store_true", help=common.NO_UNDO_HELP)
     p.add_argument("--dry-run", action="store_true", help="show what would move; write nothing")
     p.add_argument("--json", action="store_true", help="print the receipt as JSON")
     raw = list(sys.argv[1:] if argv is None else argv)
@@ -285,6 +289,7 @@ class _Move:
         moved, links, irel = self.moved, self.links, self.irel
         obj: dict[str, object] = {"ok": True, "command": self.cmd, "root": self.root, "default_root": self.chosen,
                                   "moved": moved, "links": links, "entry": entry.id if entry else None,
+                                  "undoable": bool(entry and entry.undoable),
                                   "warnings": self.warnings, "dry_run": dry}
         lines: list[str] = []
         for m in moved:
@@ -313,7 +318,7 @@ def _move(args: argparse.Namespace, raw: list[str], names_in: list[str], root_ar
     names = list(dict.fromkeys(notes.note_arg(x) for x in names_in))
     irel = curate_index.index_rel(root)
     cmd = "restore" if restoring else "archive"
-    with journal.transaction(root, cmd, raw) as tx:
+    with journal.transaction(root, cmd, raw, no_undo=args.no_undo) as tx:
         before = curate_index.read(tx, root, irel)
         st = store.load(root)
         move = _Move(restoring, root, chosen, irel, curate_index.lines(irel, before))

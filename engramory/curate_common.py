@@ -8,6 +8,7 @@ import fnmatch
 import sys
 
 from engramory import config, journal, notes, store
+from engramory.cliutil import EX_NOINPUT
 from engramory.notes import EX_BUSY, NEEDS_LABELS, Refusal, n
 
 TYPE_CHECKING = False
@@ -123,6 +124,8 @@ def run(as_json: bool, work: object) -> int:
         return notes.fail(as_json, str(exc), exc.code)
     except (journal.JournalConflict, journal.LockTimeout) as exc:
         return notes.fail(as_json, str(exc), EX_BUSY)
+    except journal.StoreDamaged as exc:
+        return notes.fail(as_json, str(exc), EX_NOINPUT)
     except journal.JournalError as exc:
         return notes.fail(as_json, str(exc), notes.EX_REFUSED)
     except UnicodeError:
@@ -133,12 +136,18 @@ def run(as_json: bool, work: object) -> int:
                           notes.EX_REFUSED)
 
 
+NO_UNDO_HELP = ("write even when its undo cannot be kept (a prior version over the blob store's caps); the "
+                "receipt and `engramory log` then say it cannot be undone")
+
+
 def receipt_text(root: str, entry: journal.Entry | None, lines: list[str], warnings: list[str],
                   dry: bool) -> str:
     out = list(lines)
     if dry:
         out.append("dry run: nothing was written")
-    elif entry is not None:
+    elif entry is not None and entry.undoable:
         out.append("journal entry %d: `engramory undo %d` takes it back" % (entry.id, entry.id))
+    elif entry is not None:
+        out.append("journal entry %d: undo is NOT possible for it (%s)" % (entry.id, entry.undo_blocker()))
     out.extend("warning: " + w for w in warnings)
     return "\n".join(out)

@@ -151,7 +151,7 @@ def run(args: argparse.Namespace, raw: list[str]) -> int:
     if args.title is not None:
         indexline.field("--title", args.title)  # refused before anything is read
     irel = curate_index.index_rel(root)
-    with journal.transaction(root, "update", raw) as tx:
+    with journal.transaction(root, "update", raw, no_undo=args.no_undo) as tx:
         before = curate_index.read(tx, root, irel)
         st = store.load(root)
         note = _find(st, rel, name, root)
@@ -202,7 +202,8 @@ class _Receipt:
             "bytes": len(data), "index": {"path": self.irel, "line": self.entry.line_no, "heading": self.type,
                                           "lines": count_lines(after), "bytes": len(after),
                                           "sha256": journal.sha256(after)},
-            "entry": entry.id if entry else None, "warnings": warnings, "dry_run": dry,
+            "entry": entry.id if entry else None, "undoable": bool(entry and entry.undoable),
+            "warnings": warnings, "dry_run": dry,
         }
         lines = ["%s %s (%s bytes, sha256 %s)" % ("would update" if dry else "updated", os.path.join(root, rel),
                                                   n(len(data)), sha),

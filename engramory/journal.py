@@ -1,4 +1,4 @@
-"""The store lock, atomic writes and the journal: every write an engramory command makes to a
+"""Transactions and undo: every write an engramory command makes to a
 memory store, recorded so that it can be put back byte for byte.
 
     with journal.transaction(root, command="new", argv=[...]) as tx:   # takes the store lock
@@ -6,80 +6,103 @@ memory store, recorded so that it can be put back byte for byte.
         tx.write("x.md", b"...")         # staged; a replaced file keeps its mode
         tx.move("a.md", "archive/a.md")  # staged
         tx.delete("b.md")                # staged
+    tx.entry                             # the entry this transaction appended, or None
 
 On a clean exit of the block every precondition is checked again under the lock (a file that
 changed since it was read raises JournalConflict and nothing is written), each file is written
 through a temp file in its own folder, fsync and os.replace, and ONE entry is appended to
-`<root>/.engramory/journal.jsonl`: time, command, argv, and per path the sha256 and size
-before and after. The prior bytes of every changed file go to a bounded blob store
-(`.engramory/blobs/`, oldest pruned past BLOB_CAP bytes; files flagged as holding a secret are
-never copied there). An exception inside the block writes nothing.
+`<root>/.engramory/journal.jsonl` (engramory.journalfile: time, command, the arguments without
+bodies or secrets, per path the sha256 and size before and after). `tx.entry` is that entry,
+taken under the lock: never "the journal's last line", which another writer may own by the
+time it is read. An exception inside the block writes nothing.
+
+Undo is always kept. The prior bytes of every changed file go to the private blob store
+(engramory.blobstore), secrets included, before any file is touched. When they cannot be kept
+(one prior version over BLOB_FILE_MAX, or this write's prior versions over BLOB_CAP) the
+transaction refuses before writing anything (UndoNotKept names the numbers and `--no-undo`);
+with `no_undo=True` it writes, and its entry says it cannot be undone, as do its receipt and
+`engramory log`. An entry can be undone while it is in the live journal (past JOURNAL_MAX
+bytes the oldest rotate into the history, metadata only), and a blob such an entry names is
+never pruned; engramory.retention states the whole rule (what goes first when room is needed).
+
+Each write keeps the bytes it leaves in `.md` files too (best effort, for review) and leaves
+the review manifest at its own after-state in the same locked step (engramory.manifest). A
+change something else made to a path the write is about to replace, not yet reviewed, is
+journaled first, as an "external" entry of its own, so that undoing every entry newest first
+still gives back what was there.
 
 Crash safety: before the first file is touched an intent record (`.engramory/pending.json`)
 is written; if the process dies mid-way, the next transaction on the store journals what was
 really left on disk as an "interrupted" entry, so it can be inspected and undone too.
 
-The lock is `flock` on `.engramory/lock`; where flock is missing or refused (some network
-file systems), an O_EXCL lock file `.engramory/lock.excl` holding pid, host and time, taken
-over when its process is gone or it is older than STALE_SECONDS.
+The lock is engramory.storelock (flock, or an O_EXCL file where flock is refused). Every file
+of `.engramory/` is read through scope.read_bounded, and a FIFO, device, folder or symlink at one of its names
+is refused with a message (StoreDamaged) before anything is read or written (engramory.metadir).
 
 Standard library only; Python 3.9+.
 """
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
 import os
-import socket
+import stat
 import time
+
+from engramory import blobstore, journalfile, manifest, metadir, retention
+from engramory.blobstore import BLOB_CAP, BLOB_FILE_MAX, BlobStore  # the numbers live in blobstore
+from engramory.journalfile import Entry, FileChange, entries
+from engramory.metadir import (
+    BLOBS,
+    DIR,
+    JOURNAL,
+    LOCK,
+    LOCK_EXCL,
+    PENDING,
+    TMP_MARK,
+    JournalConflict,
+    JournalError,
+    LockTimeout,
+    StoreDamaged,
+    UndoNotKept,
+)
+from engramory.storelock import StoreLock, pid_alive
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Sequence
+    from collections.abc import Iterable, Sequence
     from types import TracebackType
+    from typing import Any, List, Optional, Tuple
 
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None  # type: ignore[assignment]
+    # per path: (rel, bytes before, mode before, bytes after, mode after); None: absent
+    Plan = List[Tuple[str, Optional[bytes], Optional[int], Optional[bytes], Optional[int]]]
 
-DIR = ".engramory"
-JOURNAL = "journal.jsonl"
-BLOBS = "blobs"
-PENDING = "pending.json"
-LOCK = "lock"
-LOCK_EXCL = "lock.excl"
-FORMAT = 1
+__all__ = [
+    "BLOBS", "BLOB_CAP", "BLOB_FILE_MAX", "DIR", "JOURNAL", "LOCK", "LOCK_EXCL", "PENDING", "TMP_MARK",
+    "Change", "Entry", "FileChange", "JournalConflict", "JournalError", "LockTimeout", "StoreDamaged",
+    "StoreLock", "UndoNotKept", "entries", "find_undo_target", "keep_blobs", "lock", "read_blob", "record",
+    "sha256", "transaction", "undo", "write_atomic",
+]
 
-BLOB_CAP = 64 << 20  # bytes of prior versions kept; the oldest go first past this
-BLOB_FILE_MAX = 8 << 20  # a single prior version larger than this is not kept
+EXTERNAL = "external"  # the command of an entry journaling what something else changed
 LOCK_TIMEOUT = 30.0  # seconds to wait for another engramory command to finish
-STALE_SECONDS = 600.0  # an O_EXCL lock file older than this is taken over
-TMP_MARK = ".engramory-tmp-"
+PENDING_MAX = 16 << 20  # bytes of an intent record
 
-# Test seam: called with (temp path, final path) after a temp file is written and fsynced,
-# before os.replace. A test sets it to crash the process exactly there.
+# Test seam: called with (temp path, final path) after a temp file of the store is written
+# and fsynced, before os.replace. A test sets it to crash the process exactly there.
 _before_replace = None
 # Test seam: force the O_EXCL fallback lock even where flock works.
 _force_fallback = False
 
 
-class JournalError(Exception):
-    """Anything that stops a transaction or an undo; the message says what to do next."""
-
-
-class JournalConflict(JournalError):
-    """A file is not what the transaction (or the undo) expected: nothing was written."""
-
-
-class LockTimeout(JournalError):
-    """Another process held the store lock for longer than the timeout."""
-
-
 def sha256(data: bytes | None) -> str | None:
     return None if data is None else hashlib.sha256(data).hexdigest()
+
+
+def write_atomic(path: str, data: bytes, mode: int) -> None:
+    """Temp file beside `path` (a dot name: never taken for a note), fsync, chmod, os.replace."""
+    metadir.write_atomic(path, data, mode, before_replace=_before_replace)
 
 
 class Change:
@@ -92,100 +115,6 @@ class Change:
         self.rel = rel
         self.before = before
         self.after = after
-
-
-class FileChange:
-    """One path in a journal entry, as recorded (hashes and sizes, not bytes). `kept` says
-    whether the prior bytes are in the blob store (absent files need none); `why_not` why not."""
-
-    __slots__ = ("path", "before", "after", "before_size", "after_size", "mode", "kept", "why_not")
-
-    def __init__(self, path: str, before: str | None, after: str | None, before_size: int | None,
-                 after_size: int | None, mode: int | None = None, kept: bool = True, why_not: str = "") -> None:
-        self.path = path
-        self.before = before
-        self.after = after
-        self.before_size = before_size
-        self.after_size = after_size
-        self.mode = mode
-        self.kept = kept
-        self.why_not = why_not
-
-    def as_dict(self) -> dict[str, object]:
-        d: dict[str, object] = {
-            "path": self.path, "before": self.before, "after": self.after,
-            "before_size": self.before_size, "after_size": self.after_size,
-            "mode": self.mode, "kept": self.kept,
-        }
-        if self.why_not:
-            d["why_not"] = self.why_not
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict[str, object]) -> FileChange:
-        def opt_int(v: object) -> int | None:
-            return v if isinstance(v, int) and not isinstance(v, bool) else None
-
-        def opt_str(v: object) -> str | None:
-            return v if isinstance(v, str) else None
-
-        path = d.get("path")
-        if not isinstance(path, str):
-            raise ValueError("change without a path")
-        return cls(path, opt_str(d.get("before")), opt_str(d.get("after")), opt_int(d.get("before_size")),
-                   opt_int(d.get("after_size")), opt_int(d.get("mode")), bool(d.get("kept", True)),
-                   str(d.get("why_not") or ""))
-
-
-class Entry:
-    """One journal entry: one transaction."""
-
-    __slots__ = ("id", "time", "command", "argv", "changes", "undoes", "interrupted", "undone")
-
-    def __init__(self, id: int, time: str, command: str, argv: list[str], changes: list[FileChange],
-                 undoes: int | None = None, interrupted: bool = False) -> None:
-        self.id = id
-        self.time = time
-        self.command = command
-        self.argv = argv
-        self.changes = changes
-        self.undoes = undoes
-        self.interrupted = interrupted
-        self.undone = False  # filled in by entries(): a later undo took this entry back
-
-    @property
-    def paths(self) -> list[str]:
-        return [c.path for c in self.changes]
-
-    def as_dict(self) -> dict[str, object]:
-        d: dict[str, object] = {
-            "format": FORMAT, "id": self.id, "time": self.time, "command": self.command,
-            "argv": list(self.argv), "changes": [c.as_dict() for c in self.changes],
-        }
-        if self.undoes is not None:
-            d["undoes"] = self.undoes
-        if self.interrupted:
-            d["interrupted"] = True
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict[str, object]) -> Entry:
-        id_ = d.get("id")
-        if not isinstance(id_, int) or isinstance(id_, bool):
-            raise ValueError("entry without an integer id")
-        changes = d.get("changes")
-        if not isinstance(changes, list):
-            raise ValueError("entry without changes")
-        argv = d.get("argv")
-        undoes = d.get("undoes")
-        return cls(id_, str(d.get("time") or ""), str(d.get("command") or ""),
-                   [str(a) for a in argv] if isinstance(argv, list) else [],
-                   [FileChange.from_dict(c) for c in changes if isinstance(c, dict)],
-                   undoes if isinstance(undoes, int) and not isinstance(undoes, bool) else None,
-                   bool(d.get("interrupted", False)))
-
-    def __repr__(self) -> str:
-        return "Entry(%d, %s, %r)" % (self.id, self.command, self.paths)
 
 
 # -- paths -----------------------------------------------------------------------------------
@@ -214,415 +143,206 @@ def _inside(root: str, path: str) -> bool:
 def _read_file(root: str, rel: str) -> tuple[bytes | None, int | None]:
     """(bytes, permission bits) of a regular file in the store, (None, None) when absent.
     A symlink, FIFO or folder in the way raises JournalError: never followed, never replaced."""
+    from engramory import scope
+
     path = _abs(root, rel)
     if not _inside(root, os.path.dirname(path)):
         raise JournalError("%s: its folder leads outside the store; nothing was written" % rel)
     try:
         st = os.lstat(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return None, None
-    except NotADirectoryError:
-        return None, None
-    import stat as stat_mod
-    if not stat_mod.S_ISREG(st.st_mode):
-        kind = "a symlink" if stat_mod.S_ISLNK(st.st_mode) else "not a regular file"
-        raise JournalError("%s is %s; engramory changes only regular files (move it aside by hand)" % (rel, kind))
-    with open(path, "rb") as f:
-        return f.read(), st.st_mode & 0o7777
+    if not stat.S_ISREG(st.st_mode):
+        raise JournalError("%s is %s; engramory changes only regular files (move it aside by hand)"
+                           % (rel, metadir.kind(st.st_mode)))
+    limit = max(st.st_size, 0) + (1 << 20)  # the file as it is, with room for one that grew since
+    data, _ = scope.read_bounded(path, limit)
+    if len(data) > limit:
+        raise JournalConflict("%s is growing while engramory reads it; nothing was written: run it again" % rel)
+    return data, st.st_mode & 0o7777
 
 
-def _umask_mode() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
-def _fsync_dir(folder: str) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def write_atomic(path: str, data: bytes, mode: int) -> None:
-    """Temp file beside `path` (a dot name: never taken for a note), fsync, chmod, os.replace."""
-    folder = os.path.dirname(path)
-    tmp = os.path.join(folder, ".%s%s%d-%s" % (os.path.basename(path), TMP_MARK, os.getpid(), os.urandom(3).hex()))
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        if _before_replace is not None:
-            _before_replace(tmp, path)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    _fsync_dir(folder)
-
-
-# -- the lock --------------------------------------------------------------------------------
-
-def _meta_dir(root: str) -> str:
-    d = os.path.join(root, DIR)
-    try:
-        os.mkdir(d, 0o700)
-    except FileExistsError:
-        if os.path.islink(d) or not os.path.isdir(d):
-            raise JournalError("%s exists and is not a folder; move it aside" % d) from None
-    return d
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
-
-
-class StoreLock:
-    """The one lock of a store. Re-entrant within a process (a nested transaction on the same
-    store would otherwise wait for itself)."""
-
-    _held: dict[str, int] = {}
-
-    def __init__(self, root: str, timeout: float | None = None) -> None:
-        self.root = root
-        self.key = os.path.realpath(root)
-        self.timeout = LOCK_TIMEOUT if timeout is None else timeout
-        self.fd: int | None = None
-        self.excl: str | None = None
-
-    def __enter__(self) -> StoreLock:
-        if StoreLock._held.get(self.key):
-            StoreLock._held[self.key] += 1
-            return self
-        meta = _meta_dir(self.root)
-        deadline = time.monotonic() + self.timeout
-        if fcntl is not None and not _force_fallback and self._flock(meta, deadline):
-            pass
-        else:
-            self._excl(meta, deadline)
-        StoreLock._held[self.key] = 1
-        return self
-
-    def _flock(self, meta: str, deadline: float) -> bool:
-        fd = os.open(os.path.join(meta, LOCK), os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
-        delay = 0.002
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                self.fd = fd
-                return True
-            except OSError as exc:
-                if exc.errno in (errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL):
-                    os.close(fd)
-                    return False  # no flock here: the O_EXCL file instead
-                if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                    os.close(fd)
-                    raise
-            if time.monotonic() > deadline:
-                os.close(fd)
-                raise LockTimeout(
-                    "another engramory command has held the lock of this store for over %.0f s; "
-                    "wait for it to finish and run this again" % self.timeout)
-            time.sleep(delay)
-            delay = min(delay * 2, 0.05)
-
-    def _excl(self, meta: str, deadline: float) -> None:
-        path = os.path.join(meta, LOCK_EXCL)
-        me = "%d %s %f\n" % (os.getpid(), socket.gethostname(), time.time())
-        delay = 0.002
-        while True:
-            try:
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            except FileExistsError:
-                if self._stale(path):
-                    try:
-                        os.unlink(path)
-                    except FileNotFoundError:
-                        pass
-                    continue
-                if time.monotonic() > deadline:
-                    raise LockTimeout(
-                        "the store is locked by %s (%s); if no engramory command is running, delete "
-                        "that file and run this again" % (path, _read_small(path).strip() or "unknown")) from None
-                time.sleep(delay)
-                delay = min(delay * 2, 0.05)
-                continue
-            with os.fdopen(fd, "w") as f:
-                f.write(me)
-            self.excl = path
-            return
-
-    @staticmethod
-    def _stale(path: str) -> bool:
-        text = _read_small(path)
-        parts = text.split()
-        try:
-            age = time.time() - os.stat(path).st_mtime
-        except FileNotFoundError:
-            return False
-        if age > STALE_SECONDS:
-            return True
-        if len(parts) >= 2 and parts[0].isdigit() and parts[1] == socket.gethostname():
-            return not _pid_alive(int(parts[0]))
-        return not parts and age > 5.0  # an empty file: its writer died between create and write
-
-    def __exit__(self, *exc: object) -> None:
-        n = StoreLock._held.get(self.key, 0)
-        if n > 1:
-            StoreLock._held[self.key] = n - 1
-            return
-        StoreLock._held.pop(self.key, None)
-        if self.fd is not None:
-            try:
-                fcntl.flock(self.fd, fcntl.LOCK_UN)
-            finally:
-                os.close(self.fd)
-                self.fd = None
-        if self.excl is not None:
-            try:
-                os.unlink(self.excl)
-            except FileNotFoundError:
-                pass
-            self.excl = None
+def _lock(root: str, timeout: float | None = None) -> StoreLock:
+    """The store lock, with this module's test seams (LOCK_TIMEOUT, _force_fallback) in force."""
+    return StoreLock(root, LOCK_TIMEOUT if timeout is None else timeout, force_fallback=_force_fallback)
 
 
 def lock(root: str, timeout: float | None = None) -> StoreLock:
     """The store lock alone, for a command that must read a consistent store and write nothing."""
-    return StoreLock(root, timeout)
+    return _lock(root, timeout)
 
 
-def _read_small(path: str) -> str:
-    try:
-        with open(path, "rb") as f:
-            return f.read(4096).decode("utf-8", "replace")
-    except OSError:
-        return ""
-
-
-# -- blobs and the journal file ------------------------------------------------------------------
-
-def is_secret(data: bytes) -> bool:
-    """Whether the doctor's secret scan flags these bytes: such prior versions are not copied."""
-    from engramory import doctor
-    from engramory.store import Note
-
-    note = Note("", "x.md", False)
-    note.text = data.decode("utf-8", "replace")
-    return any(f.code == "secret" for f in doctor.scan_note(note))
-
-
-def _blob_dir(root: str) -> str:
-    d = os.path.join(_meta_dir(root), BLOBS)
-    os.makedirs(d, mode=0o700, exist_ok=True)
-    return d
-
-
-def _keep_blob(root: str, data: bytes, digest: str) -> tuple[bool, str]:
-    if len(data) > min(BLOB_FILE_MAX, BLOB_CAP):
-        return False, "larger than the blob store keeps (%s bytes)" % "{:,}".format(min(BLOB_FILE_MAX, BLOB_CAP))
-    if is_secret(data):
-        return False, "flagged as holding a secret, so its bytes were not copied"
-    path = os.path.join(_blob_dir(root), digest)
-    if os.path.exists(path):
-        os.utime(path)  # recently needed: pruned last
-    else:
-        write_atomic(path, data, 0o600)
-    return True, ""
-
+# -- blobs -----------------------------------------------------------------------------------
 
 def read_blob(root: str, digest: str) -> bytes | None:
-    path = os.path.join(root, DIR, BLOBS, digest)
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError:
-        return None
-    return data if sha256(data) == digest else None
+    return BlobStore(root).read(digest)
 
 
-def prune_blobs(root: str, protect: Iterable[str]) -> None:
-    """Bring the blob store under BLOB_CAP bytes, oldest first (a blob read or kept again is
-    touched: pruned last), never removing a digest in `protect`."""
-    d = os.path.join(root, DIR, BLOBS)
-    keep = set(protect)
-    items = []
-    total = 0
-    try:
-        with os.scandir(d) as it:
-            for e in it:
-                if e.name.startswith("."):
-                    continue
-                try:
-                    st = e.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                items.append((st.st_mtime, e.name, st.st_size))
-                total += st.st_size
-    except OSError:
-        return
-    if total <= BLOB_CAP:
-        return
-    items.sort()
-    for _, name, size in items:
-        if total <= BLOB_CAP:
-            break
-        if name in keep:
-            continue
-        try:
-            os.unlink(os.path.join(d, name))
-            total -= size
-        except OSError:
-            pass
+keep_blobs = retention.keep_blobs
 
 
-def keep_blobs(root: str, items: list[tuple[str, bytes, str]], deadline: float | None = None) -> list[str]:
-    """Copy each (rel, bytes, sha256) into the blob store (for engramory.review, which keeps the notes it saw) (`.engramory/blobs/<sha>`,
-    where `read_blob` and `undo` find prior versions), so a later deletion can be
-    undone. As the journal does: never a file the doctor's secret scan flags, never one past
-    BLOB_FILE_MAX, and the store pruned to BLOB_CAP. Secrets are scanned in one batch and the
-    copies are not fsynced one by one (a lost copy is only an undo that cannot happen; the
-    reader checks the hash). Past `deadline` (time.monotonic()) the rest is left: their rels
-    are returned, and the next reconcile keeps them (a hook must end within its timeout)."""
-    from engramory import doctor
-    from engramory.store import Note
-
-    todo = []
-    folder = os.path.join(root, DIR, BLOBS)
-    for rel, data, digest in items:
-        if len(data) > min(BLOB_FILE_MAX, BLOB_CAP) or os.path.exists(os.path.join(folder, digest)):
-            continue
-        note = Note("", rel, False)
-        note.text = data.decode("utf-8", "replace")
-        todo.append((note, data, digest))
-    if not todo:
-        return []
-    secret = {f.path for f in doctor.scan_notes([n for n, _, _ in todo]) if f.code == "secret"}
-    left: list[str] = []
-    try:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        for note, data, digest in todo:
-            if note.rel in secret:
-                continue
-            if deadline is not None and time.monotonic() > deadline:
-                left.append(note.rel)
-                continue
-            path = os.path.join(folder, digest)
-            tmp = "%s.%d.tmp" % (path, os.getpid())
-            with open(tmp, "wb") as f:
-                f.write(data)
-            os.chmod(tmp, 0o600)
-            os.replace(tmp, path)
-        prune_blobs(root, [d for _, _, d in todo])
-    except OSError:
-        pass
-    return left
-
-
-def _journal_path(root: str) -> str:
-    return os.path.join(root, DIR, JOURNAL)
-
-
-def _load(root: str) -> list[Entry]:
-    try:
-        with open(_journal_path(root), "rb") as f:
-            raw = f.read()
-    except FileNotFoundError:
-        return []
-    out = []
-    for line in raw.split(b"\n"):
-        if not line.strip():
-            continue
-        try:
-            d = json.loads(line.decode("utf-8"))
-            if isinstance(d, dict):
-                out.append(Entry.from_dict(d))
-        except (ValueError, UnicodeDecodeError):
-            continue  # a torn last line after a crash, or a hand edit: skipped, never fatal
-    return out
-
-
-def _mark_undone(found: list[Entry]) -> None:
-    by_id = {e.id: e for e in found}
-
-    def set_undone(target: int, flag: bool, depth: int = 0) -> None:
-        e = by_id.get(target)
-        if e is None or depth > 1000:
-            return
-        e.undone = flag
-        if e.undoes is not None:
-            set_undone(e.undoes, not flag, depth + 1)  # undoing an undo puts its target back
-
-    for e in found:
-        if e.undoes is not None:
-            set_undone(e.undoes, True)
-
-
-def entries(root: str) -> list[Entry]:
-    """Every journal entry of the store, oldest first, with `.undone` set."""
-    found = _load(root)
-    _mark_undone(found)
-    return found
-
-
-def _append(root: str, entry: Entry) -> None:
-    path = _journal_path(root)
-    line = json.dumps(entry.as_dict(), ensure_ascii=True, sort_keys=True).encode() + b"\n"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    try:
-        size = os.fstat(fd).st_size
-        if size:
-            with open(path, "rb") as f:
-                f.seek(size - 1)
-                if f.read(1) != b"\n":
-                    line = b"\n" + line  # a torn line from a crash stays on its own line
-        os.write(fd, line)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
+# -- the journal entries ---------------------------------------------------------------------
 
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def _next_id(root: str) -> int:
-    found = _load(root)
-    return max((e.id for e in found), default=0) + 1
+def _manifest(root: str) -> dict[str, Any] | None:
+    """The review manifest for a write to keep in step, None when there is none (no review
+    yet) or it cannot be used (then the next review takes a new baseline and says so)."""
+    try:
+        found, _ = manifest.load(root)
+    except JournalError:
+        return None
+    return found
+
+
+def _journal_unreported(root: str, blobs: BlobStore, last: int, command: str, plan: Plan,
+                        found: dict[str, Any] | None) -> list[Entry]:
+    """Journal, as an entry of their own, the changes something else made to the paths of
+    `plan` that no review has journaled yet (see engramory.manifest.unreported)."""
+    if found is None:
+        return []
+    changes, lost = manifest.unreported(root, found, last, blobs, [(rel, before) for rel, before, *_ in plan])
+    if lost:
+        found["unrecoverable"] = (list(found.get("unrecoverable") or []) + lost)[-100:]
+    if not changes:
+        return []
+    rows = [FileChange(rel, sha256(prior), sha256(now), None if prior is None else len(prior),
+                       None if now is None else len(now), None, True) for rel, prior, now in changes]
+    entry = Entry(last + 1, _now(), EXTERNAL, ["reconcile", "before " + command], rows)
+    journalfile.append(root, entry)
+    return [entry]
+
+
+def _apply(root: str, command: str, argv: list[str], plan: Plan, undoes: int | None,
+           no_undo: bool = False) -> Entry:
+    if not no_undo:
+        retention.check_undo(plan)
+    blobs = BlobStore(root)
+    found = _manifest(root)
+    last = journalfile.last_id(root)
+    written = _journal_unreported(root, blobs, last, command, plan, found)
+    retention.room_for(root, blobs, plan, no_undo)
+    changes = retention.changes(blobs, plan, no_undo, best_effort=False)
+    entry = Entry(written[-1].id + 1 if written else last + 1, _now(), command, argv, changes, undoes,
+                  no_undo=no_undo)
+    pending = os.path.join(metadir.meta_dir(root), PENDING)
+    metadir.write_atomic(pending, json.dumps(entry.as_dict(), sort_keys=True).encode(), 0o600)
+    # new and replaced files first, in the order staged, removals last: a crash part-way
+    # leaves at worst an extra file, never a pointer to nothing that was there before
+    for rel, _before, _bm, after, mode in plan:
+        if after is not None:
+            path = _abs(root, rel)
+            parent = os.path.dirname(path)
+            if not os.path.isdir(parent):
+                os.makedirs(parent, exist_ok=True)
+            if not _inside(root, parent):
+                raise JournalError("%s: its folder leads outside the store" % rel)
+            write_atomic(path, after, mode if mode is not None else metadir.umask_mode())
+    for rel, _before, _bm, after, _mode in plan:
+        if after is None:
+            try:
+                os.unlink(_abs(root, rel))
+            except FileNotFoundError:
+                pass
+            metadir.fsync_dir(os.path.dirname(_abs(root, rel)))
+    size = journalfile.append(root, entry)
+    written.append(entry)
+    os.unlink(pending)
+    _settle(root, blobs, plan, written, size, found)
+    return entry
+
+
+def _settle(root: str, blobs: BlobStore, plan: Plan, written: list[Entry], size: int,
+            found: dict[str, Any] | None) -> None:
+    """After the entry is in the journal: the bytes it left (for review), the manifest at its
+    after-state, the blob total, the bound. Best effort: the entry and the files are what
+    counts, and the manifest's `journal_seen` gap covers a manifest not written."""
+    try:
+        retention.keep_afters(blobs, plan)
+        if found is not None:
+            manifest.after_write(root, written, found)
+    except (OSError, JournalError):
+        pass
+    if size > journalfile.JOURNAL_MAX:
+        retention.rotate(root, blobs)
+    blobs.save()
+
+
+def _recover(root: str) -> Entry | None:
+    """Journal what an interrupted transaction really left on disk (see the module docstring)."""
+    pending = metadir.path(root, PENDING)
+    raw, _ = metadir.read(pending, PENDING_MAX)
+    if raw is None:
+        return None
+    try:
+        planned = Entry.from_dict(json.loads(raw.decode("utf-8")))
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        os.unlink(pending)
+        return None
+    _clean_temps(root, planned.paths)
+    last = journalfile.last_id(root)
+    if last >= planned.id:  # it reached the journal; only the intent record was left
+        os.unlink(pending)
+        return None
+    changes = []
+    for c in planned.changes:
+        try:
+            now, _ = _read_file(root, c.path)
+        except JournalError:
+            continue
+        digest = sha256(now)
+        if digest == c.before:
+            continue
+        changes.append(FileChange(c.path, c.before, digest, c.before_size, None if now is None else len(now),
+                                  c.mode, c.kept, c.why_not))
+    entry = None
+    if changes:
+        entry = Entry(last + 1, _now(), planned.command, planned.argv, changes, planned.undoes, True,
+                      planned.no_undo)
+        journalfile.append(root, entry)
+        try:
+            manifest.after_write(root, [entry])
+        except (OSError, JournalError):
+            pass
+    os.unlink(pending)
+    return entry
+
+
+def _clean_temps(root: str, rels: Iterable[str]) -> None:
+    """Temp files a crashed writer left beside the files it was replacing."""
+    folders = {os.path.dirname(_abs(root, r)) for r in rels}
+    for folder in folders:
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            if name.startswith(".") and TMP_MARK in name:
+                pid = name.rsplit(TMP_MARK, 1)[1].split("-", 1)[0]
+                if pid.isdigit() and int(pid) != os.getpid() and pid_alive(int(pid)):
+                    continue
+                try:
+                    os.unlink(os.path.join(folder, name))
+                except OSError:
+                    pass
 
 
 # -- transactions ------------------------------------------------------------------------------------
 
-_ABSENT = object()
-
-
 class Transaction:
     """Staged reads and writes against one store; see the module docstring."""
 
-    def __init__(self, root: str, command: str, argv: Sequence[str] = (), timeout: float | None = None) -> None:
+    def __init__(self, root: str, command: str, argv: Sequence[str] = (), timeout: float | None = None,
+                 no_undo: bool = False) -> None:
         if not os.path.isdir(root):
             raise JournalError("%s is not a folder; pass the folder that holds MEMORY.md" % root)
         self.root = root
         self.command = command
-        self.argv = list(argv)
-        self.lock = StoreLock(root, timeout)
+        self.argv = journalfile.slim_argv(argv)
+        self.no_undo = no_undo
+        self.lock = _lock(root, timeout)
         self.pre: dict[str, str | None] = {}  # rel -> sha256 when read (None: absent)
         self.disk: dict[str, tuple[bytes | None, int | None]] = {}
         self.staged: dict[str, tuple[bytes | None, int | None]] = {}  # rel -> (bytes or None, mode)
@@ -708,129 +428,37 @@ class Transaction:
                 raise JournalConflict(
                     "%s changed while this command ran (another writer outside engramory); nothing was "
                     "written: run the command again" % rel)
-        plan: list[tuple[str, bytes | None, int | None, bytes | None, int | None]] = []
+        plan: Plan = []
         for rel in self.order:
             after, mode = self.staged[rel]
             before, before_mode = _read_file(root, rel)
             if before == after and (after is None or mode is None or mode == before_mode):
                 continue
             if after is not None and mode is None:
-                mode = before_mode if before_mode is not None else _umask_mode()
+                mode = before_mode if before_mode is not None else metadir.umask_mode()
             plan.append((rel, before, before_mode, after, mode))
         if not plan:
             return None
-        return _apply(root, self.command, self.argv, plan, self.undoes)
+        return _apply(root, self.command, self.argv, plan, self.undoes, self.no_undo)
 
 
-def _apply(root: str, command: str, argv: list[str],
-           plan: list[tuple[str, bytes | None, int | None, bytes | None, int | None]],
-           undoes: int | None) -> Entry:
-    changes = []
-    for rel, before, before_mode, after, _mode in plan:
-        kept, why = True, ""
-        if before is not None:
-            kept, why = _keep_blob(root, before, sha256(before) or "")
-        changes.append(FileChange(rel, sha256(before), sha256(after), None if before is None else len(before),
-                                  None if after is None else len(after), before_mode, kept, why))
-    entry = Entry(_next_id(root), _now(), command, argv, changes, undoes)
-    meta = _meta_dir(root)
-    pending = os.path.join(meta, PENDING)
-    write_atomic(pending, json.dumps(entry.as_dict(), sort_keys=True).encode(), 0o600)
-    # new and replaced files first, in the order staged, removals last: a crash part-way
-    # leaves at worst an extra file, never a pointer to nothing that was there before
-    for rel, _before, _bm, after, mode in plan:
-        if after is not None:
-            path = _abs(root, rel)
-            parent = os.path.dirname(path)
-            if not os.path.isdir(parent):
-                os.makedirs(parent, exist_ok=True)
-            if not _inside(root, parent):
-                raise JournalError("%s: its folder leads outside the store" % rel)
-            write_atomic(path, after, mode if mode is not None else _umask_mode())
-    for rel, _before, _bm, after, _mode in plan:
-        if after is None:
-            try:
-                os.unlink(_abs(root, rel))
-            except FileNotFoundError:
-                pass
-            _fsync_dir(os.path.dirname(_abs(root, rel)))
-    _append(root, entry)
-    os.unlink(pending)
-    prune_blobs(root, [c.before for c in changes if c.before])
-    return entry
-
-
-def _recover(root: str) -> Entry | None:
-    """Journal what an interrupted transaction really left on disk (see the module docstring)."""
-    pending = os.path.join(root, DIR, PENDING)
-    raw = _read_small_bytes(pending)
-    if raw is None:
-        return None
-    try:
-        planned = Entry.from_dict(json.loads(raw.decode("utf-8")))
-    except (ValueError, UnicodeDecodeError):
-        os.unlink(pending)
-        return None
-    _clean_temps(root, planned.paths)
-    changes = []
-    for c in planned.changes:
-        try:
-            now, _ = _read_file(root, c.path)
-        except JournalError:
-            continue
-        digest = sha256(now)
-        if digest == c.before:
-            continue
-        changes.append(FileChange(c.path, c.before, digest, c.before_size, None if now is None else len(now),
-                                  c.mode, c.kept, c.why_not))
-    entry = None
-    if changes:
-        entry = Entry(_next_id(root), _now(), planned.command, planned.argv, changes, planned.undoes, True)
-        _append(root, entry)
-    os.unlink(pending)
-    return entry
-
-
-def _read_small_bytes(path: str) -> bytes | None:
-    try:
-        with open(path, "rb") as f:
-            return f.read(16 << 20)
-    except OSError:
-        return None
-
-
-def _clean_temps(root: str, rels: Iterable[str]) -> None:
-    """Temp files a crashed writer left beside the files it was replacing."""
-    folders = {os.path.dirname(_abs(root, r)) for r in rels}
-    for folder in folders:
-        try:
-            names = os.listdir(folder)
-        except OSError:
-            continue
-        for name in names:
-            if name.startswith(".") and TMP_MARK in name:
-                pid = name.rsplit(TMP_MARK, 1)[1].split("-", 1)[0]
-                if pid.isdigit() and int(pid) != os.getpid() and _pid_alive(int(pid)):
-                    continue
-                try:
-                    os.unlink(os.path.join(folder, name))
-                except OSError:
-                    pass
-
-
-def transaction(root: str, command: str, argv: Sequence[str] = (), timeout: float | None = None) -> Transaction:
+def transaction(root: str, command: str, argv: Sequence[str] = (), timeout: float | None = None,
+                no_undo: bool = False) -> Transaction:
     """A transaction on the store at `root` (see the module docstring). After the block,
-    `tx.entry` is the journal entry written, or None when nothing changed."""
-    return Transaction(root, command, argv, timeout)
+    `tx.entry` is the journal entry written, or None when nothing changed. `no_undo` writes
+    even when the prior bytes cannot be kept (the entry then says it cannot be undone)."""
+    return Transaction(root, command, argv, timeout, no_undo)
 
 
 def record(root: str, command: str, changes: Iterable[Change], argv: Sequence[str] = ()) -> Entry | None:
     """Journal changes something else already made on disk (`before` is what was there).
-    Prior bytes go to the blob store like a transaction's. None when nothing changed."""
+    Prior bytes go to the blob store like a transaction's, as far as they fit (a prior version
+    over BLOB_FILE_MAX is marked not kept: the change has happened). None when nothing changed.
+    The caller (engramory.review) saves the manifest itself."""
     items = list(changes)
-    with StoreLock(root):
+    with _lock(root):
         _recover(root)
-        plan = []
+        plan: Plan = []
         for c in items:
             check_rel(c.rel)
             if c.before == c.after:
@@ -842,87 +470,87 @@ def record(root: str, command: str, changes: Iterable[Change], argv: Sequence[st
             plan.append((c.rel, c.before, mode, c.after, mode))
         if not plan:
             return None
-        changes_out = []
-        for rel, before, mode, after, _m in plan:
-            kept, why = True, ""
-            if before is not None:
-                kept, why = _keep_blob(root, before, sha256(before) or "")
-            changes_out.append(FileChange(rel, sha256(before), sha256(after), None if before is None else len(before),
-                                          None if after is None else len(after), mode, kept, why))
-        entry = Entry(_next_id(root), _now(), command, list(argv), changes_out)
-        _append(root, entry)
-        prune_blobs(root, [c.before for c in changes_out if c.before])
+        blobs = BlobStore(root)
+        retention.room_for(root, blobs, [p for p in plan if p[1] is None or len(p[1]) <= blobstore.BLOB_FILE_MAX], False)
+        entry = Entry(journalfile.last_id(root) + 1, _now(), command, journalfile.slim_argv(argv),
+                      retention.changes(blobs, plan, False, best_effort=True))
+        size = journalfile.append(root, entry)
+        retention.keep_afters(blobs, plan)
+        if size > journalfile.JOURNAL_MAX:
+            retention.rotate(root, blobs)
+        blobs.save()
         return entry
 
 
 # -- undo ------------------------------------------------------------------------------------------------
 
-def undo_target(found: Sequence[Entry], entry_id: int | None = None) -> Entry:
-    """The entry `undo` would take back: `entry_id`, or the newest entry that is neither an
-    undo itself nor already undone."""
-    if entry_id is None:
-        for e in reversed(found):
-            if e.undoes is None and not e.undone:
-                return e
-        raise JournalError("nothing to undo: every journal entry is already undone (see `engramory log`)")
-    for e in found:
-        if e.id == entry_id:
+def find_undo_target(root: str, entry_id: int | None = None) -> tuple[Entry, list[Entry]]:
+    """(the entry `undo` would take back, the entries after it, newest first). With no id:
+    engramory's own newest write not yet undone (never an undo, never an "external" entry,
+    which only its id takes back)."""
+    later: list[Entry] = []
+    for e in journalfile.Reader(root).back():
+        if entry_id is None:
+            if e.command != EXTERNAL and e.undoes is None and not e.undone:
+                return e, later
+        elif e.id == entry_id:
             if e.undone:
+                undoer = next((u.id for u in later if u.undoes == e.id and not u.undone), e.id)
                 raise JournalError("entry %d is already undone; `engramory undo %d` would take the undo back"
-                                   % (e.id, _undoer(found, e.id)))
-            return e
+                                   % (e.id, undoer))
+            return e, later
+        elif e.id < entry_id:
+            break
+        later.append(e)
+    if entry_id is None:
+        raise JournalError("nothing to undo: every write engramory journaled is already undone (see "
+                           "`engramory log`); a change made outside engramory that `engramory review` journaled is "
+                           "undone only by its id: `engramory undo ID`")
     raise JournalError("no journal entry %d; `engramory log` lists them" % entry_id)
 
 
-def _undoer(found: Sequence[Entry], target: int) -> int:
-    for e in reversed(found):
-        if e.undoes == target:
-            return e.id
-    return target
+def _conflict(target: Entry, later: list[Entry], rel: str, now: bytes | None) -> JournalConflict:
+    by = next((e for e in later if rel in e.paths and not e.undone), None)
+    if by is not None and by.command == EXTERNAL:
+        hint = ("entry %d journaled a change made outside engramory after it: undo entry %d first (`engramory undo "
+                "%d`)" % (by.id, by.id, by.id))
+    elif by is not None:
+        hint = "undo entry %d (%s) first" % (by.id, by.command)
+    else:
+        hint = ("it was changed outside engramory: `engramory review` journals that change, then undo its entry "
+                "first, or put the file back by hand")
+    return JournalConflict("%s is no longer what entry %d left (%s); nothing was undone: %s"
+                           % (rel, target.id, _size_text(now), hint))
 
 
-def _later_writer(found: Sequence[Entry], after: int, path: str) -> Entry | None:
-    for e in reversed(found):
-        if e.id > after and path in e.paths and not e.undone:
-            return e
-    return None
-
-
-def undo(root: str, entry_id: int | None = None, argv: Sequence[str] = ()) -> Entry:
+def undo(root: str, entry_id: int | None = None, argv: Sequence[str] = (), no_undo: bool = False) -> Entry:
     """Put back the files of one entry byte for byte (and their modes), as a new journal entry
     whose `undoes` names it. Every file must still be what that entry left (else
     JournalConflict, naming the later entry to undo first), and every prior version must still
     be in the blob store (else JournalError); otherwise nothing is written."""
-    with StoreLock(root):
+    with _lock(root):
         _recover(root)
-        found = entries(root)
-        target = undo_target(found, entry_id)
-        plan: list[tuple[str, bytes | None, int | None, bytes | None, int | None]] = []
+        target, later = find_undo_target(root, entry_id)
+        blocker = target.undo_blocker()
+        if blocker is not None:
+            raise JournalError("cannot undo entry %d (%s): %s; nothing was undone" % (target.id, target.command, blocker))
+        blobs = BlobStore(root)
+        plan: Plan = []
         for c in target.changes:
             now, now_mode = _read_file(root, c.path)
             if sha256(now) != c.after:
-                later = _later_writer(found, target.id, c.path)
-                hint = ("undo entry %d (%s) first" % (later.id, later.command) if later is not None
-                        else "it was changed outside engramory; put it back by hand or restore it from a copy")
-                raise JournalConflict("%s is no longer what entry %d left (%s); nothing was undone: %s"
-                                      % (c.path, target.id, _size_text(now), hint))
+                raise _conflict(target, later, c.path, now)
             restored: bytes | None = None
             if c.before is not None:
-                restored = read_blob(root, c.before)
+                restored = blobs.read(c.before)
                 if restored is None:
-                    why = c.why_not or "its prior bytes were pruned from the blob store (cap %s bytes)" % (
-                        "{:,}".format(BLOB_CAP))
-                    raise JournalError("cannot undo entry %d: %s was %s; nothing was undone"
-                                       % (target.id, c.path, why))
-            mode = c.mode if c.mode is not None else (now_mode if now_mode is not None else _umask_mode())
+                    raise JournalError("cannot undo entry %d: the prior bytes of %s are no longer in the blob store "
+                                       "(%s); nothing was undone" % (target.id, c.path, os.path.join(
+                                           root, DIR, BLOBS)))
+            mode = c.mode if c.mode is not None else (now_mode if now_mode is not None else metadir.umask_mode())
             plan.append((c.path, now, now_mode, restored, mode))
-        return _apply(root, "undo", list(argv), plan, target.id)
+        return _apply(root, "undo", journalfile.slim_argv(argv), plan, target.id, no_undo)
 
 
 def _size_text(data: bytes | None) -> str:
     return "now absent" if data is None else "now %s bytes" % "{:,}".format(len(data))
-
-
-def iter_paths(found: Iterable[Entry]) -> Iterator[str]:
-    for e in found:
-        yield from e.paths

@@ -2,19 +2,25 @@
 the disk, every difference journaled; and `engramory review [ROOT]`, which lists them.
 
 Notes change outside engramory's commands: the host's own consolidation deletes with `rm`,
-shell edits, editors, sync clients. `<root>/.engramory/manifest.json` records, per `.md` file
-of the store (the walk of `engramory.store`: dot-folders skipped, symlinked folders not
-followed), its size, mtime and sha256. `reconcile(root)` compares the disk with it, cheaply:
-one stat per file, and a file is read and hashed only when its size or mtime moved. Each
-difference (added, changed, deleted) becomes part of ONE journal entry (`journal.record`,
-command "external") holding the prior bytes where the blob store has them, so `engramory undo
-ID` brings a deleted note back. The current bytes of every file the manifest learns go to the
-blob store too (secrets excepted), which is what makes a later deletion undoable. Differences
-that engramory's own journaled writes explain (compact, curation, undo) are absorbed silently.
+shell edits, editors, sync clients. `<root>/.engramory/manifest.json` (engramory.manifest)
+records, per `.md` file of the store (the walk of `engramory.store`: dot-folders skipped,
+symlinked folders not followed), its size, mtime and sha256. `reconcile(root)` compares the
+disk with it, cheaply: one stat per file, and a file is read and hashed only when its size or
+mtime moved. Each difference (added, changed, deleted) becomes part of ONE journal entry
+(`journal.record`, command "external") holding the prior bytes, so `engramory undo ID` brings
+a deleted note back. The current bytes of every file the manifest learns go to the blob store
+too, secrets included (it is private), which is what makes a later deletion undoable.
+
+What is "ours": every engramory write leaves the manifest at its own after-state under the
+store lock, so a difference is always measured from the latest state engramory wrote to that
+path, never from an older version or an absence some earlier entry once produced. Only when a
+crash left the manifest behind the journal (`journal_seen`) are the entries after it read, and
+each path's newest `after` counts (engramory.manifest.ours_since).
 
 The SessionStart backstop reconciles every known store and adds one line to its notice when
 notes were deleted or changed by something else since the last review; the shell backstop
-reconciles after each Bash/PowerShell/MCP call, so an `rm` is caught in the act.
+reconciles after each Bash/PowerShell/MCP call, so an `rm` is caught in the act. A damaged
+`.engramory/` never costs a hook more than a few stat calls (engramory.metadir.check).
 `engramory review` lists the unreviewed changes and marks them reviewed.
 """
 
@@ -36,7 +42,7 @@ if TYPE_CHECKING:
 
 MANIFEST = "manifest.json"
 MANIFEST_VERSION = 1
-COMMAND = "external"  # the journal command of changes something else made
+COMMAND = "external"  # the journal command of changes something else made (journal.EXTERNAL)
 READ_MAX = 4 << 20  # like the store's: a larger file is tracked by size and mtime alone
 META = ".engramory"
 INDEX = "MEMORY.md"
@@ -79,70 +85,38 @@ def walk(root: str) -> dict[str, tuple[int, int]]:
     return out
 
 
-def load_manifest(root: str) -> dict[str, Any] | None:
-    try:
-        with open(_manifest_path(root), "rb") as f:
-            obj = json.loads(f.read(64 << 20).decode("utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError):
-        return None
-    if not isinstance(obj, dict) or obj.get("version") != MANIFEST_VERSION or not isinstance(obj.get("files"), dict):
-        return None
-    return obj
+def load_manifest(root: str, warnings: list[str] | None = None) -> dict[str, Any] | None:
+    """The manifest (engramory.manifest), None when there is none or it is unusable; what
+    was damaged in it is added to `warnings`. StoreDamaged when it is not a file."""
+    from engramory import manifest
+
+    found, warns = manifest.load(root)
+    if warnings is not None:
+        warnings.extend(warns)
+    return found
 
 
 def save_manifest(root: str, manifest: dict[str, Any]) -> None:
-    from engramory import journal
+    from engramory import manifest as manifest_mod
 
-    meta = os.path.join(root, META)
-    os.makedirs(meta, mode=0o700, exist_ok=True)
-    data = json.dumps(manifest, sort_keys=True, separators=(",", ":")).encode("utf-8")
-    journal.write_atomic(_manifest_path(root), data, 0o600)
+    manifest_mod.save(root, manifest)
 
 
 def _read(root: str, rel: str) -> bytes | None:
-    path = os.path.join(root, rel)
+    """The bytes of a note (through scope.read_bounded), None past READ_MAX or unreadable."""
+    from engramory import scope
+
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
+        data, _ = scope.read_bounded(os.path.join(root, rel), READ_MAX)
     except OSError:
         return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        parts = []
-        total = 0
-        while total <= READ_MAX:
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                break
-            parts.append(chunk)
-            total += len(chunk)
-        return b"".join(parts) if total <= READ_MAX else None
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
-def _ours(root: str, since: int) -> tuple[dict[str, set[str | None]], int]:
-    """(rel -> the sha256s engramory's own journal entries after `since` left there, the newest
-    entry id): differences they explain are not someone else's."""
-    from engramory import journal
-
-    left: dict[str, set[str | None]] = {}
-    newest = since
-    for e in journal.entries(root):
-        newest = max(newest, e.id)
-        if e.id <= since:
-            continue
-        for c in e.changes:
-            left.setdefault(c.path, set()).add(c.after)
-    return left, newest
+    return data if len(data) <= READ_MAX else None
 
 
 class Found:
     """What one reconcile found: the journal entry (None: nothing to journal) and counts."""
 
-    __slots__ = ("entry", "added", "changed", "deleted", "unrecoverable", "baseline")
+    __slots__ = ("entry", "added", "changed", "deleted", "unrecoverable", "baseline", "warnings")
 
     def __init__(self) -> None:
         self.entry: Entry | None = None
@@ -151,6 +125,7 @@ class Found:
         self.deleted: list[str] = []
         self.unrecoverable: list[str] = []  # prior bytes not in the blob store: not journaled
         self.baseline = False
+        self.warnings: list[str] = []  # what was damaged in the manifest, and how it was read
 
 
 def _moved(disk: dict[str, tuple[int, int]], manifest: dict[str, Any] | None) -> bool:
@@ -215,9 +190,15 @@ def reconcile(root: str, source: str = "reconcile", wait: float = LOCK_WAIT) -> 
     when nothing changed: one stat per file, no lock, no write. When something moved, the
     comparison is made again under the store lock, so a write engramory is making at that
     moment is seen whole, with its journal entry, never half as someone else's; a lock held
-    longer than `wait` seconds postpones the reconcile to the next call."""
-    manifest = load_manifest(root)
-    if not _moved(walk(root), manifest) and not (manifest or {}).get("pending"):
+    longer than `wait` seconds postpones the reconcile to the next call. StoreDamaged when a
+    file of `.engramory/` is not what engramory keeps there."""
+    from engramory import journalfile, metadir
+
+    metadir.check(root)
+    warnings: list[str] = []
+    manifest = load_manifest(root, warnings)
+    if (manifest is not None and not _moved(walk(root), manifest) and not manifest.get("pending")
+            and journalfile.last_id(root) <= int(manifest["journal_seen"])):
         return Found()
     from engramory import journal
 
@@ -225,47 +206,70 @@ def reconcile(root: str, source: str = "reconcile", wait: float = LOCK_WAIT) -> 
         with journal.lock(root, timeout=wait):
             return _reconcile(root, source)
     except journal.LockTimeout:
-        return Found()
+        found = Found()
+        found.warnings = warnings
+        return found
+
+
+def _baseline(root: str, disk: dict[str, tuple[int, int]], found: Found) -> Found:
+    from engramory import journal, journalfile
+
+    files: dict[str, list[Any]] = {}
+    kept = []
+    for rel, (size, mtime) in sorted(disk.items()):
+        data = _read(root, rel)
+        if data is None:
+            continue
+        digest = hashlib.sha256(data).hexdigest()
+        kept.append((rel, data, digest))
+        files[rel] = [size, mtime, digest]
+    left = journal.keep_blobs(root, kept, time.monotonic() + BLOB_BUDGET)
+    newest = journalfile.last_id(root)
+    save_manifest(root, {"version": MANIFEST_VERSION, "files": files, "journal_seen": newest,
+                         "reviewed": newest, "pending": left})
+    found.baseline = True
+    return found
+
+
+def _top_up(root: str, manifest: dict[str, Any]) -> bool:
+    """Keep the blobs a baseline had no time for, those whose bytes are still the ones hashed."""
+    from engramory import journal
+
+    pending = manifest.get("pending") or []
+    if not pending:
+        return False
+    old = manifest["files"]
+    top = []
+    for rel in pending:
+        rec = old.get(rel)
+        data = _read(root, rel) if rec is not None else None
+        if data is not None and rec is not None and hashlib.sha256(data).hexdigest() == rec[2]:
+            top.append((rel, data, rec[2]))
+    manifest["pending"] = journal.keep_blobs(root, top, time.monotonic() + BLOB_BUDGET)
+    return True
 
 
 def _reconcile(root: str, source: str) -> Found:
-    from engramory import journal
+    from engramory import journal, journalfile
+    from engramory import manifest as manifest_mod
 
     found = Found()
     disk = walk(root)
-    manifest = load_manifest(root)
+    manifest = load_manifest(root, found.warnings)
     if manifest is None:
-        files: dict[str, list[Any]] = {}
-        kept = []
-        for rel, (size, mtime) in sorted(disk.items()):
-            data = _read(root, rel)
-            if data is None:
-                continue
-            digest = hashlib.sha256(data).hexdigest()
-            kept.append((rel, data, digest))
-            files[rel] = [size, mtime, digest]
-        left = journal.keep_blobs(root, kept, time.monotonic() + BLOB_BUDGET)
-        entries = journal.entries(root)
-        newest = entries[-1].id if entries else 0
-        save_manifest(root, {"version": MANIFEST_VERSION, "files": files, "journal_seen": newest,
-                             "reviewed": newest, "pending": left})
-        found.baseline = True
-        return found
+        return _baseline(root, disk, found)
     old: dict[str, list[Any]] = manifest["files"]
-    pending = [r for r in manifest.get("pending") or [] if isinstance(r, str)]
-    if pending:  # blobs a baseline had no time for: keep those whose bytes are still the ones hashed
-        top = []
-        for rel in pending:
-            rec = old.get(rel)
-            data = _read(root, rel) if rec is not None else None
-            if data is not None and rec is not None and hashlib.sha256(data).hexdigest() == rec[2]:
-                top.append((rel, data, rec[2]))
-        manifest["pending"] = journal.keep_blobs(root, top, time.monotonic() + BLOB_BUDGET)
+    topped = _top_up(root, manifest)
+    last = journalfile.last_id(root)
+    since = int(manifest["journal_seen"])
+    # what engramory's own entries not yet in the manifest left (a crash between an entry and
+    # its manifest write): per path the newest one, never an older version
+    ours = manifest_mod.ours_since(root, since) if last > since else {}
     moved: dict[str, list[Any]] = {}  # rel -> new [size, mtime, sha]
-    new_bytes: dict[str, bytes] = {}
+    seen: dict[str, bytes] = {}  # rel -> bytes of a file whose content is not the manifest's
     for rel, sig in disk.items():
         rec = old.get(rel)
-        if rec is not None and rec[0] == sig[0] and rec[1] == sig[1]:
+        if rec is not None and rec[0] == sig[0] and rec[1] == sig[1] and rel not in ours:
             continue
         data = _read(root, rel)
         if data is None:
@@ -273,35 +277,36 @@ def _reconcile(root: str, source: str) -> Found:
         digest = hashlib.sha256(data).hexdigest()
         moved[rel] = [sig[0], sig[1], digest]
         if rec is None or rec[2] != digest:
-            new_bytes[rel] = data
-    gone = [rel for rel in old if rel not in disk]
-    if not moved and not gone:
-        if pending:
+            seen[rel] = data
+    gone = sorted(rel for rel in set(old) | set(ours)
+                  if rel not in disk and manifest_mod.expected(manifest, ours, rel) is not None)
+    if not moved and not gone and not ours and last <= since:
+        if topped:
             save_manifest(root, manifest)
         return found
-    ours, newest = _ours(root, int(manifest.get("journal_seen", 0)))
+    journal.keep_blobs(root, [(rel, seen[rel], moved[rel][2]) for rel in sorted(seen)])
     changes = []
-    journal.keep_blobs(root, [(rel, new_bytes[rel], moved[rel][2]) for rel in sorted(new_bytes)])
-    for rel in sorted(new_bytes):
-        data = new_bytes[rel]
-        digest = moved[rel][2]
-        if digest in ours.get(rel, ()):
-            continue
-        rec = old.get(rel)
-        if rec is None:
+    for rel in sorted(moved):
+        want = manifest_mod.expected(manifest, ours, rel)
+        if moved[rel][2] == want:
+            continue  # as engramory (or an earlier review) left it
+        data = seen.get(rel)
+        if data is None:
+            data = _read(root, rel)
+            if data is None:
+                continue
+        if want is None:
             changes.append(journal.Change(rel, None, data))
             found.added.append(rel)
             continue
-        prior = journal.read_blob(root, rec[2])
+        prior = journal.read_blob(root, want)
         if prior is None:
             found.unrecoverable.append(rel)
             continue
         changes.append(journal.Change(rel, prior, data))
         found.changed.append(rel)
-    for rel in sorted(gone):
-        if None in ours.get(rel, ()):
-            continue
-        prior = journal.read_blob(root, old[rel][2])
+    for rel in gone:
+        prior = journal.read_blob(root, manifest_mod.expected(manifest, ours, rel) or "")
         if prior is None:
             found.unrecoverable.append(rel)
             continue
@@ -312,12 +317,10 @@ def _reconcile(root: str, source: str) -> Found:
             found.entry = journal.record(root, COMMAND, changes, ["reconcile", source])
         except journal.JournalError:
             found.entry = None
-        if found.entry is not None:
-            newest = max(newest, found.entry.id)
     files = {rel: rec for rel, rec in old.items() if rel in disk}
     files.update(moved)
     manifest["files"] = files
-    manifest["journal_seen"] = newest
+    manifest["journal_seen"] = journalfile.last_id(root)
     if found.unrecoverable:
         lost = list(manifest.get("unrecoverable") or [])
         lost.extend(found.unrecoverable)
@@ -330,12 +333,20 @@ def _reconcile(root: str, source: str) -> Found:
 
 
 def unreviewed(root: str, everything: bool = False) -> list[Entry]:
-    """The journal entries of changes something else made, after the last review."""
-    from engramory import journal
+    """The journal entries of changes something else made, after the last review, oldest
+    first (read from the journal's end, down to the last review only)."""
+    from engramory import journalfile
 
     manifest = load_manifest(root) or {}
     since = 0 if everything else int(manifest.get("reviewed", 0) or 0)
-    return [e for e in journal.entries(root) if e.command == COMMAND and e.id > since]
+    out = []
+    for e in journalfile.Reader(root).back():
+        if e.id <= since:
+            break
+        if e.command == COMMAND:
+            out.append(e)
+    out.reverse()
+    return out
 
 
 def kinds(entry: Entry) -> list[tuple[str, str]]:
@@ -370,15 +381,17 @@ def notice_line(root: str) -> str | None:
             "to see what and `engramory undo ID` to bring one back." % (" and ".join(parts), root, root))
 
 
-def mark_reviewed(root: str) -> None:
-    from engramory import journal
+def mark_reviewed(root: str, upto: int | None = None) -> None:
+    """Mark the changes journaled up to entry `upto` (default: the newest) as reviewed, under
+    the store lock (an engramory write updates the manifest too)."""
+    from engramory import journal, journalfile
 
-    manifest = load_manifest(root)
-    if manifest is None:
-        return
-    entries = journal.entries(root)
-    manifest["reviewed"] = entries[-1].id if entries else 0
-    save_manifest(root, manifest)
+    with journal.lock(root, timeout=LOCK_WAIT):
+        manifest = load_manifest(root)
+        if manifest is None:
+            return
+        manifest["reviewed"] = journalfile.last_id(root) if upto is None else upto
+        save_manifest(root, manifest)
 
 
 def render(root: str, found: list[Entry]) -> str:
@@ -425,22 +438,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not os.path.isdir(root):
         sys.stderr.write("engramory review: %s is not a folder; pass the folder that holds %s\n" % (root, INDEX))
         return EX_NOINPUT
-    from engramory import journal
+    from engramory import journal, journalfile
+    from engramory.secretscan import redact
 
     try:
-        reconcile(root, "review")
-        found = unreviewed(root, args.all)
+        result = reconcile(root, "review")
+        upto = journalfile.last_id(root)
+        found = [e for e in unreviewed(root, args.all) if e.id <= upto]
     except (OSError, journal.JournalError) as exc:
         sys.stderr.write("engramory review: cannot read the store %s: %s\n" % (root, exc))
         return EX_NOINPUT
+    for warning in result.warnings:
+        sys.stderr.write("engramory review: warning: %s\n" % warning)
     if args.json:
-        rows = [{"id": e.id, "time": e.time, "undone": e.undone, "argv": e.argv,
-                 "changes": [{"kind": k, "path": p} for k, p in kinds(e)]} for e in found]
+        rows = [{"id": e.id, "time": e.time, "undone": e.undone, "argv": journalfile.slim_argv(e.argv),
+                 "changes": [{"kind": k, "path": redact(p)} for k, p in kinds(e)]} for e in found]
         sys.stdout.write(json.dumps({"root": os.path.abspath(root), "entries": rows}, indent=2) + "\n")
     else:
-        sys.stdout.write(render(root, found))
+        sys.stdout.write(redact(render(root, found)))
     if not args.keep:
-        mark_reviewed(root)
+        try:
+            mark_reviewed(root, upto)
+        except journal.LockTimeout:
+            sys.stderr.write("engramory review: another engramory command holds the store; what was listed stays "
+                             "unreviewed (run `engramory review` again)\n")
+        except journal.JournalError as exc:
+            sys.stderr.write("engramory review: cannot mark what was listed as reviewed: %s\n" % exc)
+            return EX_NOINPUT
     return 1 if found else 0
 
 

@@ -225,24 +225,28 @@ else:  # pragma: no cover - exercised on Windows only
 READ_CHUNK = 1 << 16
 if _posix is not None:
     _RD_FLAGS = _posix.O_RDONLY | getattr(_posix, "O_NONBLOCK", 0) | getattr(_posix, "O_CLOEXEC", 0)
-    _open, _fstat, _read, _close = _posix.open, _posix.fstat, _posix.read, _posix.close
+    _open, _fstat, _read, _close, _lseek = _posix.open, _posix.fstat, _posix.read, _posix.close, _posix.lseek
 else:  # pragma: no cover - Windows
     _RD_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0)
-    _open, _fstat, _read, _close = os.open, os.fstat, os.read, os.close
+    _open, _fstat, _read, _close, _lseek = os.open, os.fstat, os.read, os.close, os.lseek
 
 
-def read_bounded(path: str, limit: int, regular_only: bool = True) -> "tuple[bytes, Any]":
+def read_bounded(path: str, limit: int, regular_only: bool = True, offset: int = 0) -> "tuple[bytes, Any]":
     """At most `limit` + 1 bytes of the file at `path`, and its fstat: the one way engramory
     reads a file of a store (a note, an index, a config, the journal and its state). The open
     is non-blocking, so a FIFO never hangs it; the fstat refuses anything but a regular file
     (a FIFO, a device such as /dev/zero, a folder) before a byte is read, with OSError(EINVAL).
     Reading `limit` + 1 lets the caller tell "exactly at the limit" from "past it" without
-    ever holding more than that in memory. Links are followed (a store may link its index)."""
+    ever holding more than that in memory. Links are followed (a store may link its index).
+    `offset` starts the read there (a negative one counts from the end, clamped to the start),
+    so the journal's newest entries are read without reading the rest."""
     fd = _open(path, _RD_FLAGS)
     try:
         st = _fstat(fd)
         if regular_only and st.st_mode & _S_IFMT != _S_IFREG:
             raise OSError(22, "not a regular file (a folder, FIFO or device)", path)
+        if offset:
+            _lseek(fd, max(0, st.st_size + offset) if offset < 0 else offset, 0)
         want = limit + 1
         data = _read(fd, min(READ_CHUNK, want))
         if len(data) == READ_CHUNK and want > READ_CHUNK:

@@ -161,35 +161,129 @@ def test_undo_refuses_when_a_later_entry_changed_the_file(tmp_path: Path) -> Non
         journal.undo(root, 9)
 
 
-def test_secret_prior_bytes_not_kept_and_undo_says_why(tmp_path: Path) -> None:
+def test_secret_prior_bytes_are_kept_privately_and_undone(tmp_path: Path) -> None:
+    """Issue 19, item 3: a file holding a secret is kept like any other (the blob store is
+    local and private), so its undo is possible; the journal itself never holds the bytes."""
     root = str(tmp_path)
     secret = b"token: ghp_" + b"A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8\n"
     (tmp_path / "s.md").write_bytes(secret)
     with journal.transaction(root, command="t") as tx:
         tx.write("s.md", b"cleaned\n")
     e = journal.entries(root)[0]
-    assert e.changes[0].kept is False and "secret" in e.changes[0].why_not
+    assert e.changes[0].kept is True and e.undoable
     blobs = tmp_path / ".engramory" / "blobs"
-    assert all(secret not in p.read_bytes() for p in blobs.iterdir()) if blobs.exists() else True
+    assert blobs.stat().st_mode & 0o777 == 0o700
+    kept = [p for p in blobs.iterdir() if p.name == journal.sha256(secret)]
+    assert kept and kept[0].stat().st_mode & 0o777 == 0o600
+    assert (blobs / ".gitignore").read_text().splitlines()[-1] == "*"
     assert secret not in (tmp_path / ".engramory" / "journal.jsonl").read_bytes()
-    with pytest.raises(JournalError, match="secret"):
-        journal.undo(root)
-    assert (tmp_path / "s.md").read_bytes() == b"cleaned\n"
+    journal.undo(root)
+    assert (tmp_path / "s.md").read_bytes() == secret
 
 
-def test_blob_store_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(journal, "BLOB_CAP", 10_000)
+def test_blob_store_is_bounded_and_never_drops_what_an_undoable_entry_needs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from engramory import blobstore
+
+    monkeypatch.setattr(blobstore, "BLOB_CAP", 10_000)
     root = str(tmp_path)
-    for i in range(10):
+    versions = [bytes([65 + i]) * 3000 for i in range(10)]
+    for data in versions:
         with journal.transaction(root, command="t") as tx:
-            tx.write("big.md", bytes([65 + i]) * 3000)
+            tx.write("big.md", data)
     blobs = tmp_path / ".engramory" / "blobs"
-    assert sum(p.stat().st_size for p in blobs.iterdir()) <= 10_000
-    journal.undo(root)  # the newest prior version is kept
-    assert (tmp_path / "big.md").read_bytes() == bytes([65 + 8]) * 3000
-    with pytest.raises(JournalError, match="pruned"):
-        for _ in range(9):
-            journal.undo(root)
+    assert sum(p.stat().st_size for p in blobs.iterdir() if blobstore.is_digest(p.name)) <= 10_000
+    assert journal.entries(root)[-1].undoable
+    # undo, newest first, gives back each version byte for byte, as far back as the live
+    # journal reaches; it stops at a rotated entry, named as such, never at a missing blob
+    undone = 0
+    while True:
+        try:
+            u = journal.undo(root)
+        except JournalError as exc:
+            assert "rotated out of the live journal" in str(exc)
+            break
+        undone += 1
+        target = u.undoes or 0
+        assert (tmp_path / "big.md").read_bytes() == (versions[target - 2] if target > 1 else b"")
+    assert undone >= 2
+    assert sum(p.stat().st_size for p in blobs.iterdir() if blobstore.is_digest(p.name)) <= 10_000
+
+
+def test_a_prior_version_too_large_to_keep_is_refused_before_writing(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from engramory import blobstore
+
+    monkeypatch.setattr(blobstore, "BLOB_FILE_MAX", 1000)
+    root = str(tmp_path)
+    (tmp_path / "big.md").write_bytes(b"x" * 1001)
+    with pytest.raises(journal.UndoNotKept, match="1,001 bytes, over the 1,000 bytes.*--no-undo"):
+        with journal.transaction(root, command="t") as tx:
+            tx.write("big.md", b"small")
+    assert (tmp_path / "big.md").read_bytes() == b"x" * 1001
+    assert journal.entries(root) == []
+    with journal.transaction(root, command="t", no_undo=True) as tx:
+        tx.write("big.md", b"small")
+    assert tx.entry is not None and not tx.entry.undoable and tx.entry.no_undo
+    with pytest.raises(JournalError, match="--no-undo"):
+        journal.undo(root)
+
+
+def test_argv_is_journaled_without_bodies_or_secrets() -> None:
+    from engramory.journalfile import slim_argv
+
+    body = "x" * 4096
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    out = slim_argv(["update", "n", "--body", body, "--why=" + body, "--bo", "short", "--hook", "see " + token,
+                     "--how", "-", "--description", "d" * 500])
+    assert out[:3] == ["update", "n", "--body"]
+    assert out[3] == "<4,096 bytes, sha256 %s>" % journal.sha256(body.encode())
+    assert out[4].startswith("--why=<4,096 bytes") and out[6].startswith("<5 bytes")
+    assert token not in " ".join(out) and "masked" in out[8]
+    assert out[10] == "-"  # stdin: no text here to keep
+    assert len(out[12]) < 300
+    assert len(json.dumps(out)) < 1000
+
+
+def test_the_journal_is_read_from_its_end(tmp_path: Path) -> None:
+    from engramory import journalfile
+
+    root = str(tmp_path)
+    for i in range(30):
+        with journal.transaction(root, command="c%d" % i) as tx:
+            tx.write("a.md", b"%d" % i)
+    journal.undo(root)
+    lines = list(journalfile.lines_back(str(tmp_path / ".engramory" / "journal.jsonl"), chunk=97))
+    assert [json.loads(line)["id"] for _, line in lines] == list(range(31, 0, -1))
+    raw = (tmp_path / ".engramory" / "journal.jsonl").read_bytes()
+    assert all(raw[off:off + len(line)] == line for off, line in lines)
+    newest = journalfile.Reader(root).newest(2)
+    assert [e.id for e in newest] == [31, 30] and newest[1].undone and not newest[0].undone
+    assert journalfile.last_id(root) == 31
+
+
+def test_rotation_keeps_the_newest_entries_live_and_the_rest_as_metadata(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from engramory import journalfile
+
+    monkeypatch.setattr(journalfile, "JOURNAL_MAX", 4000)
+    monkeypatch.setattr(journalfile, "JOURNAL_KEEP", 2000)
+    monkeypatch.setattr(journalfile, "HISTORY_MAX", 3000)
+    root = str(tmp_path)
+    for i in range(60):
+        with journal.transaction(root, command="c", argv=["--body", "b" * 100, "--hook", "h%d" % i]) as tx:
+            tx.write("a.md", b"%d" % i)
+    live = tmp_path / ".engramory" / "journal.jsonl"
+    history = tmp_path / ".engramory" / "journal-history.jsonl"
+    assert live.stat().st_size <= 4000 + 1000 and history.stat().st_size <= 3000
+    found = journal.entries(root)
+    ids = [e.id for e in found]
+    assert ids == sorted(ids) and ids[-1] == 60
+    old = [e for e in found if e.rotated]
+    assert old and all(e.argv == [] and not e.undoable for e in old)
+    assert b"argv" not in history.read_bytes() and b'"before"' in history.read_bytes()
+    journal.undo(root)
+    assert (tmp_path / "a.md").read_bytes() == b"58"
 
 
 def test_record_journals_changes_made_elsewhere(tmp_path: Path) -> None:

@@ -182,3 +182,37 @@ def test_a_large_store_is_reviewed_in_the_background_at_session_start(
     assert manifest is not None and "user-n3.md" in manifest["files"]
     assert not review.large_store(str(root))  # its manifest is small: later reviews run inline
     assert not review.large_store(str(tmp_path / "missing"))
+
+
+def test_a_write_leaves_the_manifest_at_its_own_after_state(store: Path) -> None:
+    root = str(store)
+    review.reconcile(root)
+    with journal.transaction(root, "t") as tx:
+        tx.write("user-terse-replies.md", b"version two\n")
+    manifest = review.load_manifest(root)
+    assert manifest is not None and tx.entry is not None
+    assert manifest["files"]["user-terse-replies.md"][2] == journal.sha256(b"version two\n")
+    assert manifest["journal_seen"] == tx.entry.id
+    found = review.reconcile(root)
+    assert found.entry is None and not found.changed
+
+
+def test_a_crash_between_an_entry_and_the_manifest_takes_the_newest_entry_as_ours(
+        store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from engramory import manifest
+
+    root = str(store)
+    rel = "user-terse-replies.md"
+    review.reconcile(root)
+    monkeypatch.setattr(manifest, "after_write", lambda *args: None)  # the process died there
+    for data in (b"version two\n", b"version three\n"):
+        with journal.transaction(root, "t") as tx:
+            tx.write(rel, data)
+    monkeypatch.undo()
+    assert review.reconcile(root).entry is None  # both writes are ours
+    (store / rel).write_bytes(b"overwritten outside\n")
+    found = review.reconcile(root)
+    assert found.changed == [rel] and found.entry is not None
+    assert journal.read_blob(root, found.entry.changes[0].before or "") == b"version three\n"
+    journal.undo(root, found.entry.id)
+    assert (store / rel).read_bytes() == b"version three\n"
