@@ -58,6 +58,9 @@ BLOB_FILE_MAX = 8 << 20  # a single prior version larger than this is not kept
 LOCK_TIMEOUT = 30.0  # seconds to wait for another engramory command to finish
 STALE_SECONDS = 600.0  # an O_EXCL lock file older than this is taken over
 TMP_MARK = ".engramory-tmp-"
+# entries `undo` with no ID passes over: what a sync pulled in is other machines' notes, and
+# taking it back would delete them everywhere at the next sync; undo them by ID only
+BY_ID_ONLY = ("sync",)
 
 # Test seam: called with (temp path, final path) after a temp file is written and fsynced,
 # before os.replace. A test sets it to crash the process exactly there.
@@ -862,7 +865,7 @@ def undo_target(found: Sequence[Entry], entry_id: int | None = None) -> Entry:
     undo itself nor already undone."""
     if entry_id is None:
         for e in reversed(found):
-            if e.undoes is None and not e.undone:
+            if e.undoes is None and not e.undone and e.command not in BY_ID_ONLY:
                 return e
         raise JournalError("nothing to undo: every journal entry is already undone (see `engramory log`)")
     for e in found:
@@ -901,6 +904,10 @@ def undo(root: str, entry_id: int | None = None, argv: Sequence[str] = ()) -> En
         for c in target.changes:
             now, now_mode = _read_file(root, c.path)
             if sha256(now) != c.after:
+                by_key = _undo_by_key(root, found, target, c, now)
+                if by_key is not None:
+                    plan.append((c.path, now, now_mode, by_key, now_mode if now_mode is not None else _umask_mode()))
+                    continue
                 later = _later_writer(found, target.id, c.path)
                 hint = ("undo entry %d (%s) first" % (later.id, later.command) if later is not None
                         else "it was changed outside engramory; put it back by hand or restore it from a copy")
@@ -917,6 +924,16 @@ def undo(root: str, entry_id: int | None = None, argv: Sequence[str] = ()) -> En
             mode = c.mode if c.mode is not None else (now_mode if now_mode is not None else _umask_mode())
             plan.append((c.path, now, now_mode, restored, mode))
         return _apply(root, "undo", list(argv), plan, target.id)
+
+
+def _undo_by_key(root: str, found: Sequence[Entry], target: Entry, c: FileChange, now: bytes | None) -> bytes | None:
+    """The index with only this change's lines taken back, when a sync has since merged other
+    notes into it: engramory.sync.keyundo. None for any other file or history, or when that
+    cannot be done cleanly; the undo is then refused as before."""
+    from engramory.sync import keyundo
+
+    later = [e.command for e in found if e.id > target.id and c.path in e.paths and not e.undone]
+    return keyundo.undo_for(c.path, c.before, c.after, now, later, lambda digest: read_blob(root, digest))
 
 
 def _size_text(data: bytes | None) -> str:
