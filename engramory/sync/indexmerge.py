@@ -175,6 +175,8 @@ class _Merge:
         for k in order(list(so), [list(sa), list(sb)], lambda k: k in keep):
             heading, items = self._section(k)
             if heading is not None:
+                if lines and lines[-1].strip() and self._spaced(k):
+                    lines.append("")  # the blank line its own version keeps before this heading
                 if first_heading < 0:
                     first_heading = len(lines)
                 lines.append(heading)
@@ -189,6 +191,19 @@ class _Merge:
         self.result.data = indexparse.encode(lines, style.bom, style.nl, style.final_nl)
         self.result.entries = len(self.values)
         return self.result
+
+    def _spaced(self, k: Key) -> bool:
+        """Whether the version this section's heading is taken from (ours, theirs, base) has a
+        blank line right before it: a heading the merge puts after another line keeps it."""
+        for version in (self.a, self.b, self.o):
+            for i, s in enumerate(version.sections):
+                if s.key == k:
+                    if i == 0:
+                        return False
+                    prev = version.sections[i - 1]
+                    last = prev.items[-1].text if prev.items else prev.heading
+                    return last is not None and not last.strip()
+        return False
 
     def _entries(self) -> None:
         eo, ea, eb = self.eo, self.ea, self.eb

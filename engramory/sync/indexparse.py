@@ -32,6 +32,8 @@ PREAMBLE = ("", 1)  # the key of the section before the first heading
 # `- [label](name.md)`: the common entry, whose target needs no normalising (one regex, not
 # LINK_RE's scan); it gives what the full rule below gives for such a line.
 _PLAIN_ENTRY = re.compile(r"- \[[^\]\n]*\]\(([A-Za-z0-9_][A-Za-z0-9_.-]*\.md)\)")
+# a conflict marker line, any length from git's default of 7 (`%L` may ask for more)
+MARKER_RE = re.compile(r"(<{7,}|>{7,}|\|{7,})(?: |$)|={7,}$")
 Key = tuple[str, int]  # (text, occurrence): a section's heading or an entry's target
 
 
