@@ -76,6 +76,19 @@ def deletions(where: Where, changes: Sequence[tuple[str, str, str]]) -> list[str
     return out
 
 
+def archived_since(where: Where, deleted: Sequence[str]) -> list[str]:
+    """The deletions the work tree shows that are really moves into archive/ (a not yet
+    committed move is a deletion plus an untracked file to git's diff)."""
+    out = []
+    for rel in deleted:
+        for moved in (ARCHIVE + "/" + rel, ARCHIVE + "/" + rel.rsplit("/", 1)[-1]):
+            if os.path.isfile(os.path.join(where.root, *moved.split("/"))):
+                break
+        else:
+            out.append(rel)
+    return out
+
+
 def too_many(deleted: int, live: int) -> bool:
     """More than max(10, 10 %) of the live notes."""
     return deleted * 10 > max(100, live)

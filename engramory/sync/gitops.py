@@ -22,6 +22,10 @@ class GitError(Exception):
     """git is missing, failed or timed out; the message names the command and the next step."""
 
 
+class GitMissing(GitError):
+    """There is no git to run."""
+
+
 class Done:
     __slots__ = ("code", "out", "err")
 
@@ -55,7 +59,7 @@ def run(cwd: str, args: Sequence[str], check: bool = True, data: bytes | None = 
         proc = subprocess.run(cmd, input=data, capture_output=True, timeout=timeout, env=_env(env),
                               stdin=None if data is not None else subprocess.DEVNULL)
     except FileNotFoundError:
-        raise GitError("git is not installed (or not on PATH): install git 2.39 or later, then run this again") from None
+        raise GitMissing("git is not installed (or not on PATH): install git 2.39 or later, then run this again") from None
     except subprocess.TimeoutExpired:
         raise GitError("`git %s` took longer than %.0f s and was stopped; check the network or the remote, "
                        "then run this again" % (" ".join(args[:3]), timeout)) from None

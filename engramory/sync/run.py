@@ -109,8 +109,8 @@ def check_deletions(where: Where, head: str | None, upstream: str, force: bool, 
     for direction, deleted, live in (
         ("pull", changes.deletions(where, gitops.diff_names(where.top, base, upstream, where.spec)),
          len(changes.live_notes(where, head))),
-        ("push", changes.deletions(where, gitops.diff_names(where.top, base, None, where.spec)),
-         len(changes.live_notes(where, base))),
+        ("push", changes.archived_since(where, changes.deletions(where, gitops.diff_names(
+            where.top, base, None, where.spec))), len(changes.live_notes(where, base))),
     ):
         out.data["%s_deletes" % direction] = deleted
         if deleted and changes.too_many(len(deleted), live):
@@ -244,6 +244,8 @@ def sync(root: str, force: bool = False) -> Outcome:
         push(where, branch, remote, out)
     except Stop as stop:
         return out.stop(stop.status, str(stop), stop.code)
+    except gitops.GitMissing as exc:
+        return out.stop("no-git", str(exc))
     except gitops.GitError as exc:
         return out.stop("git-error", str(exc))
     except journal.LockTimeout as exc:
