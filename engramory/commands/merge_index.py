@@ -4,16 +4,19 @@ merge (conflict markers, duplicate pointers)."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
 from engramory import fsutil, scope
-from engramory.cliutil import EX_NOINPUT, EX_USAGE, Parser
+
+EX_USAGE = 64
+EX_NOINPUT = 66
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
+    from engramory.cliutil import Parser
 
 READ_LIMIT = 16 << 20  # an index past this is not one a host loads: merged by hand
 EX_CONFLICT = 1
@@ -34,6 +37,8 @@ EPILOG = (
 
 
 def _parser() -> Parser:
+    from engramory.cliutil import Parser
+
     p = Parser(prog="engramory merge-index", description=DESCRIPTION, epilog=EPILOG)
     p.add_argument("files", nargs="*", metavar="FILE",
                    help="BASE OURS THEIRS [MARKER_SIZE] [PATH] as git passes them (%%O %%A %%B %%L %%P); "
@@ -57,6 +62,8 @@ def _read(path: str) -> bytes:
 
 def _report(as_json: bool, obj: dict[str, object], lines: list[str]) -> None:
     if as_json:
+        import json
+
         sys.stdout.write(json.dumps(obj, indent=2) + "\n")
     for line in lines:
         sys.stderr.write("engramory merge-index: %s\n" % line)
@@ -101,7 +108,10 @@ def drive(files: Sequence[str], as_json: bool) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    raw = list(sys.argv[1:] if argv is None else argv)
+    if raw and not any(a.startswith("-") for a in raw):
+        return drive(raw, False)  # as git runs it: no option parser to load, one process per merge
+    args = _parser().parse_args(raw)
     if args.resolve:
         from engramory.sync import resolve
 

@@ -27,7 +27,8 @@ SYNC_EPILOG = (
     "exit codes: 0 synced; 1 refused or stopped (the message says why and what to do next: no git, no "
     "remote, no upstream, a detached HEAD, a mass deletion, conflicts, an index over its cap); 3 the "
     "remote moved on or the store was busy (run it again); 64 usage error; 66 the store cannot be read. "
-    "Set a store up once with `engramory sync init [ROOT]` (see `engramory sync init --help`).")
+    "Set a store up once with `engramory sync init [ROOT] [--dry-run] [--undo] [--json]` (see "
+    "`engramory sync init --help`).")
 INIT_HELP = (
     "Make a store git-ready: `.gitattributes` merges MEMORY.md with the engramory-index driver, "
     "`.gitignore` keeps `.engramory/` (this machine's journal) out, and the driver is registered in the "
