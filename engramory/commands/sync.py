@@ -116,6 +116,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except notes.Refusal as exc:
         return notes.fail(args.json, str(exc), exc.code)
     out = run.sync(root, args.force)
+    from engramory.secretscan import redact
+
+    out.lines = [redact(line) for line in out.lines]  # git's own messages may quote a remote URL's token
     if args.json:
         obj = {"ok": out.code == 0, "status": out.status, "exit": out.code, "root": root, "messages": out.lines}
         obj.update(out.data)

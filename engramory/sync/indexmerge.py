@@ -33,6 +33,7 @@ Value = tuple[Key, str]  # (section key, line text) of one entry
 # came from: ("o" | "a" | "b", its index), or ("x1" | "x2", index) for a line not kept).
 ItemId = tuple[str, tuple[str, int]]
 _CONFLICT = ("conflict",)  # a three-way value that cannot be decided
+NAMES_SHOWN = 5  # conflicting notes named on the block's first line; the block lists them all
 
 
 class EntryConflict:
@@ -85,7 +86,7 @@ def merge(base: bytes, ours: bytes, theirs: bytes, marker: int = 7) -> Result:
         return Result(ours, len(indexparse.parse(ours).entries()))
     if base == ours:
         return Result(theirs, len(indexparse.parse(theirs).entries()))
-    cache: dict[str, tuple[str, str | None, indexparse.Item]] = {}
+    cache = indexparse.shared_cache()
     versions = [indexparse.parse(v, cache) for v in (base, ours, theirs)]
     return _Merge(*versions).run(marker)
 
@@ -329,8 +330,10 @@ def render_block(result: Result, marker: int) -> list[str]:
     theirs', between markers of length `marker`."""
     conflicts: list[EntryConflict | ProseConflict] = list(result.entry_conflicts) + list(result.prose_conflicts)
     names = result.names()
+    shown = ", ".join(names[:NAMES_SHOWN]) + (" and %d more" % (len(names) - NAMES_SHOWN) if len(names) > NAMES_SHOWN
+                                             else "")
     head = "%s ours: engramory merge-index: %d conflict%s (%s); keep one version of each, then delete the " \
-        "markers and the comment lines" % ("<" * marker, len(names), "" if len(names) == 1 else "s", ", ".join(names))
+        "markers and the comment lines" % ("<" * marker, len(names), "" if len(names) == 1 else "s", shown)
     out = [head]
     for c in conflicts:
         out.extend(_side_lines(c, True))

@@ -199,6 +199,19 @@ def _known(line: str) -> tuple[str, str | None, Item]:
     return kind, what, Item(kind, line, (what, 1) if kind is ENTRY and what is not None else None)
 
 
+CACHE_LINES = 1 << 14  # lines whose reading is kept between merges of one process
+_cache: dict[str, tuple[str, str | None, Item]] = {}
+
+
+def shared_cache() -> dict[str, tuple[str, str | None, Item]]:
+    """The reading of lines seen by earlier parses of this process (a process that merges many
+    indexes, --resolve, an undo by key, reads each common line once), emptied past CACHE_LINES
+    so it stays bounded. What a line is never depends on where it was seen."""
+    if len(_cache) > CACHE_LINES:
+        _cache.clear()
+    return _cache
+
+
 def parse(data: bytes, cache: dict[str, tuple[str, str | None, Item]] | None = None) -> Index:
     """The index in `data`. `cache` (line -> what it is) may be shared by the versions of one
     merge: most of their lines are the same, and are then read once (Items are never changed,

@@ -121,3 +121,22 @@ def test_help_names_every_option(kit: Kit) -> None:
     text = " ".join(kit.ok("sync", "--help").stdout.split())
     for word in ("--force", "--json", "sync init", "max(10, 10%)", "exit codes"):
         assert word in text
+
+
+def test_without_tools_the_driver_is_a_c_command_that_still_runs(kit: Kit, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A wheel install has no tools/engramory.py beside the package: the driver then puts the
+    package's folder on sys.path itself."""
+    from engramory.sync import init
+
+    real = os.path.isfile
+    monkeypatch.setattr(os.path, "isfile", lambda p: False if p.endswith("engramory.py") else real(p))
+    command = init.driver_command()
+    monkeypatch.undo()
+    assert " -I -S -c " in command and command.endswith("merge-index %O %A %B %L %P")
+    for name, data in (("o", b"- [A](a.md)\n"), ("a", b"- [A](a.md)\n- [B](b.md)\n"), ("b", b"- [C](c.md)\n- [A](a.md)\n")):
+        (kit.tmp / name).write_bytes(data)
+    line = command.replace("%O", "o").replace("%A", "a").replace("%B", "b").replace("%L", "7").replace("%P", "MEMORY.md")
+    done = subprocess.run(["sh", "-c", line], cwd=str(kit.tmp), env={"PATH": "/usr/bin:/bin"}, capture_output=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert (kit.tmp / "a").read_bytes() == b"- [C](c.md)\n- [A](a.md)\n- [B](b.md)\n"

@@ -239,3 +239,16 @@ def test_a_team_store_in_a_project_repository(kit: Kit) -> None:
     for person in (alice, bob):
         assert sorted(pointers(person / "memory")) == ["build-cache.md", "review-rule.md"]
     assert "?? src.txt" in kit.git(alice, "status", "--porcelain").stdout
+
+
+def test_a_token_in_a_remote_url_is_never_printed(kit: Kit) -> None:
+    repo = kit.repo(kit.tmp / "mem")
+    kit.ok("sync", "init", str(repo))
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    kit.git(repo, "remote", "add", "origin", "https://x:%s@127.0.0.1:9/r.git" % token)
+    kit.git(repo, "config", "branch.main.remote", "origin")
+    kit.git(repo, "config", "branch.main.merge", "refs/heads/main")
+    kit.git(repo, "update-ref", "refs/remotes/origin/main", "HEAD")
+    for flag in ([], ["--json"]):
+        done = kit.engramory("sync", str(repo), *flag)
+        assert done.returncode == 1 and token not in done.stdout + done.stderr
