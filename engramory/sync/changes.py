@@ -130,18 +130,7 @@ def commit_message(where: Where, status: Sequence[tuple[str, str]], state: dict[
     files changed in some other way (an editor, the host's own tools, a shell), as such."""
     since = _seen(state)
     entries = [e for e in journal.entries(where.root) if e.id > since and e.command != "sync"]
-    last: dict[str, str | None] = {}
-    for e in entries:
-        for c in e.changes:
-            last[c.path] = c.after
-    foreign = []
-    for xy, path in status:
-        rel = where.in_store(path)
-        if rel is None:
-            continue
-        if rel not in last or last[rel] != _disk_sha(where.root, rel):
-            kind = "added" if xy.strip() in ("??", "A") else "deleted" if "D" in xy else "changed"
-            foreign.append("  %s  %s" % (rel, kind))
+    foreign = _foreign(where, status, entries)
     head = "engramory sync: %d write%s by engramory, %d change%s from outside it" % (
         len(entries), "" if len(entries) == 1 else "s", len(foreign), "" if len(foreign) == 1 else "s")
     body = []
@@ -157,6 +146,24 @@ def commit_message(where: Where, status: Sequence[tuple[str, str]], state: dict[
         if len(foreign) > MESSAGE_LINES:
             body.append("  and %d more" % (len(foreign) - MESSAGE_LINES))
     return secretscan.redact(head + ("\n\n" + "\n".join(body) if body else "") + "\n")
+
+
+def _foreign(where: Where, status: Sequence[tuple[str, str]], entries: Sequence[journal.Entry]) -> list[str]:
+    """`  path  kind` for each changed file that is not what engramory's own newest write of it
+    left: something else made that change."""
+    last: dict[str, str | None] = {}
+    for e in entries:
+        for c in e.changes:
+            last[c.path] = c.after
+    out = []
+    for xy, path in status:
+        rel = where.in_store(path)
+        if rel is None:
+            continue
+        if rel not in last or last[rel] != _disk_sha(where.root, rel):
+            kind = "added" if xy.strip() in ("??", "A") else "deleted" if "D" in xy else "changed"
+            out.append("  %s  %s" % (rel, kind))
+    return out
 
 
 # -- journaling what a pull brought in ----------------------------------------------------------

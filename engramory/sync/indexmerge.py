@@ -120,14 +120,7 @@ def order(base: Sequence[T], sides: Sequence[Sequence[T]], keep: Callable[[T], b
     predecessor on that side, ours before theirs."""
     survivors = [x for x in base if keep(x)]
     placed = set(survivors)
-    spine = survivors
-    for seq in sides:
-        if seq == base:
-            continue  # this side did not touch the order
-        mine = [x for x in seq if x in placed]
-        if len(mine) == len(survivors) and mine != survivors:
-            spine = mine
-            break
+    spine = _spine(base, sides, survivors, placed)
     children: dict[T | None, list[T]] = {}  # None: the start
     for seq in sides:
         prev: T | None = None
@@ -150,6 +143,18 @@ def order(base: Sequence[T], sides: Sequence[Sequence[T]], keep: Callable[[T], b
             out.append(x)
             stack.extend(reversed(children.get(x, [])))
     return out
+
+
+def _spine(base: Sequence[T], sides: Sequence[Sequence[T]], survivors: list[T], placed: set[T]) -> list[T]:
+    """The order of the base's surviving items: the base's, or that of the first side that
+    reordered them."""
+    for seq in sides:
+        if seq == base:
+            continue  # this side did not touch the order
+        mine = [x for x in seq if x in placed]
+        if len(mine) == len(survivors) and mine != survivors:
+            return mine
+    return survivors
 
 
 class _Merge:

@@ -78,60 +78,68 @@ def merge3(base: list[str], ours: list[str], theirs: list[str]) -> Merged:
     b_aligned: dict[int, Origin] = {}
     changes = _changes("a", base, ours, a_aligned) + _changes("b", base, theirs, b_aligned)
     changes.sort(key=lambda c: (c.i1, c.i1 != c.i2, c.side))  # inserts first at a point, ours first
-    text = {"a": ours, "b": theirs}
+    text = {"o": base, "a": ours, "b": theirs}
     kept_base = [True] * len(base)
-    groups = _groups(changes)
     emitted_at: dict[int, list[Origin]] = {}  # base position -> origins emitted before it
-    for group in groups:
+    for group in _groups(changes):
         start = min(c.i1 for c in group)
         end = max(c.i2 for c in group)
         for i in range(start, end):
             kept_base[i] = False
-        emitted = emitted_at.setdefault(start, [])
-        sides = {c.side for c in group}
-        if len(sides) == 1 or _same(group, text):
-            first = group[0].side
-            for c in group:
-                if c.side != first and _same(group, text):
-                    mine = next(x for x in group if x.side == first)
-                    for k in range(c.j2 - c.j1):  # the same change on both sides: theirs' lines are ours'
-                        result.theirs[c.j1 + k] = ("a", mine.j1 + k)
-                    continue
-                for j in range(c.j1, c.j2):
-                    origin = (c.side, j)
-                    emitted.append(origin)
-                    (result.ours if c.side == "a" else result.theirs)[j] = origin
-            continue
-        if all(c.j1 == c.j2 for c in group):  # deletions only: a line either side deleted goes
-            continue
-        if all(c.i1 == c.i2 for c in group):  # insertions at one place on both sides: all of them
-            seen: dict[str, Origin] = {}
-            for c in group:
-                for j in range(c.j1, c.j2):
-                    line = text[c.side][j]
-                    twin = seen.get(line) if c.side == "b" else None
-                    if twin is not None:
-                        result.theirs[j] = twin
-                        continue
-                    origin = (c.side, j)
-                    if c.side == "a":
-                        seen.setdefault(line, origin)
-                    emitted.append(origin)
-                    (result.ours if c.side == "a" else result.theirs)[j] = origin
-            continue
-        result.conflicts.append(TextConflict(start, end, _version(group, "a", base, ours, start, end),
-                                             _version(group, "b", base, theirs, start, end)))
+        _take(group, text, result, emitted_at.setdefault(start, []), start, end)
     for i in range(len(base) + 1):
         result.lines.extend(emitted_at.get(i, ()))
         if i < len(base) and kept_base[i]:
             result.lines.append(("o", i))
-    for j, origin in a_aligned.items():
-        if kept_base[origin[1]]:
-            result.ours[j] = origin
-    for j, origin in b_aligned.items():
-        if kept_base[origin[1]]:
-            result.theirs[j] = origin
+    for aligned, kept in ((a_aligned, result.ours), (b_aligned, result.theirs)):
+        for j, origin in aligned.items():
+            if kept_base[origin[1]]:
+                kept[j] = origin
     return result
+
+
+def _emit(result: Merged, emitted: list[Origin], side: str, j: int) -> None:
+    origin = (side, j)
+    emitted.append(origin)
+    (result.ours if side == "a" else result.theirs)[j] = origin
+
+
+def _take(group: list[Change], text: dict[str, list[str]], result: Merged, emitted: list[Origin],
+          start: int, end: int) -> None:
+    """What one group of changes puts in place of base lines [start, end)."""
+    if _same(group, text):  # the same change on both sides: ours' lines, theirs' map onto them
+        mine, other = group
+        for j in range(mine.j1, mine.j2):
+            _emit(result, emitted, "a", j)
+        for k in range(other.j2 - other.j1):
+            result.theirs[other.j1 + k] = ("a", mine.j1 + k)
+    elif len({c.side for c in group}) == 1:  # one side alone changed these lines
+        for c in group:
+            for j in range(c.j1, c.j2):
+                _emit(result, emitted, c.side, j)
+    elif all(c.j1 == c.j2 for c in group):
+        pass  # deletions only: a line either side deleted goes
+    elif all(c.i1 == c.i2 for c in group):
+        _insertions(group, text, result, emitted)
+    else:
+        result.conflicts.append(TextConflict(start, end, _version(group, "a", text["o"], text["a"], start, end),
+                                             _version(group, "b", text["o"], text["b"], start, end)))
+
+
+def _insertions(group: list[Change], text: dict[str, list[str]], result: Merged, emitted: list[Origin]) -> None:
+    """Lines inserted at one place on both sides: all of them, ours first; a line theirs
+    inserted that ours inserted too is ours' line."""
+    seen: dict[str, Origin] = {}
+    for c in group:
+        for j in range(c.j1, c.j2):
+            line = text[c.side][j]
+            twin = seen.get(line) if c.side == "b" else None
+            if twin is not None:
+                result.theirs[j] = twin
+                continue
+            if c.side == "a":
+                seen.setdefault(line, ("a", j))
+            _emit(result, emitted, c.side, j)
 
 
 def _groups(changes: list[Change]) -> list[list[Change]]:
