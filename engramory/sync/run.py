@@ -1,10 +1,10 @@
 """`engramory sync [ROOT]`: one command for memory shared through git.
 
 In order: find the repository, the branch and its upstream (a clear refusal for no git, no
-remote, no upstream, a detached HEAD, a merge left unfinished); register the merge driver if
-this clone lacks it (`sync init`'s work, when it was never done); fetch; refuse, before anything
+remote, no upstream, a detached HEAD, a merge left unfinished); fetch; refuse, before anything
 is written, a pull or a push that would delete more than max(10, 10 %) of the live notes (a move
-into archive/ is not a deletion) unless `--force`; commit the store's changes as ONE commit whose
+into archive/ is not a deletion) unless `--force`; register the merge driver if this clone
+lacks it (`sync init`'s work, when it was never done); commit the store's changes as ONE commit whose
 message lists engramory's journal entries since the last sync and the changes made outside it;
 merge the upstream with the driver (conflicts: listed, the merge left for the user to finish or
 abort, nothing pushed); journal what the merge brought in; check the merged store (conflict
@@ -150,7 +150,7 @@ def merge(where: Where, upstream: str, out: Outcome) -> str | None:
     theirs = gitops.rev(where.top, upstream)
     if theirs is None or head == theirs or (head is not None and gitops.merge_base(where.top, head, theirs) == theirs):
         return None
-    done = gitops.run(where.top, ["merge", "--no-edit", "-m", "engramory sync: merge %s" % upstream, upstream],
+    done = gitops.run(where.top, ["merge", "--ff", "--no-edit", "-m", "engramory sync: merge %s" % upstream, upstream],
                       check=False)
     if done.code == 0:
         out.lines.append("merged %s" % upstream)
@@ -234,8 +234,8 @@ def sync(root: str, force: bool = False) -> Outcome:
         out.data.update({"repository": where.top, "branch": branch, "upstream": upstream})
         gitops.run(where.top, ["fetch", "--quiet", remote], timeout=gitops.NETWORK_TIMEOUT)
         with journal.lock(root):  # local steps only: no engramory write lands in the middle
-            register(where, out)
             check_deletions(where, gitops.rev(where.top, "HEAD"), upstream, force, out)
+            register(where, out)
             if commit(where, out) is not None:
                 entries = journal.entries(root)
                 changes.save_state(root, {"journal_seen": entries[-1].id if entries else 0})
