@@ -30,6 +30,9 @@ COMMANDS = {
     # compaction and review of what others changed (engramory.compact, engramory.review)
     "compact": ("engramory.compact", "main", "plan (and apply) a compaction of the index that cannot lose a fact"),
     "review": ("engramory.review", "main", "list notes changed or deleted outside engramory since the last review"),
+    # sharing a store through git (engramory.sync)
+    "sync": ("engramory.commands.sync", "main", "share the store through git: commit, fetch, merge by key, check, push"),
+    "merge-index": ("engramory.commands.merge_index", "main", "git's merge driver for an index, keyed by note; --resolve repairs one"),
 }
 
 

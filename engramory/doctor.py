@@ -73,6 +73,7 @@ from engramory.doctor_notes import (
 from engramory.doctor_scan import check_content, entropy, looks_random, mask, scan_note, scan_notes
 from engramory.excerpt import emit, emit_json
 from engramory.store import Note, Store
+from engramory.sync.checks import check_sync
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -97,7 +98,7 @@ __all__ = [
 CHECKS: tuple[Callable[[Store, Context], Iterable[Finding]], ...] = (
     check_config, check_config_window, check_git, check_walk, check_index, check_pointers, check_graph, check_slugs,
     check_files, check_frontmatter, check_labels_and_dates, check_content, check_duplicates,
-    check_descriptions, check_recall,
+    check_descriptions, check_recall, check_sync,
 )
 
 

@@ -23,7 +23,11 @@ CODES: dict[str, tuple[str, bool, str]] = {
     # the store as a whole
     "config-invalid": (ERROR, False, "the store config .engramory.json has unknown keys or invalid values"),
     "config-above-window": (ERROR, False, "a hard cap (.engramory.json or ENGRAMORY_HARD*) is above what the host loads"),
-    "store-in-git": (ERROR, False, "the store is inside a git work tree that does not ignore it"),
+    "store-in-git": (ERROR, False, "the store is inside a git work tree that does not ignore it (and `sync init` did not set it up)"),
+    # a store shared through git (engramory.sync.checks)
+    "index-conflict-markers": (ERROR, False, "the index holds conflict markers a merge left: they load into every session"),
+    "merge-driver-unset": (WARNING, False, ".gitattributes names the engramory-index merge driver but this clone's git config lacks it"),
+    "engramory-state-tracked": (WARNING, False, ".engramory/ (journal, blobs, manifest: this machine's state) is committed to git"),
     "store-split": (WARNING, False, "one project's memory lies in two folders (two spellings of its path, a move, a rename); --all only"),
     "dir-unlistable": (ERROR, True, "a folder under ROOT cannot be listed"),
     "not-a-file": (WARNING, True, "a .md entry is not a regular file (FIFO, socket, device) and was not read"),

@@ -83,12 +83,19 @@ def check_git(st: Store, ctx: Context) -> Iterator[Finding]:
         return
     paths = ([st.index_name] if st.index_read else []) + [n.rel for n in st.notes]
     found = git_exposure(st.root, paths)
-    if found:
+    if found and not _shared_by_sync(st.root, st.index_name):
         work_tree, exposed = found
         yield Finding("store-in-git", ".", 0,
                       "the store is inside the git work tree %s and git does not ignore %d of its "
                       "files (e.g. %s); memories hold machine-local detail: add the store folder to "
                       "that repository's .gitignore" % (work_tree, len(exposed), shown(exposed[0])))
+
+
+def _shared_by_sync(root: str, index_name: str) -> bool:
+    """A store `engramory sync init` set up is in its repository on purpose (engramory.sync)."""
+    from engramory.sync.checks import shared_by_sync
+
+    return shared_by_sync(root, index_name)
 
 
 def check_walk(st: Store, ctx: Context) -> Iterator[Finding]:

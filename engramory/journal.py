@@ -88,6 +88,9 @@ __all__ = [
 EXTERNAL = "external"  # the command of an entry journaling what something else changed
 LOCK_TIMEOUT = 30.0  # seconds to wait for another engramory command to finish
 PENDING_MAX = 16 << 20  # bytes of an intent record
+# entries `undo` with no ID passes over: what a sync pulled in is other machines' notes, and
+# taking it back would delete them everywhere at the next sync; undo them by ID only
+BY_ID_ONLY = ("sync",)
 
 # Test seam: called with (temp path, final path) after a temp file of the store is written
 # and fsynced, before os.replace. A test sets it to crash the process exactly there.
@@ -487,11 +490,11 @@ def record(root: str, command: str, changes: Iterable[Change], argv: Sequence[st
 def find_undo_target(root: str, entry_id: int | None = None) -> tuple[Entry, list[Entry]]:
     """(the entry `undo` would take back, the entries after it, newest first). With no id:
     engramory's own newest write not yet undone (never an undo, never an "external" entry,
-    which only its id takes back)."""
+    which only its id takes back, never what a sync pulled in: BY_ID_ONLY)."""
     later: list[Entry] = []
     for e in journalfile.Reader(root).back():
         if entry_id is None:
-            if e.command != EXTERNAL and e.undoes is None and not e.undone:
+            if e.command != EXTERNAL and e.command not in BY_ID_ONLY and e.undoes is None and not e.undone:
                 return e, later
         elif e.id == entry_id:
             if e.undone:
@@ -539,6 +542,11 @@ def undo(root: str, entry_id: int | None = None, argv: Sequence[str] = (), no_un
         for c in target.changes:
             now, now_mode = _read_file(root, c.path)
             if sha256(now) != c.after:
+                by_key = _undo_by_key(blobs, later, target, c, now)
+                if by_key is not None:
+                    plan.append((c.path, now, now_mode, by_key,
+                                 now_mode if now_mode is not None else metadir.umask_mode()))
+                    continue
                 raise _conflict(target, later, c.path, now)
             restored: bytes | None = None
             if c.before is not None:
@@ -550,6 +558,17 @@ def undo(root: str, entry_id: int | None = None, argv: Sequence[str] = (), no_un
             mode = c.mode if c.mode is not None else (now_mode if now_mode is not None else metadir.umask_mode())
             plan.append((c.path, now, now_mode, restored, mode))
         return _apply(root, "undo", journalfile.slim_argv(argv), plan, target.id, no_undo)
+
+
+def _undo_by_key(blobs: BlobStore, later: Sequence[Entry], target: Entry, c: FileChange,
+                 now: bytes | None) -> bytes | None:
+    """The index with only this change's lines taken back, when a sync has since merged other
+    notes into it: engramory.sync.keyundo. None for any other file or history, or when that
+    cannot be done cleanly; the undo is then refused as before."""
+    from engramory.sync import keyundo  # only on a conflicting undo: the sync package is not loaded otherwise
+
+    commands = [e.command for e in later if c.path in e.paths and not e.undone]
+    return keyundo.undo_for(c.path, c.before, c.after, now, commands, blobs.read)
 
 
 def _size_text(data: bytes | None) -> str:
