@@ -118,13 +118,9 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Dict[str, s
     return root, s, env
 
 
-# TEMPORARY: commands whose printers live in files another helper owns while this branch is
-# made (issue 19: fix19-journal owns history.py and review.py). They print a file name whole.
-# Strict xfail: once they mask, the case passes, the xfail fails, and the lead deletes the line.
-TEMPORARY_UNMASKED = {
-    "log": "history.py prints journal paths unmasked (fix19-journal)",
-    "review": "review.py prints changed paths unmasked (fix19-journal)",
-}
+# Commands known to print a value unmasked, each with the reason; a strict xfail, so a fix
+# shows up (none now).
+TEMPORARY_UNMASKED: Dict[str, str] = {}
 
 
 def command_cases() -> List[object]:
