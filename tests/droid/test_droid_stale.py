@@ -1,0 +1,88 @@
+"""Stale writes on the real Factory droid CLI (pinned in package.json), offline (issue 22,
+"Stale writes, per host"): the agent Reads MEMORY.md, another process appends a pointer line,
+then the agent writes from what it read. Each case runs without the guard and with it
+installed (`engramory install --host droid`), and asserts the exact bytes on disk afterwards.
+
+What droid 0.225.2 does (its FileTimestampTracker, per session, compares the file's mtime with
+the one its last Read recorded): Edit and ApplyPatch refuse a file changed since the Read;
+Create has no such check and overwrites it, so a stale Create drops the other writer's line.
+
+droid offers ApplyPatch instead of Create and Edit when the model's file-edit profile is
+"apply-patch": the default for its OpenAI-provider models, and set here on the BYOK model with
+`fileEditToolProfile`. Its ApplyPatch is a freeform tool: the call's arguments text IS the
+patch (a JSON `{"input": ...}` is taken as the patch text and refused as "Cannot authorize
+ApplyPatch without valid file operations")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Dict
+
+import common
+import pytest
+import stale
+from droid_driver import Droid
+from hostbase import Call
+
+GUARD = pytest.mark.parametrize("guard", [False, True], ids=["bare", "guarded"])
+CHANGED = ('File "%s" has been modified externally since it was last read. Please use the Read tool to get the '
+           "latest version before editing.")
+
+
+class PatchDroid(Droid):
+    """droid with the apply-patch file-edit profile: ApplyPatch replaces Create and Edit."""
+
+    def prepare(self, mock: Any, env: Dict[str, str]) -> None:
+        common.write_json(self.home / ".factory" / "settings.json", {"customModels": [{
+            "model": "mock-model", "displayName": "Mock", "baseUrl": mock.base_url, "apiKey": "dummy",
+            "provider": "generic-chat-completion-api", "maxOutputTokens": 4096, "fileEditToolProfile": "apply-patch",
+        }]})
+
+    def patch_call(self, text: str) -> Call:
+        return ("ApplyPatch", text)  # type: ignore[return-value]  # freeform: the arguments text is the patch
+
+
+def index_of(droid: Droid) -> Path:
+    return droid.project / "memory" / "MEMORY.md"
+
+
+@GUARD
+def test_stale_create_host_drops_the_foreign_line(droid: Droid, guard: bool) -> None:
+    """host drops the foreign line: Create overwrites the file with what the agent read plus
+    its line, the model is told it succeeded, and the guard (installed) let it through."""
+    index = index_of(droid)
+    m = stale.measure(droid, "write", index, guard)
+    assert m.outcome == stale.DROPPED
+    assert m.on_disk == stale.FULL_WRITE.encode()
+    assert m.seen == "The file %s has been created successfully." % index
+
+
+@GUARD
+def test_stale_edit_host_refuses(droid: Droid, guard: bool) -> None:
+    """host refuses: Edit checks the mtime its Read recorded; the foreign line survives."""
+    index = index_of(droid)
+    m = stale.measure(droid, "edit", index, guard)
+    assert m.outcome == stale.REFUSED
+    assert m.on_disk == stale.READ_FOREIGN.encode()
+    assert m.seen == "Error: Error: " + CHANGED % index
+
+
+@GUARD
+def test_stale_apply_patch_host_refuses(tmp_path: Path, droid_cli: Path, guard: bool) -> None:
+    """host refuses: ApplyPatch reads the file through the same check. The guard, installed,
+    never sees the call (its PreToolUse matcher is Create|Edit), so it judged nothing."""
+    droid = PatchDroid(tmp_path)
+    index = index_of(droid)
+    m = stale.measure(droid, "patch", index, guard, judged=False)
+    assert "ApplyPatch" in m.tools and "Create" not in m.tools and "Edit" not in m.tools
+    assert m.outcome == stale.REFUSED
+    assert m.on_disk == stale.READ_FOREIGN.encode()
+    assert m.seen == "Error: Error reading file content: Error: " + CHANGED % index
+
+
+@pytest.mark.parametrize("case", ["edit", "patch"])
+def test_control_without_a_foreign_write_the_same_calls_apply(tmp_path: Path, droid_cli: Path, case: str) -> None:
+    """The refusals above are the staleness check: with nothing written since the Read, the
+    same Edit / ApplyPatch lands."""
+    droid = PatchDroid(tmp_path) if case == "patch" else Droid(tmp_path)
+    assert stale.run_fresh(droid, case, index_of(droid)) == stale.fresh_result(case)

@@ -1,0 +1,50 @@
+"""Stale writes on the real Qwen Code CLI (pinned in package.json), offline (issue 22, "Stale
+writes, per host"): the agent reads MEMORY.md with read_file, another process appends a pointer
+line, then the agent writes from what it read. Each case runs without the guard and with it
+installed (`engramory install --host qwen`), and asserts the exact bytes on disk afterwards.
+
+What Qwen Code 0.24.4 does (packages/core/src/tools/priorReadEnforcement.ts and
+services/fileReadCache.ts in its bundle): every read_file records the file's (dev, inode) with
+its mtime and size, per session; write_file and edit compare them with a fresh stat after the
+PreToolUse hook ran and refuse a changed file. So both cases are `host refuses`, the foreign
+line survives, and the model is told to read again. Qwen Code has no patch tool (case 3)."""
+
+from __future__ import annotations
+
+from typing import Dict
+
+import pytest
+import stale
+from qwen_driver import Qwen
+
+GUARD = pytest.mark.parametrize("guard", [False, True], ids=["bare", "guarded"])
+REREAD = ("File %s has been modified since you last read it (mtime or size changed). Re-read it with the "
+          "read_file tool before %s it to ensure your changes are based on current content.")
+VERB: Dict[str, str] = {"write": "overwriting", "edit": "editing"}
+
+
+@GUARD
+@pytest.mark.parametrize("case", ["write", "edit"])
+def test_stale_write_file_and_edit_host_refuses(qwen: Qwen, guard: bool, case: str) -> None:
+    """host refuses, write_file and edit alike: the foreign line survives, the agent's change
+    does not land, and the model reads why (the guard, installed, predicted the write and let
+    it through: the host's own check stops it after the hook)."""
+    index = qwen.project / "memory" / "MEMORY.md"
+    m = stale.measure(qwen, case, index, guard)
+    assert m.outcome == stale.REFUSED
+    assert m.on_disk == stale.READ_FOREIGN.encode()
+    assert m.seen == REREAD % (index, VERB[case])
+
+
+def test_qwen_offers_no_patch_tool(qwen: Qwen) -> None:
+    """Case 3 does not exist on Qwen Code: it offers write_file and edit, no patch tool."""
+    m = stale.measure(qwen, "edit", qwen.project / "memory" / "MEMORY.md", guard=False)
+    assert {"write_file", "edit", "read_file"} <= set(m.tools)
+    assert not [t for t in m.tools if "patch" in t], m.tools
+
+
+@pytest.mark.parametrize("case", ["write", "edit"])
+def test_control_without_a_foreign_write_the_same_calls_apply(qwen: Qwen, case: str) -> None:
+    """The refusal above is the staleness check: with nothing written since the read, the
+    same write_file / edit lands."""
+    assert stale.run_fresh(qwen, case, qwen.project / "memory" / "MEMORY.md") == stale.fresh_result(case)
