@@ -73,7 +73,7 @@ def test_stale_apply_patch_host_refuses(tmp_path: Path, droid_cli: Path, guard: 
     never sees the call (its PreToolUse matcher is Create|Edit), so it judged nothing."""
     droid = PatchDroid(tmp_path)
     index = index_of(droid)
-    m = stale.measure(droid, "patch", index, guard, judged=False)
+    m = stale.measure(droid, "patch", index, guard, predicted=[])
     assert "ApplyPatch" in m.tools and "Create" not in m.tools and "Edit" not in m.tools
     assert m.outcome == stale.REFUSED
     assert m.on_disk == stale.READ_FOREIGN.encode()

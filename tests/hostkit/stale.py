@@ -1,7 +1,8 @@
 """The stale-write cases every real-CLI suite measures (issue 22, "Stale writes, per host"):
 the agent reads MEMORY.md with its host's read tool, another process appends a pointer line,
 then the agent writes from what it read: a full-file write of that content plus one line, an
-edit of a line it read, or a patch of that line. What the host does is one of three outcomes,
+edit of a line it read, or a patch of that line (and, where a patch is the host's only way to
+write a whole file, the full-file write as a patch that deletes and re-adds the file). What the host does is one of three outcomes,
 told apart by the exact bytes on disk afterwards:
 
 - REFUSED: the file still holds what the other process left (the read content + the foreign
@@ -37,7 +38,8 @@ EDITED = SEED.replace(OLD_LINE, NEW_LINE)  # cases 2 and 3 applied to what the a
 EDITED_KEPT = EDITED + FOREIGN  # ... applied to the file on disk
 
 REFUSED, KEPT, DROPPED = "host refuses", "host keeps the foreign line", "host drops the foreign line"
-CASES = ("write", "edit", "patch")
+CASES = ("write", "edit", "patch", "rewrite")
+WHOLE = ("write", "rewrite")  # the cases that write the whole file
 
 
 def patch_text(path: str) -> str:
@@ -46,15 +48,22 @@ def patch_text(path: str) -> str:
             " - [note 3](note-3.md) - hook 3\n*** End Patch\n" % (path, OLD_LINE, NEW_LINE))
 
 
+def rewrite_text(path: str) -> str:
+    """Case 1 as a patch: delete the file and add it back with what the agent read plus one
+    line (what a model does with a patch tool when it means to write the whole file)."""
+    body = "".join("+%s\n" % line for line in FULL_WRITE.splitlines())
+    return "*** Begin Patch\n*** Delete File: %s\n*** Add File: %s\n%s*** End Patch\n" % (path, path, body)
+
+
 def outcome(on_disk: bytes, case: str) -> str:
     """REFUSED, KEPT or DROPPED for the bytes on disk after `case` (write, edit or patch); an
     AssertionError naming the bytes when they are none of the three."""
     text = on_disk.decode("utf-8")
     if text == READ_FOREIGN:
         return REFUSED
-    if text in ((FULL_KEPT,) if case == "write" else (EDITED_KEPT,)):
+    if text == (FULL_KEPT if case in WHOLE else EDITED_KEPT):
         return KEPT
-    if text == (FULL_WRITE if case == "write" else EDITED):
+    if text == (FULL_WRITE if case in WHOLE else EDITED):
         return DROPPED
     raise AssertionError("after the %s the index holds neither outcome: %r" % (case, on_disk))
 
@@ -92,7 +101,7 @@ def agent_call(host: Any, case: str, index: Path, arg: Optional[str] = None) -> 
         return host.write_call(where, FULL_WRITE)
     if case == "edit":
         return host.edit_call(where, OLD_LINE, NEW_LINE)
-    return host.patch_call(patch_text(where))
+    return host.patch_call(rewrite_text(where) if case == "rewrite" else patch_text(where))
 
 
 def run_case(host: Any, case: str, index: Path, arg: Optional[str] = None, **run_args: Any) -> Measured:
@@ -116,7 +125,7 @@ def run_fresh(host: Any, case: str, index: Path, arg: Optional[str] = None, **ru
 
 def fresh_result(case: str) -> bytes:
     """What `case` leaves when nothing else wrote the file since the read."""
-    return (FULL_WRITE if case == "write" else EDITED).encode("utf-8")
+    return (FULL_WRITE if case in WHOLE else EDITED).encode("utf-8")
 
 
 class Measured:
@@ -150,22 +159,30 @@ def offered_tools(requests: Sequence[Dict[str, Any]]) -> List[str]:
 def would_write(case: str) -> bytes:
     """What the host writes when it applies `case` to the file on disk (the foreign line in
     it): the bytes a guard's prediction shows at PreToolUse."""
-    return (FULL_WRITE if case == "write" else EDITED_KEPT).encode("utf-8")
+    return (FULL_WRITE if case in WHOLE else EDITED_KEPT).encode("utf-8")
 
 
-def measure(host: Any, case: str, index: Path, guard: bool, arg: Optional[str] = None, judged: bool = True,
-            **run_args: Any) -> Measured:
+def measure(host: Any, case: str, index: Path, guard: bool, arg: Optional[str] = None,
+            predicted: Optional[List[Optional[bytes]]] = None, **run_args: Any) -> Measured:
     """run_case with the guard installed (`guard`) or not, and ENGRAMORY_TRACE_FILE set: with
-    the guard, it judged the agent's one call (unless not `judged`: a tool its hook does not
-    see), predicted the host's bytes against the disk as the foreign write left it, and
-    refused nothing; without it, nothing judged anything."""
+    the guard, it judged the agent's one call, predicting the host's bytes against the disk as
+    the foreign write left it (`predicted`, by default [would_write(case)]; [] for a tool its
+    hook does not see, [None] where it predicts the host refuses), and refused nothing;
+    without it, nothing judged anything."""
     trace = host.trace_file()
     if guard:
         host.install()
     measured = run_case(host, case, index, arg, ENGRAMORY_TRACE_FILE=str(trace), **run_args)
     assert_guard_silent(measured)
-    assert guard_predictions(trace, index) == ([would_write(case)] if guard and judged else [])
+    assert_predicted(trace, index, guard, case, predicted)
     return measured
+
+
+def assert_predicted(trace: Path, index: Path, guard: bool, case: str,
+                     predicted: Optional[List[Optional[bytes]]] = None) -> None:
+    """The guard's trace for `index` (see measure)."""
+    expected = ([would_write(case)] if predicted is None else predicted) if guard else []
+    assert guard_predictions(trace, index) == expected
 
 
 def assert_guard_silent(measured: Measured) -> None:
