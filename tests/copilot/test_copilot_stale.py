@@ -48,7 +48,7 @@ def patch_case(copilot: Copilot, case: str, guard: bool) -> stale.Measured:
     if guard:
         copilot.install()
     stale.seed(index)
-    text = stale.patch_text(str(index)) if case == "patch" else stale.rewrite_text(str(index))
+    text = stale.case_patch(case, str(index))
     result, model = copilot.run_responses([[function_call("view", {"path": str(index)})],
                                            stale.after_foreign(index, lambda: [patch_call(text)])],
                                           ENGRAMORY_TRACE_FILE=str(trace))

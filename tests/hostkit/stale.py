@@ -2,7 +2,7 @@
 the agent reads MEMORY.md with its host's read tool, another process appends a pointer line,
 then the agent writes from what it read: a full-file write of that content plus one line, an
 edit of a line it read, or a patch of that line (and, where a patch is the host's only way to
-write a whole file, the full-file write as a patch that deletes and re-adds the file). What the host does is one of three outcomes,
+write a whole file, the full-file write as a patch: Delete + Add of the file, or an Add over it). What the host does is one of three outcomes,
 told apart by the exact bytes on disk afterwards:
 
 - REFUSED: the file still holds what the other process left (the read content + the foreign
@@ -38,8 +38,8 @@ EDITED = SEED.replace(OLD_LINE, NEW_LINE)  # cases 2 and 3 applied to what the a
 EDITED_KEPT = EDITED + FOREIGN  # ... applied to the file on disk
 
 REFUSED, KEPT, DROPPED = "host refuses", "host keeps the foreign line", "host drops the foreign line"
-CASES = ("write", "edit", "patch", "rewrite")
-WHOLE = ("write", "rewrite")  # the cases that write the whole file
+CASES = ("write", "edit", "patch", "rewrite", "add")
+WHOLE = ("write", "rewrite", "add")  # the cases that write the whole file
 
 
 def patch_text(path: str) -> str:
@@ -53,6 +53,18 @@ def rewrite_text(path: str) -> str:
     line (what a model does with a patch tool when it means to write the whole file)."""
     body = "".join("+%s\n" % line for line in FULL_WRITE.splitlines())
     return "*** Begin Patch\n*** Delete File: %s\n*** Add File: %s\n%s*** End Patch\n" % (path, path, body)
+
+
+def add_text(path: str) -> str:
+    """Case 1 as a patch that adds the file over the one there (Codex overwrites silently)."""
+    body = "".join("+%s\n" % line for line in FULL_WRITE.splitlines())
+    return "*** Begin Patch\n*** Add File: %s\n%s*** End Patch\n" % (path, body)
+
+
+def case_patch(case: str, path: str) -> str:
+    """The patch text of a patch case: "patch" (an Update of the line read), "rewrite"
+    (Delete + Add) or "add" (Add over the file)."""
+    return {"patch": patch_text, "rewrite": rewrite_text, "add": add_text}[case](path)
 
 
 def outcome(on_disk: bytes, case: str) -> str:
@@ -101,7 +113,7 @@ def agent_call(host: Any, case: str, index: Path, arg: Optional[str] = None) -> 
         return host.write_call(where, FULL_WRITE)
     if case == "edit":
         return host.edit_call(where, OLD_LINE, NEW_LINE)
-    return host.patch_call(rewrite_text(where) if case == "rewrite" else patch_text(where))
+    return host.patch_call(case_patch(case, where))
 
 
 def run_case(host: Any, case: str, index: Path, arg: Optional[str] = None, **run_args: Any) -> Measured:
