@@ -86,3 +86,21 @@ def test_control_without_a_foreign_write_the_same_calls_apply(tmp_path: Path, dr
     same Edit / ApplyPatch lands."""
     droid = PatchDroid(tmp_path) if case == "patch" else Droid(tmp_path)
     assert stale.run_fresh(droid, case, index_of(droid)) == stale.fresh_result(case)
+
+
+
+def test_stale_create_after_engramory_new_host_drops_its_section(droid: Droid) -> None:
+    """host drops the foreign line when the other writer is `engramory new` too (an atomic
+    rename): the stale Create puts the agent's content over its new section and pointer."""
+    m = stale.measure(droid, "write", index_of(droid), guard=False, foreign=stale.ENGRAMORY_NEW)
+    assert m.outcome == stale.DROPPED
+    assert m.on_disk == stale.FULL_WRITE.encode()
+
+
+def test_stale_edit_after_engramory_new_host_refuses(droid: Droid) -> None:
+    """host refuses: droid's check is the path's mtime, so a new inode is caught the same way."""
+    index = index_of(droid)
+    m = stale.measure(droid, "edit", index, guard=False, foreign=stale.ENGRAMORY_NEW)
+    assert m.outcome == stale.REFUSED
+    assert m.on_disk == stale.NEW_LEFT.encode()
+    assert m.seen == "Error: Error: " + CHANGED % index

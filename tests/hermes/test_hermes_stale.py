@@ -45,14 +45,16 @@ def agent_call(case: str, index: Path) -> Tuple[str, Dict[str, Any]]:
     return ("patch", {"mode": "patch", "patch": stale.case_patch(case, str(index))})
 
 
-def stale_case(python: Path, hermes_env: Dict[str, str], tmp_path: Path, case: str, guard: bool) -> stale.Measured:
+def stale_case(python: Path, hermes_env: Dict[str, str], tmp_path: Path, case: str, guard: bool,
+               foreign: stale.Foreign = stale.APPEND) -> stale.Measured:
     """One `hermes chat -q ... -Q`: read_file, the foreign append, the agent's call, done."""
     work = Path(hermes_env["TERMINAL_CWD"])
     index = work / "memory" / "MEMORY.md"
     stale.seed(index)
     trace = tmp_path / "trace.jsonl"
     env = dict(hermes_env, ENGRAMORY_TRACE_FILE=str(trace))
-    script = [[("read_file", {"path": str(index)})], stale.after_foreign(index, lambda: [agent_call(case, index)]), "done"]
+    script = [[("read_file", {"path": str(index)})], stale.after_foreign(index, lambda: [agent_call(case, index)], foreign),
+              "done"]
     with MockModel(script, model="fake-model") as mock:
         (Path(env["HERMES_HOME"]) / "config.yaml").write_text(
             "model:\n  provider: custom\n  base_url: %s\n  default: fake-model\n  api_key: sk-test-not-a-secret\n"
@@ -67,9 +69,9 @@ def stale_case(python: Path, hermes_env: Dict[str, str], tmp_path: Path, case: s
     assert set(mock.errors) <= {OLLAMA_PROBE}, mock.errors
     results: List[str] = list(mock.tool_messages())
     assert json.loads(results[0])["total_lines"] == 5  # the read showed the index before the foreign line
-    measured = stale.Measured(index.read_bytes(), case, results)
+    measured = stale.Measured(index.read_bytes(), case, results, left=foreign.left)
     stale.assert_guard_silent(measured)
-    stale.assert_predicted(trace, index, guard, case)
+    stale.assert_predicted(trace, index, guard, case, left=foreign.left)
     return measured
 
 
@@ -106,3 +108,14 @@ def test_stale_patch_host_warns_and_keeps_the_foreign_line(hermes_python: Path, 
     result = seen(m)
     assert result["success"] is True
     assert result["_warning"] == WARNING % index
+
+
+def test_stale_write_file_after_engramory_new_host_warns_and_drops_its_section(
+        hermes_python: Path, hermes_env: Dict[str, str], tmp_path: Path) -> None:
+    """host drops the foreign line when the other writer is `engramory new` (an atomic rename):
+    Hermes's stamp is the path's mtime, so it warns the same way, after writing."""
+    m = stale_case(hermes_python, hermes_env, tmp_path, "write", False, stale.ENGRAMORY_NEW)
+    index = Path(hermes_env["TERMINAL_CWD"]) / "memory" / "MEMORY.md"
+    assert m.outcome == stale.DROPPED
+    assert m.on_disk == stale.FULL_WRITE.encode()
+    assert seen(m)["_warning"] == WARNING % index

@@ -2,23 +2,26 @@
 the agent reads MEMORY.md with its host's read tool, another process appends a pointer line,
 then the agent writes from what it read: a full-file write of that content plus one line, an
 edit of a line it read, or a patch of that line (and, where a patch is the host's only way to
-write a whole file, the full-file write as a patch: Delete + Add of the file, or an Add over it). What the host does is one of three outcomes,
-told apart by the exact bytes on disk afterwards:
+write a whole file, the full-file write as a patch: Delete + Add of the file, or an Add over
+it). What the host does is one of three outcomes, told apart by the exact bytes on disk:
 
-- REFUSED: the file still holds what the other process left (the read content + the foreign
-  line); the agent's write did not land.
+- REFUSED: the file still holds what the other writer left (the read content and its line);
+  the agent's write did not land.
 - KEPT: the agent's change landed and the foreign line survived.
 - DROPPED: the agent's change landed and the foreign line is gone (a lost update).
 
-The other process is a real one (`sh -c "printf ... >> MEMORY.md"`), started by the scripted
-model when the request after the read arrives, so it runs between the host's read and the
-host's write exactly as a second session would. Standard library only.
+The other process is a real one, started by the scripted model when the request after the
+read arrives, so it runs between the host's read and the host's write exactly as a second
+session would: APPEND (`sh -c "printf ... >> MEMORY.md"`, the same file grown in place) or
+ENGRAMORY_NEW (`engramory new`, which rewrites the index by an atomic rename: a new inode, as
+engramory's own curation commands and most sync clients leave it). Standard library only.
 """
 
 from __future__ import annotations
 
 import subprocess
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
@@ -67,27 +70,55 @@ def case_patch(case: str, path: str) -> str:
     return {"patch": patch_text, "rewrite": rewrite_text, "add": add_text}[case](path)
 
 
-def outcome(on_disk: bytes, case: str) -> str:
-    """REFUSED, KEPT or DROPPED for the bytes on disk after `case` (write, edit or patch); an
-    AssertionError naming the bytes when they are none of the three."""
+def outcome(on_disk: bytes, case: str, left: str = READ_FOREIGN) -> str:
+    """REFUSED, KEPT or DROPPED for the bytes on disk after `case` (write, edit or a patch),
+    `left` being what the other writer left; an AssertionError naming the bytes when they are
+    none of the three."""
     text = on_disk.decode("utf-8")
-    if text == READ_FOREIGN:
+    if text == left:
         return REFUSED
-    if text == (FULL_KEPT if case in WHOLE else EDITED_KEPT):
+    if case not in WHOLE and text == left.replace(OLD_LINE, NEW_LINE):
+        return KEPT
+    if case in WHOLE and text == FULL_KEPT and left == READ_FOREIGN:
         return KEPT
     if text == (FULL_WRITE if case in WHOLE else EDITED):
         return DROPPED
     raise AssertionError("after the %s the index holds neither outcome: %r" % (case, on_disk))
 
 
-def append_foreign(index: Path) -> None:
-    """Another process appends the foreign pointer line, as a second session's shell would."""
+@dataclass(frozen=True)
+class Foreign:
+    """Another writer: how it writes the index (a process of its own), and what it leaves."""
+
+    name: str
+    write: Callable[[Path], None]
+    left: str
+
+
+def _append(index: Path) -> None:
     command = scenarios.append_command(index, FOREIGN.rstrip("\n"))
     subprocess.run(["sh", "-c", command], check=True, timeout=30)
 
 
-def after_foreign(index: Path, make: Callable[[], Sequence[Any]]) -> Callable[[Any], Sequence[Any]]:
-    """A scripted turn: the foreign line is appended (once, even if the CLI retries the
+def _engramory_new(index: Path) -> None:
+    done = common.engramory(["new", str(index.parent), "--type", "user", "--description", NEW_DESCRIPTION,
+                             "--body", "The other session's fact."], index.parent, index.parent)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+NEW_DESCRIPTION = "added by another session"
+NEW_LEFT = SEED + "\n## user\n- [added by another session](added-by-another-session.md)\n"
+APPEND = Foreign("append", _append, READ_FOREIGN)
+ENGRAMORY_NEW = Foreign("engramory new", _engramory_new, NEW_LEFT)
+
+
+def append_foreign(index: Path) -> None:
+    """Another process appends the foreign pointer line, as a second session's shell would."""
+    _append(index)
+
+
+def after_foreign(index: Path, make: Callable[[], Sequence[Any]], foreign: Foreign = APPEND) -> Callable[[Any], Sequence[Any]]:
+    """A scripted turn: the other writer writes the index (once, even if the CLI retries the
     request), then the turn's calls (`make()`) are returned to the CLI."""
     done = threading.Event()
     lock = threading.Lock()
@@ -95,7 +126,8 @@ def after_foreign(index: Path, make: Callable[[], Sequence[Any]]) -> Callable[[A
     def turn(_request: Any) -> Sequence[Any]:
         with lock:
             if not done.is_set():
-                append_foreign(index)
+                foreign.write(index)
+                assert index.read_text(encoding="utf-8") == foreign.left
                 done.set()
         return list(make())
 
@@ -116,14 +148,17 @@ def agent_call(host: Any, case: str, index: Path, arg: Optional[str] = None) -> 
     return host.patch_call(case_patch(case, where))
 
 
-def run_case(host: Any, case: str, index: Path, arg: Optional[str] = None, **run_args: Any) -> Measured:
-    """A hostbase.Host session: read, foreign append, the agent's `case` write, then "done".
+def run_case(host: Any, case: str, index: Path, arg: Optional[str] = None, foreign: Foreign = APPEND,
+             **run_args: Any) -> Measured:
+    """A hostbase.Host session: read, the foreign write, the agent's `case` write, then "done".
     The bytes on disk, the outcome and what the model was sent after its write."""
     seed(index)
     result, model = host.run([[host.read_call(arg or str(index))],
-                              after_foreign(index, lambda: [agent_call(host, case, index, arg)]), "done"], **run_args)
+                              after_foreign(index, lambda: [agent_call(host, case, index, arg)], foreign), "done"],
+                             **run_args)
     host.assert_completed(result)
-    return Measured(index.read_bytes(), case, list(model.tool_messages()), offered_tools(model.turn_requests))
+    return Measured(index.read_bytes(), case, list(model.tool_messages()), offered_tools(model.turn_requests),
+                    foreign.left)
 
 
 def run_fresh(host: Any, case: str, index: Path, arg: Optional[str] = None, **run_args: Any) -> bytes:
@@ -144,12 +179,13 @@ class Measured:
     """One stale case as it ended: the exact bytes, the outcome, the tool results the model
     was sent (the read's first, the write's last)."""
 
-    def __init__(self, on_disk: bytes, case: str, tool_results: List[str], tools: Sequence[str] = ()) -> None:
+    def __init__(self, on_disk: bytes, case: str, tool_results: List[str], tools: Sequence[str] = (),
+                 left: str = READ_FOREIGN) -> None:
         self.on_disk = on_disk
         self.case = case
         self.tool_results = tool_results
         self.tools = list(tools)  # the tools the host offered the model
-        self.outcome = outcome(on_disk, case)
+        self.outcome = outcome(on_disk, case, left)
 
     @property
     def seen(self) -> str:
@@ -168,14 +204,14 @@ def offered_tools(requests: Sequence[Dict[str, Any]]) -> List[str]:
     return sorted(str((t.get("function") or t).get("name")) for t in requests[0].get("tools") or [])
 
 
-def would_write(case: str) -> bytes:
-    """What the host writes when it applies `case` to the file on disk (the foreign line in
-    it): the bytes a guard's prediction shows at PreToolUse."""
-    return (FULL_WRITE if case in WHOLE else EDITED_KEPT).encode("utf-8")
+def would_write(case: str, left: str = READ_FOREIGN) -> bytes:
+    """What the host writes when it applies `case` to the file on disk (`left` by the other
+    writer): the bytes a guard's prediction shows at PreToolUse."""
+    return (FULL_WRITE if case in WHOLE else left.replace(OLD_LINE, NEW_LINE)).encode("utf-8")
 
 
 def measure(host: Any, case: str, index: Path, guard: bool, arg: Optional[str] = None,
-            predicted: Optional[List[Optional[bytes]]] = None, **run_args: Any) -> Measured:
+            predicted: Optional[List[Optional[bytes]]] = None, foreign: Foreign = APPEND, **run_args: Any) -> Measured:
     """run_case with the guard installed (`guard`) or not, and ENGRAMORY_TRACE_FILE set: with
     the guard, it judged the agent's one call, predicting the host's bytes against the disk as
     the foreign write left it (`predicted`, by default [would_write(case)]; [] for a tool its
@@ -184,16 +220,16 @@ def measure(host: Any, case: str, index: Path, guard: bool, arg: Optional[str] =
     trace = host.trace_file()
     if guard:
         host.install()
-    measured = run_case(host, case, index, arg, ENGRAMORY_TRACE_FILE=str(trace), **run_args)
+    measured = run_case(host, case, index, arg, foreign, ENGRAMORY_TRACE_FILE=str(trace), **run_args)
     assert_guard_silent(measured)
-    assert_predicted(trace, index, guard, case, predicted)
+    assert_predicted(trace, index, guard, case, predicted, foreign.left)
     return measured
 
 
 def assert_predicted(trace: Path, index: Path, guard: bool, case: str,
-                     predicted: Optional[List[Optional[bytes]]] = None) -> None:
+                     predicted: Optional[List[Optional[bytes]]] = None, left: str = READ_FOREIGN) -> None:
     """The guard's trace for `index` (see measure)."""
-    expected = ([would_write(case)] if predicted is None else predicted) if guard else []
+    expected = ([would_write(case, left)] if predicted is None else predicted) if guard else []
     assert guard_predictions(trace, index) == expected
 
 

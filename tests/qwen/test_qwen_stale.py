@@ -48,3 +48,25 @@ def test_control_without_a_foreign_write_the_same_calls_apply(qwen: Qwen, case: 
     """The refusal above is the staleness check: with nothing written since the read, the
     same write_file / edit lands."""
     assert stale.run_fresh(qwen, case, qwen.project / "memory" / "MEMORY.md") == stale.fresh_result(case)
+
+
+
+NOT_READ = {
+    "write": ("File %s has not been read in this session. Use the read_file tool first to load the current content "
+              "(read the full file \u2014 overwriting replaces every byte, so any unseen bytes would be discarded) "
+              "before overwriting it."),
+    "edit": ("File %s has not been read in this session. Use the read_file tool first to load the current content "
+             "(a partial read with offset / limit is fine \u2014 you only need to have seen the bytes you intend to "
+             "edit) before editing it."),
+}
+
+
+@pytest.mark.parametrize("case", ["write", "edit"])
+def test_stale_after_engramory_new_host_refuses_as_never_read(qwen: Qwen, case: str) -> None:
+    """host refuses, when the other writer is `engramory new` (an atomic rename: a new inode):
+    Qwen keys its read record by inode, so it no longer knows the file was read, and says so."""
+    index = qwen.project / "memory" / "MEMORY.md"
+    m = stale.measure(qwen, case, index, guard=False, foreign=stale.ENGRAMORY_NEW)
+    assert m.outcome == stale.REFUSED
+    assert m.on_disk == stale.NEW_LEFT.encode()
+    assert m.seen == NOT_READ[case] % index
