@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import common
 import pytest
 import stale
 from copilot_driver import Copilot
@@ -104,3 +105,20 @@ def test_control_create_refuses_an_existing_file_with_no_foreign_write(copilot: 
     """The create refusal above is not a staleness check: nothing wrote the file since the
     view, and create still refuses it."""
     assert stale.run_fresh(copilot, "write", index_of(copilot)) == stale.SEED.encode()
+
+
+def test_a_hook_sees_the_view_with_its_session_and_the_content_read(copilot: StaleCopilot) -> None:
+    """What a staleness check in the guard could know here: the native dialect has no matcher,
+    so preToolUse and postToolUse already run for `view` (the installed guard is called for
+    every read), with the sessionId the later edit carries; postToolUse holds the text the
+    model was shown (toolResult.textResultForLlm)."""
+    log = copilot.tmp / "probe.jsonl"
+    handler = [{"type": "command", "bash": stale.probe_command(log), "cwd": ".", "timeoutSec": 30}]
+    common.write_json(copilot.copilot_home / "hooks" / "probe.json",
+                      {"version": 1, "hooks": {"preToolUse": handler, "postToolUse": handler}})
+    stale.run_case(copilot, "edit", index_of(copilot))
+    payloads = stale.probed(log)
+    assert [(p["toolName"], "toolResult" in p) for p in payloads] == [
+        ("view", False), ("view", True), ("edit", False), ("edit", True)]
+    assert len({p["sessionId"] for p in payloads}) == 1
+    assert payloads[1]["toolResult"]["textResultForLlm"] == stale.SEED

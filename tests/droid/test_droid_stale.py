@@ -104,3 +104,17 @@ def test_stale_edit_after_engramory_new_host_refuses(droid: Droid) -> None:
     assert m.outcome == stale.REFUSED
     assert m.on_disk == stale.NEW_LEFT.encode()
     assert m.seen == "Error: Error: " + CHANGED % index
+
+
+def test_a_hook_on_read_sees_the_session_and_the_content_read(droid: Droid) -> None:
+    """What a staleness check in the guard could know here: PreToolUse and PostToolUse fire
+    for Read (matcher `Read`), with the session id the later Create carries, and the
+    PostToolUse payload holds the text the model was shown (tool_response, a string)."""
+    log = droid.tmp / "probe.jsonl"
+    hook = [{"matcher": "Read|Create|Edit", "hooks": [{"type": "command", "command": stale.probe_command(log)}]}]
+    common.write_json(droid.settings, {"hooks": {"PreToolUse": hook, "PostToolUse": hook}})
+    stale.run_case(droid, "write", index_of(droid))
+    events = [(p["hook_event_name"], p["tool_name"]) for p in stale.probed(log)]
+    assert events == [("PreToolUse", "Read"), ("PostToolUse", "Read"), ("PreToolUse", "Create"), ("PostToolUse", "Create")]
+    assert len({p["session_id"] for p in stale.probed(log)}) == 1
+    assert stale.probed(log)[1]["tool_response"] == stale.SEED

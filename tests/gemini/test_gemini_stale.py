@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional
 
 import pytest
 import stale
-from driver import Call, Result, Turn, run_gemini
+from driver import Call, Result, Turn, base_settings, run_gemini, write_json
 from test_gemini_real import install, response
 
 pytestmark = pytest.mark.e2e
@@ -76,3 +76,26 @@ def test_stale_replace_host_keeps_the_foreign_line(gemini_cli: Path, home: Path,
     assert m.on_disk == stale.EDITED_KEPT.encode()
     assert m.seen == "Successfully modified file: %s (1 replacements). Here is the updated code:\n%s" % (
         index, stale.EDITED_KEPT)
+
+
+def test_a_hook_on_read_file_sees_the_session_and_the_content_read(gemini_cli: Path, home: Path, work: Path) -> None:
+    """What a staleness check in the guard could know here: BeforeTool and AfterTool fire for
+    read_file (matcher `read_file`), with the session id the later write_file carries; the
+    AfterTool payload holds the text the model was shown (tool_response.llmContent), and the
+    write's AfterTool a diff that shows the foreign line going (returnDisplay, for the user)."""
+    log = work.parent / "probe.jsonl"
+    hook = [{"matcher": "read_file|write_file", "hooks": [{"type": "command", "command": stale.probe_command(log)}]}]
+    settings = base_settings()
+    settings["hooks"] = {"BeforeTool": hook, "AfterTool": hook}
+    write_json(home / ".gemini" / "settings.json", settings)
+    index = work / "memory" / "MEMORY.md"
+    stale.seed(index)
+    script = [Turn([Call("read_file", {"file_path": str(index)})]),
+              Turn([agent_call("write", index)], before=lambda _request: stale.append_foreign(index))]
+    assert run_gemini(script, home, work).returncode == 0
+    payloads = stale.probed(log)
+    assert [(p["hook_event_name"], p["tool_name"]) for p in payloads] == [
+        ("BeforeTool", "read_file"), ("AfterTool", "read_file"), ("BeforeTool", "write_file"), ("AfterTool", "write_file")]
+    assert len({p["session_id"] for p in payloads}) == 1
+    assert payloads[1]["tool_response"]["llmContent"] == stale.SEED
+    assert "-" + stale.FOREIGN in payloads[3]["tool_response"]["returnDisplay"]["fileDiff"]

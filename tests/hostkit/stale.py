@@ -20,6 +20,7 @@ engramory's own curation commands and most sync clients leave it). Standard libr
 from __future__ import annotations
 
 import subprocess
+import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -247,3 +248,15 @@ def guard_predictions(trace: Path, index: Path) -> List[Optional[bytes]]:
             after = entry.get("after")
             seen.append(bytes.fromhex(str(after)) if isinstance(after, str) else None)
     return seen
+
+
+def probe_command(log: Path) -> str:
+    """A hook command that appends its stdin (one JSON payload) as a line to `log` and
+    answers nothing: what a guard hook on the read tool would be given."""
+    code = "import sys; open(sys.argv[1], 'ab').write(sys.stdin.buffer.read().replace(b'\\n', b' ') + b'\\n')"
+    return "%s -c \"%s\" %s" % (sys.executable, code, log)
+
+
+def probed(log: Path) -> List[Dict[str, Any]]:
+    """The payloads a probe hook logged, in order."""
+    return common.read_trace(log)

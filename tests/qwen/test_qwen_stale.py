@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Dict
 
+import common
 import pytest
 import stale
 from qwen_driver import Qwen
@@ -70,3 +71,18 @@ def test_stale_after_engramory_new_host_refuses_as_never_read(qwen: Qwen, case: 
     assert m.outcome == stale.REFUSED
     assert m.on_disk == stale.NEW_LEFT.encode()
     assert m.seen == NOT_READ[case] % index
+
+
+def test_a_hook_on_read_file_sees_the_session_and_the_content_read(qwen: Qwen) -> None:
+    """What a staleness check in the guard could know here: PreToolUse and PostToolUse fire
+    for read_file (matcher `read_file`), with the session id the later write carries, and the
+    PostToolUse payload holds the text the model was shown (tool_response.llmContent)."""
+    log = qwen.tmp / "probe.jsonl"
+    hook = [{"matcher": "read_file|write_file|edit", "hooks": [{"type": "command", "command": stale.probe_command(log)}]}]
+    common.write_json(qwen.settings, {"hooks": {"PreToolUse": hook, "PostToolUse": hook}})
+    stale.run_case(qwen, "edit", qwen.project / "memory" / "MEMORY.md")
+    events = [(p["hook_event_name"], p["tool_name"]) for p in stale.probed(log)]
+    assert events == [("PreToolUse", "read_file"), ("PostToolUse", "read_file"), ("PreToolUse", "edit")]
+    pre_read, post_read, pre_edit = stale.probed(log)
+    assert pre_read["session_id"] == post_read["session_id"] == pre_edit["session_id"]
+    assert post_read["tool_response"]["llmContent"] == stale.SEED
