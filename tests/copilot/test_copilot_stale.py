@@ -122,3 +122,19 @@ def test_a_hook_sees_the_view_with_its_session_and_the_content_read(copilot: Sta
         ("view", False), ("view", True), ("edit", False), ("edit", True)]
     assert len({p["sessionId"] for p in payloads}) == 1
     assert payloads[1]["toolResult"]["textResultForLlm"] == stale.SEED
+
+
+@pytest.mark.xfail(strict=True, reason="known gap, not this branch's: the guard predicts a Delete + Add of one file as a "
+                   "patch Copilot refuses, and Copilot applies it, so its growth is never judged")
+def test_known_gap_an_over_cap_delete_and_add_is_denied(copilot: StaleCopilot) -> None:
+    """What the guard should do and does not yet: a 150-line index replaced by 300 lines
+    through Delete File + Add File in one apply_patch goes through with the guard installed."""
+    copilot.install()
+    index = index_of(copilot)
+    index.parent.mkdir(parents=True)
+    index.write_text(common.index_text(150), encoding="utf-8")
+    body = "".join("+%s\n" % line for line in common.index_text(300).splitlines())
+    text = "*** Begin Patch\n*** Delete File: %s\n*** Add File: %s\n%s*** End Patch\n" % (index, index, body)
+    result, _ = copilot.run_responses([[patch_call(text)]])
+    copilot.assert_completed(result)
+    assert index.read_text(encoding="utf-8") == common.index_text(150)

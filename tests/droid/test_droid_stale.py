@@ -118,3 +118,17 @@ def test_a_hook_on_read_sees_the_session_and_the_content_read(droid: Droid) -> N
     assert events == [("PreToolUse", "Read"), ("PostToolUse", "Read"), ("PreToolUse", "Create"), ("PostToolUse", "Create")]
     assert len({p["session_id"] for p in stale.probed(log)}) == 1
     assert stale.probed(log)[1]["tool_response"] == stale.SEED
+
+
+@pytest.mark.xfail(strict=True, reason="known gap, not this branch's: the droid guard's matcher is Create|Edit and its "
+                   "host module knows no ApplyPatch, so a growing ApplyPatch is never judged")
+def test_known_gap_an_over_cap_apply_patch_is_denied(tmp_path: Path, droid_cli: Path) -> None:
+    """What the guard should do and does not yet: droid's default edit tool for OpenAI-provider
+    models is ApplyPatch, and a 300-line Add of the index goes through with the guard installed."""
+    droid = PatchDroid(tmp_path)
+    droid.install()
+    index = index_of(droid)
+    body = "".join("+%s\n" % line for line in common.index_text(300).splitlines())
+    result, _ = droid.run([[droid.patch_call("*** Begin Patch\n*** Add File: %s\n%s*** End Patch\n" % (index, body))], "done"])
+    droid.assert_completed(result)
+    assert not index.exists()
