@@ -91,15 +91,13 @@ def is_index(path: str, settings: "config.Settings") -> bool:
 def read_regular(path: str) -> "bytes | None":
     """A regular file's bytes, or None when it is missing, not a regular file (a FIFO would
     block, a device may never end), larger than READ_LIMIT, or unreadable. For adapters that
-    must predict a file other than the one `evaluate` reads (patch sources, Hermes files)."""
+    must predict a file other than the one `evaluate` reads (patch sources, Hermes files).
+    Read through the one bounded reader (a FIFO swapped in after a stat cannot block it)."""
     try:
-        st = scope.stat(path)
-        if st.st_mode & 0o170000 != 0o100000 or st.st_size > READ_LIMIT:
-            return None
-        with open(path, "rb") as f:
-            return f.read()
+        data, _ = scope.read_bounded(path, READ_LIMIT)
     except (OSError, ValueError):
         return None
+    return data if len(data) <= READ_LIMIT else None
 
 
 def _caps_in_force(
