@@ -70,10 +70,11 @@ def test_stale_edit_host_refuses(droid: Droid, guard: bool) -> None:
 @GUARD
 def test_stale_apply_patch_host_refuses(tmp_path: Path, droid_cli: Path, guard: bool) -> None:
     """host refuses: ApplyPatch reads the file through the same check. The guard, installed,
-    never sees the call (its PreToolUse matcher is Create|Edit), so it judged nothing."""
+    judged the call first (matcher Create|Edit|ApplyPatch) and predicted the patch applied to
+    the file as the other writer left it (droid refuses after the hook)."""
     droid = PatchDroid(tmp_path)
     index = index_of(droid)
-    m = stale.measure(droid, "patch", index, guard, predicted=[])
+    m = stale.measure(droid, "patch", index, guard)
     assert "ApplyPatch" in m.tools and "Create" not in m.tools and "Edit" not in m.tools
     assert m.outcome == stale.REFUSED
     assert m.on_disk == stale.READ_FOREIGN.encode()
@@ -120,15 +121,18 @@ def test_a_hook_on_read_sees_the_session_and_the_content_read(droid: Droid) -> N
     assert stale.probed(log)[1]["tool_response"] == stale.SEED
 
 
-@pytest.mark.xfail(strict=True, reason="known gap, not this branch's: the droid guard's matcher is Create|Edit and its "
-                   "host module knows no ApplyPatch, so a growing ApplyPatch is never judged")
-def test_known_gap_an_over_cap_apply_patch_is_denied(tmp_path: Path, droid_cli: Path) -> None:
-    """What the guard should do and does not yet: droid's default edit tool for OpenAI-provider
-    models is ApplyPatch, and a 300-line Add of the index goes through with the guard installed."""
+def test_an_over_cap_apply_patch_is_denied_and_the_model_reads_why(tmp_path: Path, droid_cli: Path) -> None:
+    """droid's default edit tool for OpenAI-provider models is ApplyPatch: the installed guard
+    sees it (matcher Create|Edit|ApplyPatch) and denies a 300-line Add of the index (before
+    this, it went through: 300 lines on disk)."""
     droid = PatchDroid(tmp_path)
     droid.install()
     index = index_of(droid)
     body = "".join("+%s\n" % line for line in common.index_text(300).splitlines())
-    result, _ = droid.run([[droid.patch_call("*** Begin Patch\n*** Add File: %s\n%s*** End Patch\n" % (index, body))], "done"])
+    result, model = droid.run([[droid.patch_call("*** Begin Patch\n*** Add File: %s\n%s*** End Patch\n" % (index, body))],
+                               "done"])
     droid.assert_completed(result)
     assert not index.exists()
+    (denied,) = model.tool_messages()
+    assert denied.startswith("Error: engramory blocked this ApplyPatch"), denied
+    assert "grow from 0 to 300 lines (hard cap 200: 100 over)" in denied
