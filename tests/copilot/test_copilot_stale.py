@@ -8,8 +8,8 @@ match their strings against the file as it is when they run, so the foreign line
 `create` never overwrites an existing file (stale or not), so on the chat-completions wire the
 agent has no full-file write. On the Responses wire (codex model ids) its only file tool is
 `apply_patch`, and a patch that deletes the file and adds it back in one go is applied: that
-full-file rewrite drops the other writer's line. The guard, installed, predicts that rewrite
-as one Copilot refuses (its Add of a path that exists), so it judged no growth there."""
+full-file rewrite drops the other writer's line. The guard, installed, predicts those bytes
+(Copilot applies a patch's operations one by one: the Delete, then the Add of what was read)."""
 
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ def patch_case(copilot: Copilot, case: str, guard: bool) -> stale.Measured:
     copilot.assert_completed(result)
     measured = stale.Measured(index.read_bytes(), case, model.tool_outputs())
     stale.assert_guard_silent(measured)
-    stale.assert_predicted(trace, index, guard, case, [None] if case == "rewrite" else None)
+    stale.assert_predicted(trace, index, guard, case)
     return measured
 
 
@@ -124,17 +124,18 @@ def test_a_hook_sees_the_view_with_its_session_and_the_content_read(copilot: Sta
     assert payloads[1]["toolResult"]["textResultForLlm"] == stale.SEED
 
 
-@pytest.mark.xfail(strict=True, reason="known gap, not this branch's: the guard predicts a Delete + Add of one file as a "
-                   "patch Copilot refuses, and Copilot applies it, so its growth is never judged")
-def test_known_gap_an_over_cap_delete_and_add_is_denied(copilot: StaleCopilot) -> None:
-    """What the guard should do and does not yet: a 150-line index replaced by 300 lines
-    through Delete File + Add File in one apply_patch goes through with the guard installed."""
+def test_an_over_cap_delete_and_add_is_denied_and_the_model_reads_why(copilot: StaleCopilot) -> None:
+    """A 150-line index replaced by 300 lines through Delete File + Add File in one apply_patch:
+    the guard predicts the Add's text (before, it predicted a refusal and the 300 lines landed)."""
     copilot.install()
     index = index_of(copilot)
     index.parent.mkdir(parents=True)
     index.write_text(common.index_text(150), encoding="utf-8")
     body = "".join("+%s\n" % line for line in common.index_text(300).splitlines())
     text = "*** Begin Patch\n*** Delete File: %s\n*** Add File: %s\n%s*** End Patch\n" % (index, index, body)
-    result, _ = copilot.run_responses([[patch_call(text)]])
+    result, model = copilot.run_responses([[patch_call(text)]])
     copilot.assert_completed(result)
     assert index.read_text(encoding="utf-8") == common.index_text(150)
+    (denied,) = model.tool_outputs()
+    assert "Denied by preToolUse hook: engramory blocked this apply_patch" in denied, denied
+    assert "grow from 150 to 300 lines (hard cap 200: 100 over)" in denied
