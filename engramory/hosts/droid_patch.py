@@ -50,8 +50,7 @@ class Op:
 
     def added(self) -> str:
         """Every line this operation writes (the worst case of what it adds)."""
-        mark = "+"
-        return "".join(line[1:] + "\n" for line in self.lines[1:] if line.startswith(mark))
+        return "".join(line[1:] + "\n" for line in self.lines[1:] if line.startswith("+"))
 
 
 def _after(line: str, prefix: str) -> "str | None":
