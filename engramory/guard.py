@@ -91,9 +91,10 @@ def is_index(path: str, settings: "config.Settings") -> bool:
 def read_regular(path: str) -> "bytes | None":
     """A regular file's bytes, or None when it is missing, not a regular file (a FIFO would
     block, a device may never end), larger than READ_LIMIT, or unreadable. For adapters that
-    must predict a file other than the one `evaluate` reads (patch sources, Hermes files)."""
+    must predict a file other than the one `evaluate` reads (patch sources, Hermes files).
+    Read through the one bounded reader (a FIFO swapped in after a stat cannot block it)."""
     try:
-        st = scope.stat(path)
+        st = scope.stat(path)  # a size past the limit is answered without opening the file
         if st.st_mode & 0o170000 != 0o100000 or st.st_size > READ_LIMIT:
             return None
         data = scope.read_bounded(path, READ_LIMIT)[0]

@@ -65,6 +65,7 @@ class Spec:
         home_env: str | None = None,
         note: str = "",
         seconds: Callable[[dict[str, Any]], float] | None = None,
+        tools: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         self.host = host
         self.title = title
@@ -76,6 +77,8 @@ class Spec:
         self.home_env = home_env  # a variable that moves the user-level folder ($COPILOT_HOME)
         self.note = note  # printed after a changing install (restart, trust, ...)
         self.seconds = seconds  # handler -> the time budget the host gives it, in seconds
+        # event -> the tools its matcher must select (--check fails an install that misses one)
+        self.tools = tools or {}
 
 
 class Target(flow.Wiring):
@@ -193,6 +196,41 @@ def _handlers(doc: JsonDoc, spec: Spec) -> dict[str, list[dict[str, Any]]]:
     return found
 
 
+def matcher_selects(matcher: Any, tool: str) -> bool:
+    """Whether a group with this matcher runs for `tool`, as droid 0.225.2 decides it (its
+    hook loader): none, "" and "*" select every tool, else the exact name or a JavaScript
+    RegExp that finds a match in the name (Python's re agrees on the patterns an installer
+    writes); a pattern that does not compile selects nothing."""
+    import re
+
+    if matcher is None or matcher in ("", "*") or matcher == tool:
+        return True
+    if not isinstance(matcher, str):
+        return False
+    try:
+        return re.search(matcher, tool) is not None
+    except re.error:
+        return False
+
+
+def _matcher_problems(doc: JsonDoc, spec: Spec) -> list[str]:
+    """One line per event whose group running our handler misses a tool the guard judges."""
+    hooks = doc.data.get("hooks") if isinstance(doc.data.get("hooks"), dict) else {}
+    is_ours = is_ours_for(spec)
+    problems = []
+    for event, tools in spec.tools.items():
+        groups = hooks.get(event) if isinstance(hooks, dict) else None
+        for group in groups if isinstance(groups, list) else []:
+            if not isinstance(group, dict) or not any(is_ours(h) for h in group.get("hooks") or []):
+                continue
+            missed = [t for t in tools if not matcher_selects(group.get("matcher"), t)]
+            if missed:
+                problems.append("the %s matcher %s does not select %s: %s runs the guard for none of those calls "
+                                "(an install from before engramory judged them); reinstalling writes the matcher back"
+                                % (event, json.dumps(group.get("matcher")), ", ".join(missed), spec.title))
+    return problems
+
+
 def smoke(cmd: str, payload: Mapping[str, Any], timeout: float = SMOKE_TIMEOUT) -> tuple[int, bytes, bytes]:
     """Run one hook command the way the host does (`sh -c`), payload on stdin. On timeout
     the whole process group goes (a hung guard must not hang the check too)."""
@@ -245,6 +283,8 @@ def run_check(spec: Spec, target: Target) -> int:
     if doc is not None and not doc.exists:
         problems.append("%s does not exist: the guard is not installed in this scope" % target.settings)
     found = _handlers(doc, spec) if doc is not None and doc.exists else {}
+    if doc is not None and doc.exists:
+        problems.extend(_matcher_problems(doc, spec))
     for event, _ in spec.hooks:
         if doc is not None and doc.exists and not found.get(event):
             problems.append("no %s entry runs hooks/%s" % (event, spec.script))

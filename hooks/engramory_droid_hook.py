@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Factory droid hook: PreToolUse on Create|Edit (the guard: deny an edit that would grow a
-memory index past its hard cap), PostToolUse on Execute and SessionStart (notices).
+"""Factory droid hook: PreToolUse on Create|Edit|ApplyPatch (the guard: deny an edit that
+would grow a memory index past its hard cap), PostToolUse on Execute and SessionStart
+(notices).
 
 Runs from any copy of the bundle as `python3 -I -S <this file> <event>`: it puts the bundle
 root (the folder above hooks/) on sys.path itself; engramory.hosts.run does the rest (bounded

@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from engramory.guard import Decision
     from engramory.size import Window
 
+    # a host's own judge of a tool whose input names its files itself: (tool_input, cwd, env)
+    PatchJudge = Callable[[dict[str, Any], "str | None", "Mapping[str, str] | None"], "Decision | None"]
+
 STDIN_LIMIT = 256 << 20
 WRITE = "write"
 EDIT = "edit"
@@ -40,6 +43,7 @@ class Dialect:
         predict: "Callable[[str, bytes | None, dict[str, Any]], bytes | None]",
         index_paths: "Callable[[str, Mapping[str, str]], list[str]]",
         window: "Callable[[], Window] | None" = None,
+        patch: "Mapping[str, PatchJudge] | None" = None,
     ) -> None:
         self.name = name
         self.tools = tools  # tool name -> WRITE or EDIT
@@ -47,6 +51,7 @@ class Dialect:
         self.predict = predict  # (kind, before, tool_input) -> bytes after, or None
         self.index_paths = index_paths
         self.window = window  # the host's load window (hosts.<name>.window)
+        self.patch = patch or {}  # tool name -> its own judge (a patch tool)
 
 
 def parse(raw: bytes) -> "dict[str, Any] | None":
@@ -195,13 +200,17 @@ def pre_tool(payload: "dict[str, Any]", dialect: Dialect, env: "Mapping[str, str
     tool_input = payload.get("tool_input")
     if not isinstance(tool, str) or not isinstance(tool_input, dict):
         return ""
+    cwd = payload.get("cwd")
+    patch = dialect.patch.get(tool)
+    if patch is not None:
+        decision = patch(tool_input, cwd if isinstance(cwd, str) else None, env)
+        return render_pre(decision) if decision is not None else ""
     kind = dialect.tools.get(tool)
     if kind is None:
         return ""
     raw = path_of(tool_input, dialect.path_keys)
     if raw is None:
         return ""
-    cwd = payload.get("cwd")
     full = scope.resolve_path(raw, cwd if isinstance(cwd, str) else None)
     environ = scope.environ() if env is None else env
     if not scope.interesting(full, environ):

@@ -20,7 +20,8 @@ repository's `.github/hooks/` (loaded only in a trusted folder).
   lower end of that bound over the cap, so an edit whose real result shrinks is never denied.
   No match at all: Copilot refuses the edit (ambiguous ones too). `create` is refused on an
   existing path. `apply_patch` (codex models on the Responses wire) keeps each file's line
-  endings and missing final newline (claudelike.patch_keeping_endings).
+  endings and missing final newline (claudelike.patch_keeping_endings), and applies a patch's
+  operations one by one, stopping at the first that fails (see `apply_patch`).
 """
 
 from engramory import jsonlite, scope
@@ -204,36 +205,61 @@ def _pre(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> "Decisio
 
 
 def _patch(text: str, cwd: "str | None", env: "Mapping[str, str] | None", environ: "Mapping[str, str]") -> "Decision | None":
+    """Each index the patch writes, judged on what Copilot leaves there after every operation."""
     from engramory import patches
 
     try:
         ops = patches.parse(text)
     except patches.PatchError:
         return None
-    for op in ops:
-        target = scope.resolve_path(op.target, cwd)
-        if op.kind == patches.DELETE or not scope.interesting(target, environ):
-            continue
-        source = scope.resolve_path(op.path, cwd)
-
+    targets = [scope.resolve_path(op.target, cwd) for op in ops if op.kind != patches.DELETE]
+    for target in dict.fromkeys(t for t in targets if scope.interesting(t, environ)):
         bound = [0]
 
-        def run(before: "bytes | None", op: "Any" = op, source: str = source, target: str = target,
-                bound: "list[int]" = bound) -> "bytes | None":
-            from engramory.guard import read_regular
-
-            if op.kind == patches.ADD:
-                return None if before is not None else patches.apply_to(None, op)  # Add on an existing file fails
-            old = before if source == target else read_regular(source)
-            if old is None:
-                return None
-            after, bound[0] = claudelike.patch_keeping_endings(old, op)
-            return after
+        def run(before: "bytes | None", target: str = target, bound: "list[int]" = bound) -> "bytes | None":
+            after, bound[0] = apply_patch(ops, cwd, target, before)
+            return None if after is None or after == before else after
 
         decision = claudelike.lenient(claudelike.judge(target, PATCH_TOOL, run, env, window()), bound[0])
         if decision is not None:
             return decision
     return None
+
+
+def apply_patch(ops: "list[Any]", cwd: "str | None", target: str, before: "bytes | None") -> "tuple[bytes | None, int]":
+    """(what `target` holds after Copilot applies `ops`, holding `before` now; the byte bound).
+    Measured on Copilot CLI 1.0.102 (tests/copilot): the operations run one by one, each on
+    what the ones before left (Delete then Add of a file writes the Add's text; a second Update
+    applies to the first one's result; a Move overwrites its destination), and the first one
+    that fails (an Add of a file that exists, an Update of one that does not or whose lines are
+    not found) stops the patch, the ones before it staying applied."""
+    from engramory import patches
+    from engramory.guard import read_regular
+
+    files: dict[str, bytes | None] = {target: before}
+    bound = 0
+    for op in ops:
+        source, dest = scope.resolve_path(op.path, cwd), scope.resolve_path(op.target, cwd)
+        if source not in files:
+            files[source] = read_regular(source)
+        old = files[source]
+        if op.kind == patches.ADD:
+            if old is not None:
+                break  # "File already exists"
+            files[dest] = patches.apply_to(None, op)
+            continue
+        if old is None:
+            break
+        if op.kind == patches.DELETE:
+            files[source] = None
+            continue
+        after, more = claudelike.patch_keeping_endings(old, op)
+        if after is None:
+            break
+        files[source] = None
+        files[dest] = after
+        bound += more if dest == target else 0
+    return files[target], bound
 
 
 def _context(rendered: str) -> str:

@@ -2,15 +2,22 @@
 `<project>/.factory/settings.json`, so the dialect is the shared one
 (engramory.hosts.claudelike); what is droid's own is here.
 
-- Tools: `Create {file_path, content}` and `Edit {file_path, old_str, new_str, change_all?}`;
-  shell is `Execute`. A deny (`hookSpecificOutput` deny) reaches the model as the tool result
-  `Error: <reason>`. Exit 1 allows (stderr leaks into the result); we always exit 0.
+- Tools: `Create {file_path, content}` and `Edit {file_path, old_str, new_str, change_all?}`,
+  or, with the "apply-patch" file-edit profile (droid's default for OpenAI-provider models),
+  `ApplyPatch`, a freeform tool whose PreToolUse payload is `tool_input: {"input": <the patch
+  text>}` (measured; relative paths are the session's cwd); shell is `Execute`. A deny
+  (`hookSpecificOutput` deny) reaches the model as the tool result `Error: <reason>`. Exit 1 allows (stderr leaks into the result); we always exit 0.
 - Edit model, measured on droid 0.225.2: an EXACT match (no whitespace, quote or indentation
   fuzz) after line endings are normalised: the file's CRLF and the strings' CRLF become LF
   before matching, a file that was all CRLF is written back CRLF, and a file with mixed
   endings is written all LF. `old_str` must be unique unless `change_all`; an empty one is
   refused. `Create` writes the content over any old file, keeping its BOM, and with CRLF
   line breaks when the old file's were all CRLF (measured here; not in the shared notes).
+- ApplyPatch: predicted by a port of droid's own splitter, parser and applier
+  (engramory.hosts.droid_patch): every operation of a patch applied on its own, in order, on
+  what the operations before it left; where droid's result cannot be told (a file it decodes as
+  another encoding, or one with a credential in it, since droid matches against a masked
+  copy), the worst case is judged: every line the patch writes there, added.
 - Native memory: none examined; the guard keeps any `MEMORY.md` (or ENGRAMORY_INDEX_PATH).
 """
 
@@ -21,6 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
+    from engramory.guard import Decision
     from engramory.size import Window
 
 # --- registry declarations (see engramory/hosts/__init__.py) ---
@@ -29,6 +37,7 @@ TITLE = "Factory droid"
 VERIFIED = "0.225.2"
 INSTALLER = "engramory.install_droid"
 TOOLS = {"Create": claudelike.WRITE, "Edit": claudelike.EDIT}
+PATCH_TOOL = "ApplyPatch"
 BOM = b"\xef\xbb\xbf"
 
 
@@ -97,7 +106,42 @@ def predict(kind: str, before: "bytes | None", tool_input: "dict[str, Any]") -> 
     return apply_edit(before, old, new, tool_input.get("change_all") is True)
 
 
-DIALECT = claudelike.Dialect(NAME, TOOLS, ("file_path",), predict, index_paths, window)
+def judge_patch(tool_input: "dict[str, Any]", cwd: "str | None", env: "Mapping[str, str] | None") -> "Decision | None":
+    """ApplyPatch: each file the patch writes that the guard keeps, judged on the bytes droid
+    leaves there (engramory.hosts.droid_patch), or by the worst case where those are not known."""
+    from engramory import patches, scope
+    from engramory.hosts import droid_patch
+
+    text = tool_input.get("input")
+    if not isinstance(text, str):
+        return None
+    try:
+        ops = droid_patch.split(text)
+    except patches.PatchError:
+        return None  # droid refuses the whole patch
+    environ = scope.environ() if env is None else env
+
+    def resolve(raw: str) -> str:
+        return scope.resolve_path(raw, cwd)
+
+    targets = [resolve(op.move_to or op.path) for op in ops if op.kind != "delete"]
+    for target in dict.fromkeys(t for t in targets if scope.interesting(t, environ)):
+
+        def run(before: "bytes | None", target: str = target) -> "bytes | claudelike.Unknown | None":
+            from engramory.guard import read_regular
+
+            after, why = droid_patch.predict(ops, resolve, target, before, read_regular)
+            if why:
+                return claudelike.Unknown(droid_patch.added_to(ops, resolve, target, read_regular), why)
+            return after
+
+        decision = claudelike.judge(target, PATCH_TOOL, run, env, window())
+        if decision is not None:
+            return decision
+    return None
+
+
+DIALECT = claudelike.Dialect(NAME, TOOLS, ("file_path",), predict, index_paths, window, {PATCH_TOOL: judge_patch})
 
 # The entry points engramory.hookrun calls (hooks/engramory_droid_hook.py <event>).
 respond, post, start = claudelike.entries(DIALECT)

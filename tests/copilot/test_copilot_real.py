@@ -139,3 +139,57 @@ def test_patch_predictions_match_or_bound_the_bytes_copilot_writes(copilot: Copi
     outcome = differential.judge(edits, trace, copilot.title)
     assert outcome.changed >= 8, "only %d of the 12 patches changed their file" % outcome.changed
     assert outcome.exact + outcome.refused >= 8
+
+
+# (name, the index before or None, the patch between Begin and End: {p} the index, {s} an LF
+# file "s\nt\n" beside it, {c} a CRLF one): several operations on one index, measured
+MULTI = [
+    ("delete-add", b"a\nb\n", "*** Delete File: {p}\n*** Add File: {p}\n+x\n+y\n"),
+    ("delete-add-crlf-bom", b"\xef\xbb\xbfa\r\nb\r\n", "*** Delete File: {p}\n*** Add File: {p}\n+x\n+y\n"),
+    ("delete-add-no-final-newline", b"a\nb", "*** Delete File: {p}\n*** Add File: {p}\n+x\n"),
+    ("add-delete", b"a\nb\n", "*** Add File: {p}\n+x\n*** Delete File: {p}\n"),
+    ("add-over", b"a\nb\n", "*** Add File: {p}\n+x\n"),
+    ("update-twice", b"a\nb\nc\n", "*** Update File: {p}\n@@\n a\n+A1\n*** Update File: {p}\n@@\n a\n+A2\n"),
+    ("update-then-delete", b"a\nb\n", "*** Update File: {p}\n@@\n-a\n+A\n*** Delete File: {p}\n"),
+    ("delete-then-update", b"a\nb\n", "*** Delete File: {p}\n*** Update File: {p}\n@@\n-a\n+A\n"),
+    ("add-add", None, "*** Add File: {p}\n+x\n*** Add File: {p}\n+y\n"),
+    ("delete-add-add", b"a\n", "*** Delete File: {p}\n*** Add File: {p}\n+x\n*** Add File: {p}\n+y\n"),
+    ("delete-delete-add", b"a\n", "*** Delete File: {p}\n*** Delete File: {p}\n*** Add File: {p}\n+x\n"),
+    ("add-then-update", None, "*** Add File: {p}\n+x\n*** Update File: {p}\n@@\n-x\n+X\n"),
+    ("delete-add-update", b"a\n", "*** Delete File: {p}\n*** Add File: {p}\n+x\n*** Update File: {p}\n@@\n-x\n+X\n"),
+    ("move-to-new", None, "*** Update File: {s}\n*** Move to: {p}\n@@\n-s\n+S\n"),
+    ("move-onto-existing", b"old\n", "*** Update File: {s}\n*** Move to: {p}\n@@\n-s\n+S\n"),
+    ("move-then-update", None, "*** Update File: {s}\n*** Move to: {p}\n@@\n-s\n+S\n*** Update File: {p}\n@@\n-S\n+T\n"),
+    ("delete-then-move", b"old\n", "*** Delete File: {p}\n*** Update File: {s}\n*** Move to: {p}\n@@\n-s\n+S\n"),
+    ("move-crlf", None, "*** Update File: {c}\n*** Move to: {p}\n@@\n-s\n+S\n"),
+]
+
+
+def test_patches_of_several_operations_are_predicted_as_copilot_applies_them(copilot: Copilot) -> None:
+    """Copilot applies a patch's operations one by one, each on what the ones before left, and
+    stops at the first that fails: for each patch the guard's recorded prediction and
+    copilot.apply_patch equal what is on disk after it (absent where the patch deleted it)."""
+    copilot.install()
+    cases = []
+    for name, seed, body in MULTI:
+        index = copilot.project / name / "MEMORY.md"
+        index.parent.mkdir(parents=True)
+        if seed is not None:
+            index.write_bytes(seed)
+        (index.parent / "s.txt").write_bytes(b"s\nt\n")
+        (index.parent / "c.txt").write_bytes(b"s\r\nt\r\n")
+        text = "*** Begin Patch\n%s*** End Patch" % body.format(p=index, s=index.parent / "s.txt", c=index.parent / "c.txt")
+        cases.append((name, index, seed, copilot_host.apply_patch(patches.parse(text), None, str(index), seed)[0], text))
+    trace = copilot.trace_file()
+    result, _ = copilot.run_responses([[patch_call(text)] for *_, text in cases], timeout=300,
+                                      ENGRAMORY_TRACE_FILE=str(trace))
+    copilot.assert_completed(result)
+    traced = {str(r["path"]): r["after"] for r in common.read_trace(trace)}
+    problems = []
+    for name, index, seed, want, _ in cases:
+        got = index.read_bytes() if index.exists() else None
+        if got != want:
+            problems.append("%s: predicted %r, Copilot left %r" % (name, want, got))
+        if got is not None and got != seed and traced.get(str(index)) != got.hex():
+            problems.append("%s: the guard recorded %r, Copilot wrote %r" % (name, traced.get(str(index)), got))
+    assert not problems, "\n".join(problems)

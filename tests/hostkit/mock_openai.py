@@ -5,7 +5,8 @@ The script is a list of turns. Which turn answers a request is the number of ass
 messages the request already carries (the CLI resends the whole conversation each time), so
 one server serves any number of sequential requests of one session. A turn is a list of tool
 calls `(name, arguments)` sent as parallel calls in one message, a plain text, or a function
-of the request. Requests without `tools` are side calls (titles, summaries): they get a short
+of the request; a call's arguments are a dict (sent as JSON) or a string (sent as it is).
+Requests without `tools` are side calls (titles, summaries): they get a short
 text and never consume a turn. Every request body is kept for the test to read.
 
 Streams are server-sent events, chunked (see loopback.py). Standard library only.
@@ -23,7 +24,7 @@ MODEL = "mock-model"
 SIDE_TEXT = "Scripted session"
 DONE_TEXT = "[mock: script finished]"
 
-Call = Tuple[str, Dict[str, Any]]
+Call = Tuple[str, Union[Dict[str, Any], str]]
 Turn = Union[str, Sequence[Call], Callable[[Dict[str, Any]], Union[str, Sequence[Call]]]]
 
 
@@ -33,6 +34,12 @@ def _text(content: Any) -> str:
     if isinstance(content, list):
         return "".join(str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in content)
     return "" if content is None else json.dumps(content)
+
+
+def _arguments(args: Any) -> str:
+    """A call's `arguments` as sent: JSON of a dict, or a string as it is (a freeform tool's
+    raw input, such as droid's ApplyPatch, which takes the arguments text as the patch)."""
+    return args if isinstance(args, str) else json.dumps(args)
 
 
 class _Handler(loopback.Handler):
@@ -69,7 +76,7 @@ class _Handler(loopback.Handler):
         msg: Dict[str, Any] = {"role": "assistant", "content": text}
         if calls:
             msg["tool_calls"] = [
-                {"id": cid, "type": "function", "function": {"name": n, "arguments": json.dumps(a)}} for cid, n, a in calls
+                {"id": cid, "type": "function", "function": {"name": n, "arguments": _arguments(a)}} for cid, n, a in calls
             ]
         out = self._base("chat.completion")
         out["choices"] = [{"index": 0, "message": msg, "finish_reason": "tool_calls" if calls else "stop"}]
@@ -91,7 +98,7 @@ class _Handler(loopback.Handler):
         if calls:
             for i, (cid, name, args) in enumerate(calls):
                 send(chunk({"tool_calls": [{"index": i, "id": cid, "type": "function", "function": {"name": name, "arguments": ""}}]}))
-                send(chunk({"tool_calls": [{"index": i, "function": {"arguments": json.dumps(args)}}]}))
+                send(chunk({"tool_calls": [{"index": i, "function": {"arguments": _arguments(args)}}]}))
             send(chunk({}, "tool_calls"))
         else:
             send(chunk({"content": text or ""}))

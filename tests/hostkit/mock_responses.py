@@ -1,9 +1,10 @@
 """A scripted OpenAI Responses-API model on loopback (streamed SSE, chunked), for the hosts that
 switch to that wire for codex models: Copilot CLI's freeform `apply_patch` arrives only there.
 
-Steps are lists of output items; `patch_call(text)` is the freeform tool call. Turn n (a
-request that offers tools) gets step n; past the script, and for side requests, a short
-message. The stream carries the events the Copilot CLI reads (created, in_progress, item added
+Steps are lists of output items, or functions of the request that return one (called when the
+request arrives); `patch_call(text)` is the freeform tool call, `function_call(name, args)` a
+function tool's. Turn n (a request that offers tools) gets step n; past the script, and for
+side requests, a short message. The stream carries the events the Copilot CLI reads (created, in_progress, item added
 and done, the freeform input delta and done, text delta, completed with the output and usage).
 Every turn request body is kept. Standard library only.
 """
@@ -11,11 +12,13 @@ Every turn request body is kept. Standard library only.
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List
+from typing import Any, Callable, Dict, List, Sequence, Union
 
 import loopback
 
 DONE = "done"
+Items = List[Dict[str, Any]]
+Step = Union[Items, Callable[[Dict[str, Any]], Items]]
 
 
 def message(text: str) -> Dict[str, Any]:
@@ -24,6 +27,11 @@ def message(text: str) -> Dict[str, Any]:
 
 def patch_call(patch: str) -> Dict[str, Any]:
     return {"type": "custom_tool_call", "name": "apply_patch", "input": patch}
+
+
+def function_call(name: str, arguments: Dict[str, Any]) -> Dict[str, Any]:
+    """A function tool call (a read, say) on the same wire."""
+    return {"type": "function_call", "name": name, "arguments": json.dumps(arguments)}
 
 
 class _Handler(loopback.Handler):
@@ -68,7 +76,7 @@ class _Handler(loopback.Handler):
 class ResponsesModel(loopback.Loopback):
     handler = _Handler
 
-    def __init__(self, steps: List[List[Dict[str, Any]]], model: str = "gpt-5-codex") -> None:
+    def __init__(self, steps: Sequence[Step], model: str = "gpt-5-codex") -> None:
         super().__init__()
         self.steps = steps
         self.model = model
@@ -87,7 +95,8 @@ class ResponsesModel(loopback.Loopback):
             if body.get("tools"):
                 self.requests.append(body)
                 k = len(self.requests) - 1
-                items = self.steps[k] if k < len(self.steps) else [message(DONE)]
+                step = self.steps[k] if k < len(self.steps) else [message(DONE)]
+                items = step(body) if callable(step) else step
             else:
                 items = [message(DONE)]
             out = []
