@@ -30,6 +30,7 @@ COMMANDS = {
     # compaction and review of what others changed (engramory.compact, engramory.review)
     "compact": ("engramory.compact", "main", "plan (and apply) a compaction of the index that cannot lose a fact"),
     "review": ("engramory.review", "main", "list notes changed or deleted outside engramory since the last review"),
+    "verify": ("engramory.commands.verify", "main", "check the paths, symbols and commands notes name against the code"),
 }
 
 

@@ -1,0 +1,1 @@
+"""One thin module per `engramory X`: parse the arguments, call the library, render."""

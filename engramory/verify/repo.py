@@ -1,0 +1,400 @@
+"""The repository a store describes, read through git and the file system, every step bounded.
+
+Which repository: `--repo DIR`, else the project whose auto-memory folder the store is (the
+rule that finds the store: engramory.automemory, from the current folder), else the git work
+tree holding ROOT. What is asked of git, at most once per run each: `rev-parse` (top, git
+folder, shallow, HEAD), one `ls-files` (tracked and untracked, not ignored), one `log` of
+renames and deletions (newest LOG_COMMITS commits) and one `diff --cached` for renames not
+committed yet (both only when a named path is missing), `grep -w -F` in batches of
+GREP_PATTERNS words (at most GREP_CALLS calls), one `cat-file --batch-check` for commit ids.
+Each has a timeout and an output cap, and all of them stop at the run's deadline. Whether a
+file exists is asked of the file system, so an ignored or untracked file is never missing.
+
+Standard library only; never raises for a repository's content (malformed files, FIFOs,
+huge files): what cannot be read is said.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from engramory import scope
+from engramory.verify import manifests
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+
+STEP_TIMEOUT = 20.0  # seconds for one git call when the run has no deadline of its own
+LOG_COMMITS = 5000  # commits searched for renames and deletions, newest first
+LOG_TIMEOUT = 5.0
+GREP_PATTERNS = 100  # words per `git grep` call
+GREP_CALLS = 50  # calls per run at most; words past GREP_CALLS * GREP_PATTERNS are not searched
+GREP_OUTPUT = 16 << 20  # bytes of one grep's output read at most
+GREP_PLACES = 4  # files kept per word (enough to say "found in a, b, c")
+LS_OUTPUT = 256 << 20
+FILE_READ_MAX = 8 << 20  # a file read for its lines or symbols
+LOCK_READ_MAX = 64 << 20
+LOCKS_MAX = 40
+MANIFESTS_MAX = 100  # package.json files read
+WALK_ENTRIES = 200_000  # entries the disk walk for ignored files visits at most
+HEAVY_DIRS = frozenset(["node_modules", ".venv", "venv", "target", "dist", "build", "__pycache__", ".tox"])
+
+
+class Deadline(Exception):
+    """The run's deadline passed (SessionStart's budget): stop, keep nothing half-made."""
+
+
+class GitCall:
+    """The one way this package runs git: no shell, `-C top`, a timeout, an output cap.
+    Counts its calls by subcommand (`calls`), which tests and the bench read."""
+
+    def __init__(self, deadline: float | None = None) -> None:
+        self.deadline = deadline
+        self.calls: dict[str, int] = {}
+
+    def timeout(self, cap: float = STEP_TIMEOUT) -> float:
+        if self.deadline is None:
+            return cap
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise Deadline()
+        return min(cap, left)
+
+    def run(self, cwd: str, args: Sequence[str], data: bytes | None = None, limit: int = LS_OUTPUT,
+            cap: float = STEP_TIMEOUT) -> tuple[int, bytes]:
+        """(exit status, stdout) of `git -C cwd ARGS`; (-1, b"") when git cannot be run or
+        timed out (then past the deadline: Deadline)."""
+        import subprocess
+
+        timeout = self.timeout(cap)
+        self.calls[args[0]] = self.calls.get(args[0], 0) + 1
+        cmd = ["git", "-c", "core.quotepath=off", "-c", "color.ui=never", "-C", cwd] + list(args)
+        try:
+            done = subprocess.run(cmd, input=data, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                  stdin=None if data is not None else subprocess.DEVNULL, timeout=timeout,
+                                  check=False, env=_git_env())
+        except subprocess.TimeoutExpired:
+            if self.deadline is not None and time.monotonic() >= self.deadline:
+                raise Deadline() from None
+            return -1, b""
+        except OSError:
+            return -1, b""
+        return done.returncode, done.stdout[:limit]
+
+    def stream(self, cwd: str, args: Sequence[str], limit: int, cap: float = STEP_TIMEOUT) -> Iterable[bytes]:
+        """stdout of `git -C cwd ARGS` line by line, stopped (and git killed) after `limit`
+        bytes or at the timeout."""
+        import subprocess
+
+        timeout = self.timeout(cap)
+        self.calls[args[0]] = self.calls.get(args[0], 0) + 1
+        cmd = ["git", "-c", "core.quotepath=off", "-c", "color.ui=never", "-C", cwd] + list(args)
+        try:
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                    stdin=subprocess.DEVNULL, env=_git_env())
+        except OSError:
+            return
+        end = time.monotonic() + timeout
+        read = 0
+        try:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                read += len(line)
+                yield line
+                if read > limit or time.monotonic() > end:
+                    break
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            if proc.stdout is not None:
+                proc.stdout.close()
+
+
+def _git_env() -> dict[str, str]:
+    env = dict(os.environ)
+    for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PAGER", "PAGER"):
+        env.pop(var, None)
+    env["GIT_OPTIONAL_LOCKS"] = "0"  # read only: never take the index lock to refresh it
+    env["LC_ALL"] = "C"
+    return env
+
+
+# -- finding the repository ----------------------------------------------------------------------
+
+class Repo:
+    """A git work tree: its top folder, HEAD, and what this run has read of it."""
+
+    def __init__(self, top: str, git_dir: str, head: str | None, shallow: bool, git: GitCall) -> None:
+        self.top = top
+        self.git_dir = git_dir
+        self.head = head
+        self.shallow = shallow
+        self.git = git
+        self.exclude = ""  # the store's folder, relative to top, when the store is inside it
+        self.evidence: dict[str, tuple[int, int]] = {}  # rel -> (size, mtime_ns) of files read
+        self.touched: list[str] | None = None  # files read for the anchor being resolved
+        self._files: set[str] | None = None
+        self._untracked: set[str] = set()
+        self._by_base: dict[str, list[str]] | None = None
+        self._dirs: set[str] | None = None
+        self._history: tuple[dict[str, tuple[str, str]], dict[str, str]] | None = None
+        self._texts: dict[str, tuple[str | None, str]] = {}
+        self._locks: list[manifests.Lock] | None = None
+        self.walked: tuple[dict[str, list[str]], bool] | None = None
+
+    @property
+    def short_head(self) -> str:
+        return self.head[:7] if self.head else "no commit yet"
+
+    def index_stamp(self) -> list[int]:
+        """(size, mtime_ns) of git's index: it moves with every add, mv, rm, commit, checkout."""
+        try:
+            st = os.stat(os.path.join(self.git_dir, "index"))
+        except OSError:
+            return [0, 0]
+        return [st.st_size, st.st_mtime_ns]
+
+    # files
+    def files(self) -> set[str]:
+        if self._files is None:
+            self._files = set()
+            rc, out = self.git.run(self.top, ["ls-files", "-z", "-t", "--cached", "--others", "--exclude-standard"])
+            prefix = self.exclude + "/" if self.exclude else None
+            for item in out.decode("utf-8", "surrogateescape").split("\0"):
+                if len(item) < 3:
+                    continue
+                tag, rel = item[0], item[2:]
+                if prefix and rel.startswith(prefix):
+                    continue
+                self._files.add(rel)
+                if tag == "?":
+                    self._untracked.add(rel)
+        return self._files
+
+    def untracked(self, rel: str) -> bool:
+        return rel in self._untracked
+
+    def by_base(self) -> dict[str, list[str]]:
+        if self._by_base is None:
+            index: dict[str, list[str]] = {}
+            for rel in self.files():
+                index.setdefault(rel.rsplit("/", 1)[-1], []).append(rel)
+            for places in index.values():
+                places.sort()
+            self._by_base = index
+        return self._by_base
+
+    def dirs(self) -> set[str]:
+        if self._dirs is None:
+            found = {""}
+            for rel in self.files():
+                d = rel.rpartition("/")[0]
+                while d not in found:
+                    found.add(d)
+                    d = d.rpartition("/")[0]
+            self._dirs = found
+        return self._dirs
+
+    def on_disk(self, rel: str) -> bool:
+        return os.path.lexists(os.path.join(self.top, rel))
+
+    def is_dir(self, rel: str) -> bool:
+        return os.path.isdir(os.path.join(self.top, rel))
+
+    def inside(self, abspath: str) -> str | None:
+        """`abspath` relative to the top when it lies in the work tree, else None."""
+        real = os.path.realpath(abspath)
+        top = self.top.rstrip("/")
+        if real == top:
+            return ""
+        return real[len(top) + 1:] if real.startswith(top + "/") else None
+
+    # history
+    def history(self) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
+        """({old path: (new path, commit)}, {deleted path: commit}), newest first wins; renames
+        staged but not committed have the commit "" (the index)."""
+        if self._history is None:
+            renames: dict[str, tuple[str, str]] = {}
+            deleted: dict[str, str] = {}
+            if self.head:
+                rc, out = self.git.run(self.top, ["diff", "--cached", "-M", "--name-status", "-z", "--diff-filter=RD"])
+                _parse_changes(out, "", renames, deleted)
+                rc, out = self.git.run(self.top, ["log", "-M", "--diff-filter=RD", "--name-status", "-z",
+                                                  "--format=%x01%h", "-n", str(LOG_COMMITS)], cap=LOG_TIMEOUT)
+                for chunk in out.split(b"\x01")[1:]:
+                    commit, _, rest = chunk.partition(b"\0")
+                    _parse_changes(rest, commit.decode("ascii", "replace"), renames, deleted)
+            self._history = (renames, deleted)
+        return self._history
+
+    # reading files of the work tree
+    def read_text(self, rel: str, limit: int = FILE_READ_MAX) -> tuple[str | None, str]:
+        """(text, "") or (None, why not) for a file of the work tree; read once per run, bounded,
+        never blocking on a FIFO. Its (size, mtime) go into `evidence` for the cache."""
+        if self.touched is not None:
+            self.touched.append(rel)
+        if rel in self._texts:
+            return self._texts[rel]
+        path = os.path.join(self.top, rel)
+        try:
+            data, st = scope.read_bounded(path, limit)
+        except OSError as exc:
+            found: tuple[str | None, str] = (None, exc.strerror or exc.__class__.__name__)
+        else:
+            self.evidence[rel] = (st.st_size, st.st_mtime_ns)
+            if len(data) > limit:
+                found = (None, "larger than %s bytes; not read" % "{:,}".format(limit))
+            else:
+                found = (data.decode("utf-8", "replace"), "")
+        self._texts[rel] = found
+        return found
+
+    def locks(self) -> list[manifests.Lock]:
+        if self._locks is None:
+            self._locks = []
+            for rel in sorted(r for r in self.files() if manifests.lock_ecosystem(r) and "node_modules/" not in r):
+                if len(self._locks) >= LOCKS_MAX:
+                    break
+                text, why = self.read_text(rel, LOCK_READ_MAX)
+                lock = manifests.read_lock(rel, text or "")
+                if text is None:
+                    lock.problem = why
+                self._locks.append(lock)
+        return self._locks
+
+    # searching
+    def grep(self, words: Iterable[str]) -> dict[str, list[str]]:
+        """{word: up to GREP_PLACES files holding it as a whole word}, for every word searched
+        (absent words map to []); words past the call bound are left out of the result."""
+        todo = sorted(set(words))
+        found: dict[str, list[str]] = {}
+        calls = 0
+        for i in range(0, len(todo), GREP_PATTERNS):
+            if calls >= GREP_CALLS:
+                break
+            chunk = todo[i:i + GREP_PATTERNS]
+            calls += 1
+            args = ["grep", "-I", "-w", "-F", "-o", "--null", "--untracked", "--no-color"]
+            for word in chunk:
+                args += ["-e", word]
+            args += ["--", "."]
+            if self.exclude:
+                args.append(":(exclude)%s/" % self.exclude)
+            places: dict[str, list[str]] = {w: [] for w in chunk}
+            for line in self.git.stream(self.top, args, GREP_OUTPUT):
+                rel, sep, matched = line.rstrip(b"\n").partition(b"\0")
+                if not sep:
+                    continue
+                w, r = matched.decode("utf-8", "replace"), rel.decode("utf-8", "surrogateescape")
+                hit = places.get(w)
+                if hit is not None and len(hit) < GREP_PLACES and r not in hit:
+                    hit.append(r)
+            found.update(places)
+        return found
+
+    def objects(self, ids: Iterable[str]) -> dict[str, str]:
+        """{id: object type, or "missing" / "ambiguous"} by one `cat-file --batch-check`."""
+        todo = sorted(set(ids))
+        if not todo:
+            return {}
+        rc, out = self.git.run(self.top, ["cat-file", "--batch-check"], data=("\n".join(todo) + "\n").encode())
+        result = {}
+        for line, asked in zip(out.decode("ascii", "replace").splitlines(), todo):
+            parts = line.split()
+            result[asked] = parts[1] if len(parts) >= 2 and parts[1] in ("commit", "tree", "blob", "tag") else (
+                parts[-1] if parts and parts[-1] in ("missing", "ambiguous") else "missing")
+        return result
+
+    def walk_for(self, names: set[str]) -> tuple[dict[str, list[str]], bool]:
+        """{file name: up to GREP_PLACES paths} of files on disk with those names, ignored
+        ones included; and whether the walk saw everything (WALK_ENTRIES, the deadline)."""
+        found: dict[str, list[str]] = {}
+        stack = [""]
+        heavy: list[str] = []
+        seen = 0
+        while stack or heavy:
+            rel_dir = stack.pop() if stack else heavy.pop()
+            try:
+                with os.scandir(os.path.join(self.top, rel_dir) if rel_dir else self.top) as it:
+                    entries = list(it)
+            except OSError:
+                continue
+            for e in entries:
+                seen += 1
+                if seen > WALK_ENTRIES or (self.git.deadline is not None and time.monotonic() > self.git.deadline):
+                    return found, False
+                rel = rel_dir + "/" + e.name if rel_dir else e.name
+                if e.name in names and len(found.setdefault(e.name, [])) < GREP_PLACES:
+                    found[e.name].append(rel)
+                try:
+                    is_dir = e.is_dir(follow_symlinks=False)
+                except OSError:
+                    continue
+                if is_dir and e.name != ".git" and rel != self.exclude:
+                    (heavy if e.name in HEAVY_DIRS else stack).append(rel)
+        return found, True
+
+
+def _parse_changes(raw: bytes, commit: str, renames: dict[str, tuple[str, str]], deleted: dict[str, str]) -> None:
+    items = raw.decode("utf-8", "surrogateescape").lstrip("\n").split("\0")
+    i = 0
+    while i < len(items):
+        status = items[i].strip()
+        if status.startswith("R") and i + 2 < len(items):
+            renames.setdefault(items[i + 1], (items[i + 2], commit))
+            i += 3
+        elif status.startswith("D") and i + 1 < len(items):
+            deleted.setdefault(items[i + 1], commit)
+            i += 2
+        else:
+            i += 1
+
+
+def open_repo(start: str, git: GitCall) -> tuple[Repo | None, str]:
+    """The work tree holding `start`, or (None, why not)."""
+    rc, out = git.run(start, ["rev-parse", "--show-toplevel", "--absolute-git-dir", "--is-shallow-repository", "HEAD"])
+    lines = out.decode("utf-8", "surrogateescape").splitlines()
+    if rc == -1 and not lines:
+        import shutil
+
+        if shutil.which("git") is None:
+            return None, "git is not on PATH"
+        return None, "git did not answer in time"
+    if len(lines) < 3:
+        return None, "%s is not inside a git work tree" % start
+    head = lines[3] if rc == 0 and len(lines) > 3 and len(lines[3]) >= 40 else None
+    return Repo(os.path.realpath(lines[0]), lines[1], head, lines[2] == "true", git), ""
+
+
+def locate(root: str, repo_arg: str | None, cwd: str, env: Mapping[str, str], git: GitCall) -> tuple[Repo | None, str]:
+    """(the repository the store at `root` describes, how it was chosen) or (None, why not)."""
+    if repo_arg:
+        found, why = open_repo(repo_arg, git)
+        return (found, "--repo") if found else (None, why)
+    project = auto_memory_project(root, cwd, env)
+    if project is not None:
+        found, why = open_repo(project, git)
+        if found is not None:
+            return found, "the project whose auto memory this is"
+    found, why = open_repo(root, git)
+    if found is not None and found.top == os.path.realpath(root):
+        return None, ("the store %s is a git repository of its own (shared memory), not the code it describes; "
+                      "pass --repo DIR" % root)
+    if found is not None:
+        return found, "the git work tree holding the store"
+    return None, "no git repository holds %s, and it is not this project's auto memory; pass --repo DIR" % root
+
+
+def auto_memory_project(root: str, cwd: str, env: Mapping[str, str]) -> str | None:
+    """The project folder whose auto-memory folder (engramory.automemory's rule) is `root`."""
+    from engramory import automemory
+
+    real = os.path.realpath(root)
+    for project in automemory.project_candidates({"cwd": os.path.abspath(cwd)}, env):
+        index = automemory.auto_memory_index(project, env)
+        if index is not None and os.path.realpath(os.path.dirname(index)) == real:
+            return project
+    return None
