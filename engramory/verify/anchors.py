@@ -58,6 +58,8 @@ src lib app apps bin scripts script tools tests test spec docs doc cmd pkg inter
 config configs packages services infra migrations db web api server client frontend backend
 .github .circleci ci build etc hooks examples vendor assets public static templates
 """.split())
+# In prose, only these (client/server, frontend/backend are words there, not folders).
+PROSE_TOP_DIRS = frozenset("src lib app bin scripts tools tests test spec docs cmd pkg internal ops deploy config .github".split())
 # Absolute paths in prose: only under these (an API route such as /v1/users is no file).
 SYSTEM_DIRS = frozenset("etc usr var opt home Users tmp srv mnt Library private root".split())
 # Names that are websites or products, not files.
@@ -188,7 +190,7 @@ def file_like(token: str, in_code: bool) -> bool:
         if path.startswith(("/", "~/")):
             return path.count("/") >= 2 and (in_code or path.lstrip("~/").split("/", 1)[0] in SYSTEM_DIRS)
         first = path.lstrip("./").split("/", 1)[0]
-        return token.startswith(("./", "../")) or first in TOP_DIRS
+        return token.startswith(("./", "../")) or first in (TOP_DIRS if in_code else PROSE_TOP_DIRS)
     return False
 
 

@@ -61,8 +61,14 @@ class Lock:
         if version:
             entry[1].add(version)
 
-    def find(self, name: str) -> tuple[str, set[str]] | None:
-        return self.packages.get(normalise(self.ecosystem, name))
+    def find(self, name: str, any_case: bool = False) -> tuple[str, set[str]] | None:
+        """The locked entry of `name`; `any_case` for a name written in prose ("uses React
+        18"), where a capital says nothing about the package's own spelling."""
+        hit = self.packages.get(normalise(self.ecosystem, name))
+        if hit is None and any_case:
+            low = normalise(self.ecosystem, name).lower()
+            hit = next((v for k, v in self.packages.items() if k.lower() == low), None)
+        return hit
 
 
 def read_lock(path: str, text: str) -> Lock:

@@ -205,7 +205,7 @@ class Resolver:
             self.repo.touched += [lock.path for lock in self.repo.locks()]
         if a.form == "eq":
             locks = [lock for lock in locks if lock.ecosystem == manifests.PYTHON]
-        hits = [(lock, hit) for lock in locks for hit in [lock.find(a.name)] if hit is not None]
+        hits = [(lock, hit) for lock in locks for hit in [lock.find(a.name, a.form == "prose")] if hit is not None]
         if not hits:
             named = sorted({lock.path for lock in locks})
             if a.form == "prose" or not named or (a.form == "at" and not any(
