@@ -67,6 +67,8 @@ NOT_FILES = frozenset("docs.rs deps.rs sh.rustup.rs crates.io".split())
 # Files that are machine-local or made at run time: naming one says nothing about the code.
 LOCAL_RE = re.compile(r"(?:^|/)(?:\.env|[^/]*\.local(?:\.[^/]*)?|[^/]*\.(?:log|pid|sock|tmp|swp|bak|out))\Z")
 
+# A first component that is a host name: www.example.com/x.py, github.com/pkg/errors.
+HOST_RE = re.compile(r"[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io|dev|app|co|ai|gov|edu|me|sh|rs|gg|cloud|info|so|xyz)/")
 PLACEHOLDER_CHARS = frozenset("<>*{}$?[]|\u2026")
 URL_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s`<>\"')\]]+")
 SPAN_RE = re.compile(r"(`+)(.+?)\1")
@@ -167,7 +169,7 @@ def file_like(token: str, in_code: bool) -> bool:
     if "=" in token or token.startswith("//") or "://" in token or "\\" in token:
         return False
     path = token.rstrip("/")
-    if not path or not _components_ok(path):
+    if not path or not _components_ok(path) or HOST_RE.match(path):
         return False
     base = path.rsplit("/", 1)[-1]
     if LOCAL_RE.search(path):
@@ -184,8 +186,10 @@ def file_like(token: str, in_code: bool) -> bool:
             if not in_code and "/" not in path and ext in ("js", "ts") and base[:1].isupper():
                 return False  # Node.js, Vue.js, Deno.ts: products, not files
             return True
-        if ext in CODE_ONLY_EXT and in_code:
-            return True
+        if ext in CODE_ONLY_EXT and in_code and base.count(".") == 1:
+            return True  # main.c; not a.b.c, which is a dotted name
+    if token.endswith("/") and "/" not in path and not path.startswith("."):
+        return in_code or path in PROSE_TOP_DIRS  # `src/`: a folder
     if "/" in path:
         if path.startswith(("/", "~/")):
             return path.count("/") >= 2 and (in_code or path.lstrip("~/").split("/", 1)[0] in SYSTEM_DIRS)
@@ -232,6 +236,8 @@ def _clean(path: str) -> str:
 
 def _strip(token: str) -> str:
     token = token.strip(STRIP)
+    if token.endswith(("'s", "\u2019s")):
+        token = token[:-2]
     if token.endswith("/.") or token.endswith("/,"):
         token = token[:-1]
     return token
@@ -403,12 +409,23 @@ def code_anchors(line: int, text: str, shell: bool = True) -> list[Anchor]:
             commands = _command(line, segment)
             out += commands
             if not commands:
-                out += _tokens(line, segment, True)
+                out += _words(line, segment)
                 words = _unwrap(_split_words(segment))
                 if not out and words and words[0] in BINARIES:
                     out.append(Anchor(line, COMMAND, segment, "binary", name=words[0]))
     else:
         out += _tokens(line, text, True)
+    return out
+
+
+def _words(line: int, segment: str) -> list[Anchor]:
+    """Anchors among the words of one shell command; a quoted argument with spaces in it
+    (a commit message, an echo) is text, not a path."""
+    out = []
+    for word in _split_words(segment):
+        if any(c.isspace() for c in word):
+            continue
+        out += _tokens(line, word, True)
     return out
 
 
@@ -437,9 +454,21 @@ def _tokens(line: int, text: str, in_code: bool) -> list[Anchor]:
 
 # -- prose ---------------------------------------------------------------------------------------
 
+MD_LINK_RE = re.compile(r"!?\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+
+
 def prose_anchors(line: int, text: str) -> list[Anchor]:
-    """Anchors of one line of prose (code spans already taken out)."""
-    out = _tokens(line, text, False)
+    """Anchors of one line of prose (code spans already taken out). A markdown link's
+    target is a path whatever its shape (`[setup](docs/setup)`)."""
+    out = []
+    for m in MD_LINK_RE.finditer(text):
+        target = m.group(1).split("#", 1)[0] if not URL_RE.match(m.group(1)) else m.group(1)
+        if URL_RE.match(target):
+            out.append(Anchor(line, PATH, target, "url"))
+        elif target and not is_placeholder(target) and not target.startswith(("mailto:", "#")):
+            out.append(Anchor(line, PATH, target, _path_form(target), _clean(target)))
+    text = MD_LINK_RE.sub(" ", text)
+    out += _tokens(line, text, False)
     for token in TOKEN_RE.findall(text):
         token = _strip(token)
         if "@" in token[1:]:
