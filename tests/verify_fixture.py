@@ -323,3 +323,35 @@ def write_notes(store: Path, names: List[str], fates: Dict[str, Dict[str, str]],
         index.append("- [%s](%s.md) \u2014 %s, part %d" % (c, slug, c, n))
     write(store / "MEMORY.md", "\n".join(index) + "\n")
     return labels
+
+
+NOTE_HEAD = "---\nname: %s\ndescription: %s\ntype: project\ncreated: 2026-01-01\nupdated: 2026-01-01\n---\n"
+
+
+def note(store: Path, slug: str, body: str, description: str = "What the deploy needs") -> Path:
+    """A protocol note `slug.md` with `body` (line 8 onwards), and its pointer in MEMORY.md."""
+    path = store / (slug + ".md")
+    write(path, NOTE_HEAD % (slug, description) + body + "\n\n**Why:** it broke once.\n**How to apply:** check first.\n")
+    index = store / "MEMORY.md"
+    old = index.read_text(encoding="utf-8") if index.exists() else "# Memory Index\n\n## project\n"
+    if "(%s.md)" % slug not in old:
+        index.write_text(old + "- [%s](%s.md) \u2014 %s\n" % (slug, slug, description), encoding="utf-8")
+    return path
+
+
+def tiny(tmp: Path) -> Tuple[Path, Path, str]:
+    """(repo, store, short id of the rename commit): scripts/deploy.sh renamed to ops/deploy.py,
+    src/app.py of 30 lines, a Makefile with `deploy`; the store has no notes yet."""
+    repo, store = tmp / "repo", tmp / "mem"
+    store.mkdir(parents=True)
+    repo.mkdir(parents=True)
+    git(repo, "init", "-q", "-b", "main")
+    write(repo / "scripts" / "deploy.sh", "#!/bin/sh\necho deploy\n" * 3)
+    write(repo / "src" / "app.py", "".join("line_%02d = %d\n" % (i, i) for i in range(1, 31)))
+    write(repo / "Makefile", "deploy:\n\t@echo deploy\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "first")
+    (repo / "ops").mkdir()
+    git(repo, "mv", "scripts/deploy.sh", "ops/deploy.py")
+    git(repo, "commit", "-qm", "move the deploy script")
+    return repo, store, git(repo, "rev-parse", "--short=7", "HEAD").strip()

@@ -108,7 +108,7 @@ class Anchor:
     command: npm, make, just, pymod, pytest, binary). `path`, `name`, `start`/`end`,
     `version` and `where` (make -C / just -f folder) hold the parts."""
 
-    __slots__ = ("line", "kind", "text", "form", "path", "name", "start", "end", "version", "where")
+    __slots__ = ("line", "kind", "text", "form", "path", "name", "start", "end", "version", "where", "col")
 
     def __init__(self, line: int, kind: str, text: str, form: str, path: str = "", name: str = "",
                  start: int = 0, end: int = 0, version: str = "", where: str = "") -> None:
@@ -122,6 +122,7 @@ class Anchor:
         self.end = end
         self.version = version
         self.where = where
+        self.col = 0  # where on its line it starts: anchors are reported in reading order
 
     def key(self) -> tuple[str, str, str, str, str, int, int, str, str]:
         """What decides the verdict (not the line): anchors with one key resolve once."""
@@ -438,7 +439,9 @@ def _tokens(line: int, text: str, in_code: bool) -> list[Anchor]:
     for m in TOKEN_RE.finditer(text):
         token = m.group()
         if URL_RE.match(token):
-            out.append(Anchor(line, PATH, URL_RE.match(token).group().rstrip(".,;:"), "url"))  # type: ignore[union-attr]
+            url = Anchor(line, PATH, URL_RE.match(token).group().rstrip(".,;:"), "url")  # type: ignore[union-attr]
+            url.col = m.start()
+            out.append(url)
             continue
         token = _strip(token) if not in_code else _clean_code_token(token)
         if in_code:
@@ -448,6 +451,7 @@ def _tokens(line: int, text: str, in_code: bool) -> list[Anchor]:
                 continue
         found = _path_anchor(line, token, in_code)
         if found is not None:
+            found.col = m.start()
             out.append(found)
     return out
 
@@ -467,13 +471,17 @@ def prose_anchors(line: int, text: str) -> list[Anchor]:
             out.append(Anchor(line, PATH, target, "url"))
         elif target and not is_placeholder(target) and not target.startswith(("mailto:", "#")):
             out.append(Anchor(line, PATH, target, _path_form(target), _clean(target)))
-    text = MD_LINK_RE.sub(" ", text)
+        else:
+            continue
+        out[-1].col = m.start()
+    text = MD_LINK_RE.sub(lambda m: " " * len(m.group()), text)
     out += _tokens(line, text, False)
     for token in TOKEN_RE.findall(text):
         token = _strip(token)
         if "@" in token[1:]:
             found = _package(line, token, "at")
             if found is not None:
+                found.col = text.find(token)
                 out.append(found)
     return out
 
@@ -484,7 +492,9 @@ def uses_anchors(line: int, text: str) -> list[Anchor]:
     for m in PROSE_PKG_RE.finditer(text.replace("`", "")):
         name, version = m.group(1).rstrip("."), m.group(2)
         if not is_placeholder(name):
-            out.append(Anchor(line, PACKAGE, "%s %s" % (name, version), "prose", name=name, version=version))
+            found = Anchor(line, PACKAGE, "%s %s" % (name, version), "prose", name=name, version=version)
+            found.col = m.start(1)
+            out.append(found)
     return out
 
 
@@ -500,14 +510,16 @@ def _line_anchors(number: int, line: str) -> list[Anchor]:
     prose = []
     pos = 0
     for m in SPAN_RE.finditer(line):
-        prose.append(line[pos:m.start()])
-        out += code_anchors(number, m.group(2))
+        prose.append(line[pos:m.start()] + " " * (m.end() - m.start()))
+        for a in code_anchors(number, m.group(2)):
+            a.col = m.start()
+            out.append(a)
         pos = m.end()
     prose.append(line[pos:])
-    text = " ".join(prose)
-    text = re.sub(r"\[\[[^\]]*\]\]", " ", text)  # [[links]] name notes, not code
+    text = re.sub(r"\[\[[^\]]*\]\]", lambda m: " " * len(m.group()), "".join(prose))  # [[links]] name notes
     out += prose_anchors(number, text)
     out += uses_anchors(number, line)
+    out.sort(key=lambda a: a.col)
     return out
 
 
