@@ -149,7 +149,8 @@ def test_every_code_is_exercised_by_a_fixture_or_a_test():
     # the rest need a live condition built at test time (git, permissions, bytes, symlinks)
     built = {"config-above-window", "secret", "store-in-git", "dir-unlistable", "file-unreadable", "file-not-utf8",
              "not-a-file", "symlink-escape", "index-parse-limit", "description-weak", "recall-fm-unread",
-             "recall-unreachable", "store-split"}  # tests/test_doctor_gaps.py builds the recall and --all ones
+             "recall-unreachable", "store-split",  # tests/test_doctor_gaps.py builds the recall and --all ones
+             "ref-stale", "ref-moved", "verified-old"}  # tests/unit/verify/test_doctor_check.py: --verify
     assert fired | built == set(CODES)
 
 

@@ -128,9 +128,10 @@ def _item(note: str, a: A.Anchor, v: Verdict) -> Item:
 
 
 def verify(root: str, repo_arg: str | None = None, cwd: str | None = None, env: Mapping[str, str] | None = None,
-           deadline: float | None = None, use_cache: bool = True) -> Result:
-    """Verify every live note of the store at `root`. Raises OSError when `root` cannot be
-    listed, Deadline when `deadline` (time.monotonic) passes first."""
+           deadline: float | None = None, use_cache: bool = True, keep: bool = True) -> Result:
+    """Verify every live note of the store at `root`; `keep` writes the cache (the doctor,
+    which changes no file, reads it only). Raises OSError when `root` cannot be listed,
+    Deadline when `deadline` (time.monotonic) passes first."""
     from engramory.verify import mark
 
     env = os.environ if env is None else env
@@ -167,7 +168,7 @@ def verify(root: str, repo_arg: str | None = None, cwd: str | None = None, env: 
     for scan in result.notes:
         result.items += fresh_notes.get(scan.rel) or made.get(scan.rel, [])
     result.calls = dict(git.calls)
-    if repo is not None and key is not None and use_cache and (todo or not reusable):
+    if repo is not None and key is not None and use_cache and keep and (todo or not reusable):
         _save(root, repo, result, key, resolver, made, cached_notes)
     return result
 
