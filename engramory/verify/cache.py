@@ -19,8 +19,6 @@ Anchor texts and reasons are stored masked (engramory.secretscan) like everythin
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 
 from engramory import scope
@@ -40,8 +38,24 @@ NOTICE_NOTES = 20
 DIRS_MAX = 100_000  # folders stamped; a larger work tree is re-listed on every run
 
 
+def line_text(note: str, line: int, verdict: str, kind: str, text: str, reason: str, candidate: str | None) -> str:
+    """One reported anchor: `note.md:12: moved path scripts/deploy.sh: ops/deploy.py (renamed in
+    a1b2c3d)`, `note.md:14: stale symbol render_invoice(): not in the work tree`. Here, not
+    with the verdicts, so SessionStart renders a cached row without loading the resolver."""
+    tail = "%s (%s)" % (candidate, reason) if verdict == "moved" else reason
+    return "%s:%d: %s %s %s: %s" % (note, line, verdict, kind, text, tail)
+
+
+def row_text(note: str, row: Sequence[Any]) -> str:
+    """line_text of a cached row [line, kind, text, verdict, reason, candidate, ...]."""
+    return line_text(note, int(row[0]), str(row[3]), str(row[1]), str(row[2]), str(row[4]),
+                     row[5] if isinstance(row[5], str) else None)
+
+
 def dir_digest(top: str, dirs: Iterable[str]) -> str:
     """A digest of the modification times of `dirs` (relative to `top`; a missing one counts)."""
+    import hashlib
+
     h = hashlib.sha1()
     for d in dirs:
         try:
@@ -64,7 +78,14 @@ def stamps_hold(top: str, evidence: Sequence[Sequence[Any]]) -> bool:
     return True
 
 
-def _read_json(path: str, limit: int) -> dict[str, Any] | None:
+def _read_json(path: str, limit: int, lite: bool = False) -> dict[str, Any] | None:
+    """The JSON object in `path` in this format, or None. `lite` reads with engramory.jsonlite:
+    the small summary is read at SessionStart, where importing json costs more than the read."""
+    if lite:
+        from engramory import jsonlite as parser
+    else:
+        import json as parser  # type: ignore[no-redef]
+
     try:
         raw, _ = scope.read_bounded(path, limit)
     except OSError:
@@ -72,7 +93,7 @@ def _read_json(path: str, limit: int) -> dict[str, Any] | None:
     if len(raw) > limit:
         return None
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = parser.loads(raw.decode("utf-8"))
     except (ValueError, UnicodeDecodeError):
         return None
     return data if isinstance(data, dict) and data.get("format") == FORMAT else None
@@ -83,7 +104,7 @@ def load(root: str) -> dict[str, Any] | None:
 
 
 def load_notice(root: str) -> dict[str, Any] | None:
-    return _read_json(os.path.join(root, DIR, NOTICE), NOTICE_MAX)
+    return _read_json(os.path.join(root, DIR, NOTICE), NOTICE_MAX, lite=True)
 
 
 def meta_dir(root: str) -> str | None:
@@ -101,16 +122,25 @@ def meta_dir(root: str) -> str | None:
     return d
 
 
-def save(root: str, data: dict[str, Any], notice: dict[str, Any]) -> None:
-    """Write both files; a store that cannot take them just has no cache."""
+def save(root: str, data: dict[str, Any] | None, notice: dict[str, Any]) -> None:
+    """Write the cache (when there is one: a store outside any repository has only the
+    summary) and the summary; a store that cannot take them just has no cache."""
+    import json
+
     from engramory.fsutil import write_atomic
 
     d = meta_dir(root)
     if d is None:
         return
-    data["format"] = notice["format"] = FORMAT
+    notice["format"] = FORMAT
+    try:  # the store folder's time once .engramory/ is made: a note added or removed moves it
+        notice["store"] = os.stat(root).st_mtime_ns
+    except OSError:
+        notice["store"] = -1
     try:
-        write_atomic(os.path.join(d, CACHE), json.dumps(data, separators=(",", ":")).encode("utf-8"), 0o600)
+        if data is not None:
+            data["format"] = FORMAT
+            write_atomic(os.path.join(d, CACHE), json.dumps(data, separators=(",", ":")).encode("utf-8"), 0o600)
         write_atomic(os.path.join(d, NOTICE), json.dumps(notice, separators=(",", ":")).encode("utf-8"), 0o600)
     except OSError:
         pass

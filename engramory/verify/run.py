@@ -56,8 +56,7 @@ class Item:
 
     def line_text(self) -> str:
         """`note.md:12: moved path scripts/deploy.sh: ops/deploy.py (renamed in a1b2c3d)`."""
-        tail = "%s (%s)" % (self.candidate, self.reason) if self.verdict == MOVED else self.reason
-        return "%s:%d: %s %s %s: %s" % (self.note, self.line, self.verdict, self.kind, self.text, tail)
+        return cache_mod.line_text(self.note, self.line, self.verdict, self.kind, self.text, self.reason, self.candidate)
 
 
 class NoteScan:
@@ -170,6 +169,8 @@ def verify(root: str, repo_arg: str | None = None, cwd: str | None = None, env: 
     result.calls = dict(git.calls)
     if repo is not None and key is not None and use_cache and keep and (todo or not reusable):
         _save(root, repo, result, key, resolver, made, cached_notes)
+    elif repo is None and use_cache and keep:
+        cache_mod.save(root, None, notice_of(result, None))
     return result
 
 
@@ -213,8 +214,10 @@ def _stamp(repo: Repo, rel: str) -> list[Any] | None:
     return [rel, st.st_size, st.st_mtime_ns]
 
 
-def notice_of(result: Result, repo: Repo) -> dict[str, Any]:
-    """The small summary SessionStart reads: the notes with stale or moved anchors."""
+def notice_of(result: Result, repo: Repo | None) -> dict[str, Any]:
+    """The small summary SessionStart reads: the notes with stale or moved anchors, and the
+    stamps that say whether it still holds (engramory.verify.notice)."""
+    import time
     by_note: dict[str, list[Item]] = {}
     for item in result.broken():
         by_note.setdefault(item.note, []).append(item)
@@ -224,8 +227,9 @@ def notice_of(result: Result, repo: Repo) -> dict[str, Any]:
         size, mtime = stamps.get(rel, (0, 0.0))
         notes.append({"note": rel, "size": size, "mtime": mtime, "items": [i.row() for i in items[:3]],
                       "count": len(items)})
-    return {"repo": repo.top, "head": repo.head, "index": repo.index_stamp(), "git_dir": repo.git_dir,
-            "notes": notes, "total": len(by_note), "checked": len(result.notes)}
+    return {"repo": repo.top if repo else None, "head": repo.head if repo else None,
+            "index": repo.index_stamp() if repo else None, "git_dir": repo.git_dir if repo else None,
+            "time": time.time(), "notes": notes, "total": len(by_note), "checked": len(result.notes)}
 
 
 __all__ = ["FRESH", "MOVED", "STALE", "UNVERIFIABLE", "Item", "NoteScan", "Result", "scan_notes", "verify"]
