@@ -69,6 +69,9 @@ LOCAL_RE = re.compile(r"(?:^|/)(?:\.env|[^/]*\.local(?:\.[^/]*)?|[^/]*\.(?:log|p
 
 # A first component that is a host name: www.example.com/x.py, github.com/pkg/errors.
 HOST_RE = re.compile(r"[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io|dev|app|co|ai|gov|edu|me|sh|rs|gg|cloud|info|so|xyz)/")
+COMPONENT_RE = re.compile(r"[\w.@+~-]+\Z")
+FENCE_RE = re.compile(r"(`{3,}|~{3,})\s*([\w+#.-]*)")
+WIKI_RE = re.compile(r"\[\[[^\]]*\]\]")
 PLACEHOLDER_CHARS = frozenset("<>*{}$?[]|\u2026")
 URL_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s`<>\"')\]]+")
 SPAN_RE = re.compile(r"(`+)(.+?)\1")
@@ -158,7 +161,7 @@ def _stem_ok(name: str) -> bool:
 
 def _components_ok(path: str) -> bool:
     parts = [p for p in path.split("/") if p not in ("", ".", "..")]
-    return bool(parts) and all(re.match(r"[\w.@+~-]+\Z", p) for p in parts)
+    return bool(parts) and all(COMPONENT_RE.match(p) for p in parts)
 
 
 def file_like(token: str, in_code: bool) -> bool:
@@ -201,6 +204,8 @@ def file_like(token: str, in_code: bool) -> bool:
 
 def _path_anchor(line: int, token: str, in_code: bool) -> Anchor | None:
     """A path or line anchor for `token`, or None."""
+    if "." not in token and "/" not in token and token not in KNOWN_NAMES and token not in STEM_NAMES:
+        return None  # most words of prose: decided without a regex
     raw = token
     if raw.startswith("file://"):
         raw = raw[7:]
@@ -501,7 +506,9 @@ def uses_anchors(line: int, text: str) -> list[Anchor]:
 # -- a whole note --------------------------------------------------------------------------------
 
 def _fence(stripped: str) -> tuple[str, str] | None:
-    m = re.match(r"(`{3,}|~{3,})\s*([\w+#.-]*)", stripped)
+    if stripped[:3] not in ("```", "~~~"):
+        return None
+    m = FENCE_RE.match(stripped)
     return (m.group(1), m.group(2).lower()) if m else None
 
 
@@ -516,7 +523,9 @@ def _line_anchors(number: int, line: str) -> list[Anchor]:
             out.append(a)
         pos = m.end()
     prose.append(line[pos:])
-    text = re.sub(r"\[\[[^\]]*\]\]", lambda m: " " * len(m.group()), "".join(prose))  # [[links]] name notes
+    text = "".join(prose)
+    if "[[" in text:  # [[links]] name notes, not code
+        text = WIKI_RE.sub(lambda m: " " * len(m.group()), text)
     out += prose_anchors(number, text)
     out += uses_anchors(number, line)
     out.sort(key=lambda a: a.col)

@@ -39,7 +39,7 @@ def verdict(repo: Repo, paths: PathFinder, a: Anchor, words: Mapping[str, list[s
 
 
 def _npm(repo: Repo, name: str) -> Verdict:
-    files = sorted((r for r in repo.files() if r.rsplit("/", 1)[-1] == "package.json" and "node_modules/" not in r),
+    files = sorted((r for r in repo.named("package.json") if "node_modules/" not in r),
                    key=lambda r: (r.count("/"), r))[:100]
     if not files:
         return Verdict(STALE, "no package.json in the repository")
@@ -108,8 +108,8 @@ def module_places(repo: Repo, module: str) -> list[str]:
                             ("__main__.py", path + "/__main__.py")):
         out += [p for p in by_base.get(candidate, ()) if p == tail or p.endswith("/" + tail)]
     if not out:
-        dirs = repo.dirs()
-        out += sorted(d + "/" for d in dirs if d == path or d.endswith("/" + path))
+        last = path.rsplit("/", 1)[-1]
+        out += sorted(d + "/" for d in repo.dir_names().get(last, ()) if d == path or d.endswith("/" + path))
     return sorted(p for p in out if repo.on_disk(p.rstrip("/")))
 
 

@@ -90,7 +90,7 @@ class PathFinder:
         if repo.on_disk(bare):
             return bare
         base = bare.rsplit("/", 1)[-1]
-        places = [p for p in repo.by_base().get(base, ()) if p == bare or p.endswith("/" + bare)]
+        places = sorted(p for p in repo.by_base().get(base, ()) if p == bare or p.endswith("/" + bare))
         if "/" not in bare and "." not in base:
             places += [p for p in self._stem_places(base) if p not in places]
         if "/" not in bare and bare in repo.dirs():
@@ -99,16 +99,13 @@ class PathFinder:
         return on_disk[0] if on_disk else None
 
     def _dir_suffix(self, bare: str) -> str | None:
-        if "/" not in bare:
-            hits = sorted(d for d in self.repo.dirs() if d.rsplit("/", 1)[-1] == bare)
-        else:
-            hits = sorted(d for d in self.repo.dirs() if d.endswith("/" + bare))
+        last = bare.rsplit("/", 1)[-1]
+        hits = sorted(d for d in self.repo.dir_names().get(last, ()) if d == bare or d.endswith("/" + bare))
         return hits[0] + "/" if hits else None
 
     def _stem_places(self, stem: str) -> list[str]:
         """README for README.md, LICENSE for LICENSE.txt: a name given without its extension."""
-        prefix = stem + "."
-        return sorted(p for base, ps in self.repo.by_base().items() if base.startswith(prefix) for p in ps)
+        return sorted(self.repo.stems().get(stem, ()))
 
     def _walked(self, rel: str) -> str | None:
         if not self.walk:
@@ -152,7 +149,7 @@ class PathFinder:
         if moved is not None:
             return moved
         base = bare.rsplit("/", 1)[-1]
-        elsewhere = [p for p in repo.by_base().get(base, ()) if repo.on_disk(p)]
+        elsewhere = sorted(p for p in repo.by_base().get(base, ()) if repo.on_disk(p))
         if "/" in bare and len(elsewhere) == 1:
             return Verdict(MOVED, "not there; the one file of that name is elsewhere", elsewhere[0], elsewhere[0])
         renames, deleted = repo.history()

@@ -24,15 +24,15 @@ from engramory.verify import manifests
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    import subprocess
+    from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 STEP_TIMEOUT = 20.0  # seconds for one git call when the run has no deadline of its own
 LOG_COMMITS = 5000  # commits searched for renames and deletions, newest first
 LOG_TIMEOUT = 5.0
-GREP_PATTERNS = 100  # words per `git grep` call
+GREP_PATTERNS = 100  # words per `git grep` call (engramory.verify.grep)
 GREP_CALLS = 50  # calls per run at most; words past GREP_CALLS * GREP_PATTERNS are not searched
-GREP_OUTPUT = 16 << 20  # bytes of one grep's output read at most
-GREP_PLACES = 4  # files kept per word (enough to say "found in a, b, c")
+PLACES = 4  # paths kept per name found on disk
 LS_OUTPUT = 256 << 20
 FILE_READ_MAX = 8 << 20  # a file read for its lines or symbols
 LOCK_READ_MAX = 64 << 20
@@ -83,34 +83,43 @@ class GitCall:
             return -1, b""
         return done.returncode, done.stdout[:limit]
 
-    def stream(self, cwd: str, args: Sequence[str], limit: int, cap: float = STEP_TIMEOUT) -> Iterable[bytes]:
-        """stdout of `git -C cwd ARGS` line by line, stopped (and git killed) after `limit`
-        bytes or at the timeout."""
+    def start(self, cwd: str, args: Sequence[str]) -> subprocess.Popen[bytes] | None:
+        """`git -C cwd ARGS` started, its stdout to be read with `lines`; None when git
+        cannot be run."""
         import subprocess
 
-        timeout = self.timeout(cap)
+        self.timeout()
         self.calls[args[0]] = self.calls.get(args[0], 0) + 1
         cmd = ["git", "-c", "core.quotepath=off", "-c", "color.ui=never", "-C", cwd] + list(args)
         try:
-            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                     stdin=subprocess.DEVNULL, env=_git_env())
         except OSError:
+            return None
+
+    def lines(self, proc: subprocess.Popen[bytes] | None, limit: int, cap: float = STEP_TIMEOUT) -> Iterator[bytes]:
+        """The stdout of a started git, line by line; git is killed after `limit` bytes or at
+        the timeout (a watchdog: a git that hangs without output is killed too)."""
+        import threading
+
+        if proc is None or proc.stdout is None:
             return
-        end = time.monotonic() + timeout
+        timer = threading.Timer(self.timeout(cap), proc.kill)
+        timer.daemon = True
+        timer.start()
         read = 0
         try:
-            assert proc.stdout is not None
             for line in proc.stdout:
                 read += len(line)
                 yield line
-                if read > limit or time.monotonic() > end:
+                if read > limit:
                     break
         finally:
+            timer.cancel()
             if proc.poll() is None:
                 proc.kill()
             proc.wait()
-            if proc.stdout is not None:
-                proc.stdout.close()
+            proc.stdout.close()
 
 
 def _git_env() -> dict[str, str]:
@@ -140,6 +149,8 @@ class Repo:
         self._untracked: set[str] = set()
         self._by_base: dict[str, list[str]] | None = None
         self._dirs: set[str] | None = None
+        self._stems: dict[str, list[str]] | None = None
+        self._dir_names: dict[str, list[str]] | None = None
         self._history: tuple[dict[str, tuple[str, str]], dict[str, str]] | None = None
         self._texts: dict[str, tuple[str | None, str]] = {}
         self._locks: list[manifests.Lock] | None = None
@@ -159,43 +170,74 @@ class Repo:
 
     # files
     def files(self) -> set[str]:
+        """The listed files (tracked and untracked, not ignored), the store's own left out;
+        the index by file name and the folders are made in the same pass."""
         if self._files is None:
-            self._files = set()
             rc, out = self.git.run(self.top, ["ls-files", "-z", "-t", "--cached", "--others", "--exclude-standard"])
-            prefix = self.exclude + "/" if self.exclude else None
-            for item in out.decode("utf-8", "surrogateescape").split("\0"):
-                if len(item) < 3:
-                    continue
-                tag, rel = item[0], item[2:]
-                if prefix and rel.startswith(prefix):
-                    continue
-                self._files.add(rel)
-                if tag == "?":
-                    self._untracked.add(rel)
+            items = out.decode("utf-8", "surrogateescape").split("\0")
+            if self.exclude:
+                prefix = "%s/" % self.exclude
+                items = [i for i in items if not i[2:].startswith(prefix)]
+            files = self._files = {i[2:] for i in items if len(i) > 2}
+            self._untracked = {i[2:] for i in items if i[:1] == "?" and len(i) > 2}
+            index: dict[str, list[str]] = {}
+            dirs = {""}
+            for rel in files:
+                d, _, base = rel.rpartition("/")
+                places = index.get(base)
+                if places is None:
+                    index[base] = [rel]
+                else:
+                    places.append(rel)
+                while d not in dirs:
+                    dirs.add(d)
+                    d = d.rpartition("/")[0]
+            self._by_base, self._dirs = index, dirs
         return self._files
 
     def untracked(self, rel: str) -> bool:
         return rel in self._untracked
 
-    def by_base(self) -> dict[str, list[str]]:
-        if self._by_base is None:
+    def untracked_files(self) -> set[str]:
+        self.files()
+        return self._untracked
+
+    def named(self, *bases: str) -> list[str]:
+        """The listed files with one of these file names."""
+        index = self.by_base()
+        return sorted(p for b in bases for p in index.get(b, ()))
+
+    def stems(self) -> dict[str, list[str]]:
+        """{file name without its last extension: paths}: README for README.md."""
+        if self._stems is None:
             index: dict[str, list[str]] = {}
-            for rel in self.files():
-                index.setdefault(rel.rsplit("/", 1)[-1], []).append(rel)
-            for places in index.values():
-                places.sort()
-            self._by_base = index
+            for base, places in self.by_base().items():
+                stem, dot, _ = base.rpartition(".")
+                if dot and stem:
+                    index.setdefault(stem, []).extend(places)
+            self._stems = index
+        return self._stems
+
+    def dir_names(self) -> dict[str, list[str]]:
+        """{folder name: folder paths} of the listing's folders."""
+        if self._dir_names is None:
+            index: dict[str, list[str]] = {}
+            for d in self.dirs():
+                if d:
+                    index.setdefault(d.rsplit("/", 1)[-1], []).append(d)
+            self._dir_names = index
+        return self._dir_names
+
+    def by_base(self) -> dict[str, list[str]]:
+        """{file name: listed paths with it} (not sorted: callers sort what they show)."""
+        self.files()
+        assert self._by_base is not None
         return self._by_base
 
     def dirs(self) -> set[str]:
-        if self._dirs is None:
-            found = {""}
-            for rel in self.files():
-                d = rel.rpartition("/")[0]
-                while d not in found:
-                    found.add(d)
-                    d = d.rpartition("/")[0]
-            self._dirs = found
+        """Every folder of the listing, "" (the top) included."""
+        self.files()
+        assert self._dirs is not None
         return self._dirs
 
     def on_disk(self, rel: str) -> bool:
@@ -255,7 +297,9 @@ class Repo:
     def locks(self) -> list[manifests.Lock]:
         if self._locks is None:
             self._locks = []
-            for rel in sorted(r for r in self.files() if manifests.lock_ecosystem(r) and "node_modules/" not in r):
+            names = list(manifests.LOCK_NAMES) + [b for b in self.by_base() if b.startswith("requirements")]
+            for rel in sorted(r for r in self.named(*names)
+                              if manifests.lock_ecosystem(r) and "node_modules/" not in r):
                 if len(self._locks) >= LOCKS_MAX:
                     break
                 text, why = self.read_text(rel, LOCK_READ_MAX)
@@ -265,36 +309,7 @@ class Repo:
                 self._locks.append(lock)
         return self._locks
 
-    # searching
-    def grep(self, words: Iterable[str]) -> dict[str, list[str]]:
-        """{word: up to GREP_PLACES files holding it as a whole word}, for every word searched
-        (absent words map to []); words past the call bound are left out of the result."""
-        todo = sorted(set(words))
-        found: dict[str, list[str]] = {}
-        calls = 0
-        for i in range(0, len(todo), GREP_PATTERNS):
-            if calls >= GREP_CALLS:
-                break
-            chunk = todo[i:i + GREP_PATTERNS]
-            calls += 1
-            args = ["grep", "-I", "-w", "-F", "-o", "--null", "--untracked", "--no-color"]
-            for word in chunk:
-                args += ["-e", word]
-            args += ["--", "."]
-            if self.exclude:
-                args.append(":(exclude)%s/" % self.exclude)
-            places: dict[str, list[str]] = {w: [] for w in chunk}
-            for line in self.git.stream(self.top, args, GREP_OUTPUT):
-                rel, sep, matched = line.rstrip(b"\n").partition(b"\0")
-                if not sep:
-                    continue
-                w, r = matched.decode("utf-8", "replace"), rel.decode("utf-8", "surrogateescape")
-                hit = places.get(w)
-                if hit is not None and len(hit) < GREP_PLACES and r not in hit:
-                    hit.append(r)
-            found.update(places)
-        return found
-
+    # asking
     def objects(self, ids: Iterable[str]) -> dict[str, str]:
         """{id: object type, or "missing" / "ambiguous"} by one `cat-file --batch-check`."""
         todo = sorted(set(ids))
@@ -309,7 +324,7 @@ class Repo:
         return result
 
     def walk_for(self, names: set[str]) -> tuple[dict[str, list[str]], bool]:
-        """{file name: up to GREP_PLACES paths} of files on disk with those names, ignored
+        """{file name: up to PLACES paths} of files on disk with those names, ignored
         ones included; and whether the walk saw everything (WALK_ENTRIES, the deadline)."""
         found: dict[str, list[str]] = {}
         stack = [""]
@@ -327,7 +342,7 @@ class Repo:
                 if seen > WALK_ENTRIES or (self.git.deadline is not None and time.monotonic() > self.git.deadline):
                     return found, False
                 rel = rel_dir + "/" + e.name if rel_dir else e.name
-                if e.name in names and len(found.setdefault(e.name, [])) < GREP_PLACES:
+                if e.name in names and len(found.setdefault(e.name, [])) < PLACES:
                     found[e.name].append(rel)
                 try:
                     is_dir = e.is_dir(follow_symlinks=False)

@@ -83,31 +83,25 @@ class Resolver:
     # -- the batched calls -----------------------------------------------------------------------
 
     def _prepare(self, found: list[A.Anchor]) -> None:
+        """The batched questions: the grep starts first and is read last, so that it runs
+        beside the listing, the history and cat-file."""
+        from engramory.verify.grep import Grep
+
         assert self.repo is not None and self.paths is not None
-        self.paths.prepare([(a.path, a.form) for a in found if a.path and a.kind in (A.PATH, A.LINE, A.SYMBOL, A.COMMAND)])
         words = set()
         for a in found:
             if a.kind == A.COMMAND and a.form == "pytest" and a.name:
-                v = self.paths.verdict(a.path, "path" if "/" in a.path else "bare")
-                text = self.repo.read_text(v.place)[0] if v.place and not v.place.endswith("/") else None
-                if text is None or not manifests.defines_test(text, a.name):
-                    words.add(a.name)
-                continue
-            if a.kind != A.SYMBOL or not _searchable(a.name):
-                continue
-            if a.form == "scoped":
-                v = self.paths.verdict(a.path, "path" if "/" in a.path else "bare")
-                if v.place and self._file_has(v.place, a.name):
-                    continue
-            elif a.name in LANGUAGE_NAMES:
-                continue
-            words.add(a.name)
-            head = a.where.split(".", 1)[0] if a.where else ""
-            if head[:1].isupper() and head not in LOCAL_HEADS:
-                words.add(head)
-        self.words = self.repo.grep(words) if words else {}
+                words.add(a.name)
+            elif a.kind == A.SYMBOL and _searchable(a.name) and (a.form == "scoped" or a.name not in LANGUAGE_NAMES):
+                words.add(a.name)
+                head = a.where.split(".", 1)[0] if a.where else ""
+                if head[:1].isupper() and head not in LOCAL_HEADS:
+                    words.add(head)
+        search = Grep(self.repo, words)
+        self.paths.prepare([(a.path, a.form) for a in found if a.path and a.kind in (A.PATH, A.LINE, A.SYMBOL, A.COMMAND)])
         commits = [a.name for a in found if a.kind == A.COMMIT]
         self.objects = self.repo.objects(commits) if commits else {}
+        self.words = search.finish()
 
     def _file_has(self, rel: str, name: str) -> bool:
         assert self.repo is not None
@@ -173,7 +167,7 @@ class Resolver:
         by_base = self.repo.by_base()
         if any(head + ext in by_base for ext in CODE_EXTS):
             return True
-        return any(d.rsplit("/", 1)[-1] == head for d in self.repo.dirs() if d)
+        return head in self.repo.dir_names()
 
     def _scoped(self, a: A.Anchor) -> Verdict:
         assert self.paths is not None and self.repo is not None

@@ -60,12 +60,16 @@ class Item:
 
 
 class NoteScan:
-    """What a run read of one live note: its stamp, hash, `verified:` date and anchors."""
+    """What a run read of one live note: its stamp, hash, `verified:` date and, read from its
+    text only when asked (a note the cache answers for is never parsed), its anchors."""
 
-    __slots__ = ("rel", "sha", "size", "mtime", "verified", "updated", "anchors")
+    __slots__ = ("rel", "sha", "size", "mtime", "verified", "updated", "text", "own", "_anchors")
 
     def __init__(self, note: Note) -> None:
         text = note.text or ""
+        self.text = text
+        self.own: frozenset[str] = frozenset()  # file names of the store's notes and index
+        self._anchors: list[A.Anchor] | None = None
         self.rel = note.rel
         self.sha = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
         self.size = note.size
@@ -74,7 +78,16 @@ class NoteScan:
         verified, updated = fields.get("verified"), fields.get("updated") or fields.get("created")
         self.verified = verified if isinstance(verified, str) else None
         self.updated = updated if isinstance(updated, str) else None
-        self.anchors = A.extract(text)
+
+    @property
+    def anchors(self) -> list[A.Anchor]:
+        """The note's anchors, those naming one of the store's own notes or its index left out."""
+        if self._anchors is None:
+            own = self.own
+            self._anchors = [a for a in A.extract(self.text) if not (
+                a.kind in (A.PATH, A.LINE) and a.form != "url" and a.path.rstrip("/").rsplit("/", 1)[-1] in own)]
+            self.text = ""
+        return self._anchors
 
 
 class Result:
@@ -113,10 +126,9 @@ def scan_notes(root: str, env: Mapping[str, str] | None = None, deadline: float 
     st = store.load(root, env, visit, deadline)
     if st.stopped:
         raise Deadline()
-    own = {n.rel.rsplit("/", 1)[-1] for n in st.notes} | {st.index_name}
+    own = frozenset({n.rel.rsplit("/", 1)[-1] for n in st.notes} | {st.index_name})
     for scan in found:
-        scan.anchors = [a for a in scan.anchors if not (a.kind in (A.PATH, A.LINE) and a.form != "url"
-                                                        and a.path.rstrip("/").rsplit("/", 1)[-1] in own)]
+        scan.own = own
     return found
 
 

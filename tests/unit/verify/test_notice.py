@@ -58,7 +58,7 @@ def test_once_the_summary_exists_no_git_runs(case: tuple[Path, Path, str, dict[s
         raise AssertionError("git was run")
 
     monkeypatch.setattr(GitCall, "run", no_git)
-    monkeypatch.setattr(GitCall, "stream", no_git)
+    monkeypatch.setattr(GitCall, "start", no_git)
     assert context(repo, env) == first
 
 
