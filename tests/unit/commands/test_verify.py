@@ -164,3 +164,19 @@ def test_help_names_the_output_and_the_exit_codes() -> None:
     text = " ".join(done.stdout.split())
     for words in ("--repo DIR", "--json", "--mark NOTE", "schemas/verify.schema.json", "64 usage", "66 ROOT"):
         assert words in text
+
+
+def test_the_exit_codes_the_skill_states_are_the_commands(case: tuple[Path, Path, str], tmp_path: Path) -> None:
+    import re
+
+    text = " ".join((ROOT / "SKILL.md").read_text(encoding="utf-8").split())
+    m = re.search(r"Exit codes of verify: ([^.]+)\.", text)
+    assert m is not None
+    stated = {int(part.split(" ", 1)[0]): part.split(" ", 1)[1] for part in m.group(1).split(", ")}
+    assert stated == {0: "nothing stale", 1: "stale or moved", 64: "usage error", 66: "cannot read"}
+    repo, store, _ = case
+    assert engramory("verify", str(store), "--repo", str(repo)).returncode == 1
+    fx.note(store, "deploy", "The deploy script is `ops/deploy.py`.")
+    assert engramory("verify", str(store), "--repo", str(repo)).returncode == 0
+    assert engramory("verify", str(store), "--bogus").returncode == 64
+    assert engramory("verify", str(tmp_path / "gone")).returncode == 66
