@@ -31,7 +31,9 @@ sys.path.insert(0, os.path.join(HERE, "tests"))
 
 import verify_fixture as fx  # noqa: E402
 
+from engramory import backstop  # noqa: E402
 from engramory.automemory import sanitize_project_path  # noqa: E402
+from engramory.verify import notice  # noqa: E402
 from engramory.verify import run as verify_run  # noqa: E402
 
 TOOL = os.path.join(HERE, "tools", "engramory.py")
@@ -60,6 +62,24 @@ def timed(cmd: list[str], runs: int, env: dict[str, str], before: object = None,
         subprocess.run(cmd, input=data, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=False)
         out.append(time.perf_counter() - start)
     return out
+
+
+def in_process(fn: object, runs: int) -> list[float]:
+    out = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()  # type: ignore[operator]
+        out.append(time.perf_counter() - start)
+    return out
+
+
+def big_store(folder: Path, notes: int) -> None:
+    """A store of `notes` small notes (what SessionStart meets at issue 21's size)."""
+    folder.mkdir(parents=True)
+    for i in range(notes):
+        (folder / ("n%05d.md" % i)).write_text(fx.NOTE_HEAD % ("n%05d" % i, "note %d" % i) + "Run `make deploy`.\n",
+                                               encoding="utf-8")
+    (folder / "MEMORY.md").write_text("# Memory Index\n", encoding="utf-8")
 
 
 def row(name: str, times: list[float], base: float, target: str) -> str:
@@ -101,12 +121,31 @@ def main() -> int:
         payload = json.dumps({"cwd": repo, "session_id": "bench", "hook_event_name": "SessionStart"}).encode()
         subprocess.run([sys.executable, "-I", "-S", HOOK], input=payload, env=hook_env, capture_output=True, check=False)
         start = timed([sys.executable, "-I", "-S", HOOK], args.runs, hook_env, data=payload)
+        part = in_process(lambda: backstop.verify_lines([str(memory)], {"cwd": repo}, hook_env), args.runs * 4)
+        # issue 21's size: 50,000 notes; a fresh summary, then one that a commit outdated (detached refresh)
+        large = Path(tmp) / "large"
+        big_store(large, 50_000)
+        verify_run.verify(str(large), repo)
+        fresh_large = in_process(lambda: backstop.verify_lines([str(large)], {"cwd": repo}, hook_env), args.runs * 4)
+        # the detached run itself would verify 50,000 notes five times over: time its start only
+        # (the middle process is one interpreter start), not the work the hook never waits for
+        start_only = [sys.executable, "-I", "-S", "-c", "pass"]
+        notice.in_background = lambda root, cwd, env: subprocess.run(start_only, check=False)  # type: ignore[assignment]
+
+        def outdated() -> None:
+            (large / ".engramory" / "verify-notice.json").write_text('{"format": 1}', encoding="utf-8")
+            backstop.verify_lines([str(large)], {"cwd": repo}, hook_env)
+
+        stale_large = in_process(outdated, args.runs)
         print("%-44s %9s %9s %9s  %s" % ("", "median ms", "max ms", "vs start", "target"))
         print(row("python3 -I -S -c pass (baseline)", [base], base, ""))
         print(row("git ls-files -z", ls, base, ""))
         print(row("verify, cold (no cache)", cold_times, base, "< 1000 ms"))
         print(row("verify, warm (cache of the run before)", warm_times, base, "< 200 ms"))
         print(row("SessionStart hook, summary in place", start, base, "verify's part: no git"))
+        print(row("  its verify part, in process", part, base, "< 150 ms budget"))
+        print(row("  verify part, 50,000 notes, summary fresh", fresh_large, base, "no git, a few stats"))
+        print(row("  verify part, 50,000 notes, summary outdated", stale_large, base, "detached refresh"))
         print("git calls, cold: %s" % json.dumps(first.calls, sort_keys=True))
         print("git calls, warm: %s (notes from the cache: %d of %d)" % (
             json.dumps(second.calls, sort_keys=True), second.reused, len(second.notes)))

@@ -57,28 +57,55 @@ class Grep:
             args.append(":(exclude)%s/" % self.repo.exclude)
         return self.repo.git.start(self.repo.top, args)
 
+    def close(self) -> None:
+        """Stop what was started and not read (the run stopped early: its deadline)."""
+        for proc in (self.diff, self.first):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+            if proc is not None:
+                proc.wait()
+                if proc.stdout is not None:
+                    proc.stdout.close()
+        self.diff = self.first = None
+
     def finish(self) -> dict[str, list[str]]:
         """{word: up to PLACES files that hold it}, absent words mapping to []."""
         if not self.chunks:
             return {}
+        from engramory.verify.repo import Incomplete
+
         git = self.repo.git
-        changed = {p for p in b"".join(git.lines(self.diff, 64 << 20)).decode("utf-8", "surrogateescape").split("\0") if p}
+        whole = True
+        try:
+            raw = b"".join(git.lines(self.diff, 64 << 20))
+        except Incomplete:
+            raw, whole = b"", False
+        self.diff = None
+        changed = {p for p in raw.decode("utf-8", "surrogateescape").split("\0") if p}
         found: dict[str, list[str]] = {}
+        cut: set[str] = set()
         for i, chunk in enumerate(self.chunks):
             places: dict[str, list[str]] = {w: [] for w in chunk}
-            for line in git.lines(self.first if i == 0 else self._start(chunk), GREP_OUTPUT):
-                rel, sep, matched = line.rstrip(b"\n").partition(b"\0")
-                hit = places.get(matched.decode("utf-8", "replace")) if sep else None
-                r = rel.decode("utf-8", "surrogateescape")
-                if hit is not None and len(hit) < PLACES and r not in hit and r not in changed:
-                    hit.append(r)
+            proc = self.first if i == 0 else self._start(chunk)
+            self.first = None
+            try:
+                for line in git.lines(proc, GREP_OUTPUT):
+                    rel, sep, matched = line.rstrip(b"\n").partition(b"\0")
+                    hit = places.get(matched.decode("utf-8", "replace")) if sep else None
+                    r = rel.decode("utf-8", "surrogateescape")
+                    if hit is not None and len(hit) < PLACES and r not in hit and r not in changed:
+                        hit.append(r)
+            except Incomplete:
+                cut.update(chunk)
             found.update(places)
         prefix = self.repo.exclude + "/" if self.repo.exclude else None
         extra = sorted(r for r in changed | self.repo.untracked_files() if not (prefix and r.startswith(prefix)))
-        if len(extra) > SCAN_FILES:
-            return {w: hits for w, hits in found.items() if hits}  # the rest cannot be told apart from gone
-        self._scan(extra, found)
-        return found
+        if whole and len(extra) <= SCAN_FILES:
+            self._scan(extra, found)
+        else:
+            cut.update(found)
+        # a word a cut search did not find is unknown, not absent: leave it out
+        return {w: hits for w, hits in found.items() if hits or w not in cut}
 
     def _scan(self, rels: list[str], found: dict[str, list[str]]) -> None:
         """Add the hits of the files the index does not hold as they are (git grep -w: a word

@@ -46,6 +46,11 @@ class Deadline(Exception):
     """The run's deadline passed (SessionStart's budget): stop, keep nothing half-made."""
 
 
+class Incomplete(Exception):
+    """A git call's output was cut (its output cap, or its own timeout): what it did not say
+    proves nothing."""
+
+
 class GitCall:
     """The one way this package runs git: no shell, `-C top`, a timeout, an output cap.
     Counts its calls by subcommand (`calls`), which tests and the bench read."""
@@ -98,28 +103,43 @@ class GitCall:
             return None
 
     def lines(self, proc: subprocess.Popen[bytes] | None, limit: int, cap: float = STEP_TIMEOUT) -> Iterator[bytes]:
-        """The stdout of a started git, line by line; git is killed after `limit` bytes or at
-        the timeout (a watchdog: a git that hangs without output is killed too)."""
+        """The stdout of a started git, line by line. Git is killed after `limit` bytes or at
+        the timeout (a watchdog: a git that hangs without output is killed too); then, after
+        the lines read, Deadline (the run's deadline passed) or Incomplete."""
         import threading
 
         if proc is None or proc.stdout is None:
             return
-        timer = threading.Timer(self.timeout(cap), proc.kill)
-        timer.daemon = True
-        timer.start()
-        read = 0
+        fired: list[bool] = []
+
+        def stop() -> None:
+            fired.append(True)
+            proc.kill()
+
+        cut = False
         try:
-            for line in proc.stdout:
-                read += len(line)
-                yield line
-                if read > limit:
-                    break
+            timer = threading.Timer(self.timeout(cap), stop)
+            timer.daemon = True
+            timer.start()
+            try:
+                read = 0
+                for line in proc.stdout:
+                    read += len(line)
+                    yield line
+                    if read > limit:
+                        cut = True
+                        break
+            finally:
+                timer.cancel()
         finally:
-            timer.cancel()
             if proc.poll() is None:
                 proc.kill()
             proc.wait()
             proc.stdout.close()
+        if fired and self.deadline is not None and time.monotonic() >= self.deadline:
+            raise Deadline()
+        if fired or cut:
+            raise Incomplete()
 
 
 def _git_env() -> dict[str, str]:
@@ -316,6 +336,8 @@ class Repo:
         if not todo:
             return {}
         rc, out = self.git.run(self.top, ["cat-file", "--batch-check"], data=("\n".join(todo) + "\n").encode())
+        if rc != 0 or out.count(b"\n") != len(todo):
+            return {}  # no answer is no evidence: the resolver calls them unverifiable
         result = {}
         for line, asked in zip(out.decode("ascii", "replace").splitlines(), todo):
             parts = line.split()

@@ -98,10 +98,14 @@ class Resolver:
                 if head[:1].isupper() and head not in LOCAL_HEADS:
                     words.add(head)
         search = Grep(self.repo, words)
-        self.paths.prepare([(a.path, a.form) for a in found if a.path and a.kind in (A.PATH, A.LINE, A.SYMBOL, A.COMMAND)])
-        commits = [a.name for a in found if a.kind == A.COMMIT]
-        self.objects = self.repo.objects(commits) if commits else {}
-        self.words = search.finish()
+        try:
+            self.paths.prepare([(a.path, a.form) for a in found
+                                if a.path and a.kind in (A.PATH, A.LINE, A.SYMBOL, A.COMMAND)])
+            commits = [a.name for a in found if a.kind == A.COMMIT]
+            self.objects = self.repo.objects(commits) if commits else {}
+            self.words = search.finish()
+        finally:
+            search.close()
 
     def _file_has(self, rel: str, name: str) -> bool:
         assert self.repo is not None
@@ -217,7 +221,9 @@ class Resolver:
 
     def _commit(self, a: A.Anchor) -> Verdict:
         assert self.repo is not None
-        kind = self.objects.get(a.name, "missing")
+        kind = self.objects.get(a.name)
+        if kind is None:
+            return Verdict(UNVERIFIABLE, "git cat-file did not answer")
         if kind in ("commit", "tag", "tree", "blob"):
             return Verdict(FRESH, "a %s of this repository" % kind)
         if kind == "ambiguous":

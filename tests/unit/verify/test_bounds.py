@@ -71,3 +71,27 @@ def test_the_deadline_stops_a_run(big: fx.Fixture, tmp_path: Path) -> None:
     with pytest.raises(repo_mod.Deadline):
         run.verify(str(store), str(big.repo), deadline=time.monotonic() - 1)
     assert not (store / ".engramory").exists()
+
+
+def test_a_cut_grep_proves_nothing(big: fx.Fixture, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from engramory.verify import grep
+
+    monkeypatch.setattr(grep, "GREP_OUTPUT", 1)
+    store = tmp_path / "mem"
+    store.mkdir()
+    (store / "n.md").write_text("---\nname: n\ndescription: d\ntype: project\ncreated: 2026-01-01\n"
+                                "updated: 2026-01-01\n---\nCall `render_auth_report()` and `no_such_function()`.\n",
+                                encoding="utf-8")
+    result = run.verify(str(store), str(big.repo), use_cache=False)
+    assert {i.text: i.verdict for i in result.items} == {"render_auth_report()": "fresh", "no_such_function()": "unverifiable"}
+
+
+def test_no_answer_from_cat_file_is_no_evidence(big: fx.Fixture, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(repo_mod.Repo, "objects", lambda self, ids: {})
+    store = tmp_path / "mem"
+    store.mkdir()
+    (store / "n.md").write_text("---\nname: n\ndescription: d\ntype: project\ncreated: 2026-01-01\n"
+                                "updated: 2026-01-01\n---\nCommit `%s` and `deadbee1`.\n" % big.commits["second"],
+                                encoding="utf-8")
+    result = run.verify(str(store), str(big.repo), use_cache=False)
+    assert {i.verdict for i in result.items} == {"unverifiable"}
