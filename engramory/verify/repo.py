@@ -172,6 +172,7 @@ class Repo:
         self._stems: dict[str, list[str]] | None = None
         self._dir_names: dict[str, list[str]] | None = None
         self._history: tuple[dict[str, tuple[str, str]], dict[str, str]] | None = None
+        self._history_procs: list[subprocess.Popen[bytes] | None] = []
         self._texts: dict[str, tuple[str | None, str]] = {}
         self._locks: list[manifests.Lock] | None = None
         self.walked: tuple[dict[str, list[str]], bool] | None = None
@@ -275,18 +276,46 @@ class Repo:
         return real[len(top) + 1:] if real.startswith(top + "/") else None
 
     # history
+    def history_begin(self) -> None:
+        """Start the two history calls now, to be read by `history` (they run beside the rest)."""
+        if self.head and self._history is None and not self._history_procs:
+            self._history_procs = [
+                self.git.start(self.top, ["diff", "--cached", "-M", "--name-status", "-z", "--diff-filter=RD"]),
+                self.git.start(self.top, ["log", "-M", "--diff-filter=RD", "--name-status", "-z", "--format=%x01%h",
+                                          "-n", str(LOG_COMMITS)])]
+
+    def history_end(self) -> None:
+        """Stop the history calls if they were started and not read (the run stopped early)."""
+        for proc in self._history_procs:
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+            if proc is not None:
+                proc.wait()
+                if proc.stdout is not None:
+                    proc.stdout.close()
+        self._history_procs = []
+
     def history(self) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
         """({old path: (new path, commit)}, {deleted path: commit}), newest first wins; renames
-        staged but not committed have the commit "" (the index)."""
+        staged but not committed have the commit "" (the index). A log cut short keeps what it
+        said: each rename it names is true."""
         if self._history is None:
             renames: dict[str, tuple[str, str]] = {}
             deleted: dict[str, str] = {}
             if self.head:
-                rc, out = self.git.run(self.top, ["diff", "--cached", "-M", "--name-status", "-z", "--diff-filter=RD"])
-                _parse_changes(out, "", renames, deleted)
-                rc, out = self.git.run(self.top, ["log", "-M", "--diff-filter=RD", "--name-status", "-z",
-                                                  "--format=%x01%h", "-n", str(LOG_COMMITS)], cap=LOG_TIMEOUT)
-                for chunk in out.split(b"\x01")[1:]:
+                self.history_begin()
+                staged, log = self._history_procs
+                self._history_procs = []
+                outs = []
+                for proc, cap in ((staged, STEP_TIMEOUT), (log, LOG_TIMEOUT)):
+                    got: list[bytes] = []
+                    try:
+                        got.extend(self.git.lines(proc, LS_OUTPUT, cap))
+                    except Incomplete:
+                        pass
+                    outs.append(b"".join(got))
+                _parse_changes(outs[0], "", renames, deleted)
+                for chunk in outs[1].split(b"\x01")[1:]:
                     commit, _, rest = chunk.partition(b"\0")
                     _parse_changes(rest, commit.decode("ascii", "replace"), renames, deleted)
             self._history = (renames, deleted)

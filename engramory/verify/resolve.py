@@ -63,6 +63,13 @@ class Resolver:
         """A verdict for each (note, anchor), in order."""
         if self.repo is None or self.paths is None:
             return [Verdict(UNVERIFIABLE, self.why) for _ in found]
+        try:
+            return self._resolve(found)
+        finally:
+            self.repo.history_end()  # started beside the grep; not read when no path was missing
+
+    def _resolve(self, found: Sequence[tuple[str, A.Anchor]]) -> list[Verdict]:
+        assert self.repo is not None
         self._prepare([a for _, a in found])
         out = []
         for note, a in found:
@@ -98,6 +105,8 @@ class Resolver:
                 if head[:1].isupper() and head not in LOCAL_HEADS:
                     words.add(head)
         search = Grep(self.repo, words)
+        if any(a.kind in (A.PATH, A.LINE, A.COMMAND) or a.form == "scoped" for a in found):
+            self.repo.history_begin()
         try:
             self.paths.prepare([(a.path, a.form) for a in found
                                 if a.path and a.kind in (A.PATH, A.LINE, A.SYMBOL, A.COMMAND)])

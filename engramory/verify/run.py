@@ -158,7 +158,9 @@ def verify(root: str, repo_arg: str | None = None, cwd: str | None = None, env: 
         inside = repo.inside(root)
         repo.exclude = inside or ""
     old = cache_mod.load(root) if use_cache and repo is not None else None
-    key = _key(repo, old)
+    # the key is taken only against a cache of this repository: a cold run lists the tree once,
+    # beside the grep, not before it
+    key = _key(repo, old) if repo is not None and old is not None and old.get("repo") == repo.top else None
     reusable = key is not None and old is not None and old.get("key") == key
     cached_notes: dict[str, Any] = old.get("notes", {}) if reusable and old is not None else {}
     todo: list[tuple[str, A.Anchor]] = []
@@ -179,18 +181,16 @@ def verify(root: str, repo_arg: str | None = None, cwd: str | None = None, env: 
     for scan in result.notes:
         result.items += fresh_notes.get(scan.rel) or made.get(scan.rel, [])
     result.calls = dict(git.calls)
-    if repo is not None and key is not None and use_cache and keep and (todo or not reusable):
-        _save(root, repo, result, key, resolver, made, cached_notes)
+    if repo is not None and use_cache and keep and (todo or not reusable):
+        _save(root, repo, result, key or _key(repo, None), resolver, made, cached_notes)
     elif repo is None and use_cache and keep:
         cache_mod.save(root, None, notice_of(result, None))
     return result
 
 
-def _key(repo: Repo | None, old: dict[str, Any] | None) -> dict[str, Any] | None:
+def _key(repo: Repo, old: dict[str, Any] | None) -> dict[str, Any]:
     """The cache key of the repository as it is now. The folder digest is taken over the
     folders the cached run listed (so a second run lists nothing)."""
-    if repo is None:
-        return None
     dirs = old.get("dirs") if old and old.get("repo") == repo.top and isinstance(old.get("dirs"), list) else None
     if dirs is None:
         dirs = sorted(repo.dirs())[: cache_mod.DIRS_MAX]
