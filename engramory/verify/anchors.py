@@ -7,12 +7,11 @@ An anchor is one claim a note makes about the repository it describes: a file or
 `pytest path::test`, or a binary from PATH, which cannot be checked), or a commit id in
 backticks. URLs and absolute paths are anchors too, listed as unverifiable.
 
-Where they are looked for: the body of the note and its `description:` line; fenced code
-blocks included (shell lines in full, other languages only for quoted file names); prose only
-for forms that cannot be ordinary words (a known extension or file name, a path with a
-known top folder, `path:line`, "uses X 3.1"). Placeholders are skipped (`<name>`, `*`,
-`{a,b}`, `$VAR`, `...`, `path/to/`), and so are names of the store's own notes and index.
-Line numbers are the note file's own, frontmatter counted.
+Which shapes count where: in code (backticks, shell lines of fenced blocks) every form above;
+in prose only forms that cannot be ordinary words (a known extension or file name, a path
+under a known top folder, `path:line`, a markdown link's target, "uses X 3.1"). Placeholders
+are skipped (`<name>`, `*`, `{a,b}`, `$VAR`, `...`, `path/to/`). Which lines of a note are
+read, and with which line numbers: engramory.verify.extract.
 
 Pure functions over text; standard library only.
 """
@@ -23,7 +22,7 @@ import re
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Collection, Iterator
+    from collections.abc import Iterator
 
 PATH, LINE, SYMBOL, PACKAGE, COMMAND, COMMIT = "path", "line", "symbol", "package", "command", "commit"
 KINDS = (PATH, LINE, SYMBOL, PACKAGE, COMMAND, COMMIT)
@@ -70,11 +69,8 @@ LOCAL_RE = re.compile(r"(?:^|/)(?:\.env|[^/]*\.local(?:\.[^/]*)?|[^/]*\.(?:log|p
 # A first component that is a host name: www.example.com/x.py, github.com/pkg/errors.
 HOST_RE = re.compile(r"[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io|dev|app|co|ai|gov|edu|me|sh|rs|gg|cloud|info|so|xyz)/")
 COMPONENT_RE = re.compile(r"[\w.@+~-]+\Z")
-FENCE_RE = re.compile(r"(`{3,}|~{3,})\s*([\w+#.-]*)")
-WIKI_RE = re.compile(r"\[\[[^\]]*\]\]")
 PLACEHOLDER_CHARS = frozenset("<>*{}$?[]|\u2026")
 URL_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s`<>\"')\]]+")
-SPAN_RE = re.compile(r"(`+)(.+?)\1")
 TOKEN_RE = re.compile(r"[^\s`]+")
 LINE_SUFFIX_RE = re.compile(r"(.+?)(?::(\d+)(?:[-:](\d+))?|#L(\d+)(?:-L?(\d+))?)\Z")
 COMMIT_RE = re.compile(r"[0-9a-f]{7,40}\Z")
@@ -86,8 +82,6 @@ PKG_AT_RE = re.compile(r"((?:@[\w.-]+/)?[A-Za-z0-9][\w./-]*)@[v=^~]?(\d+(?:\.[\w
 PKG_EQ_RE = re.compile(r"([A-Za-z0-9][\w.-]*)(?:\[[\w,.-]+\])?===?(\d+(?:\.[\w-]+){0,3})\Z")
 PROSE_PKG_RE = re.compile(
     r"\b(?:uses|using|use|pinned to|depends on|requires|upgraded to)\s+([A-Za-z][\w.+-]*)\s+v?(\d+(?:\.\d+){1,3})\b")
-SHELL_INFO = frozenset("sh bash zsh fish shell console terminal text txt powershell ps1 pwsh cmd bat make".split())
-QUOTED_RE = re.compile(r"""["']([^"'\s]{2,200})["']""")
 STRIP = "()[]{}<>\"'.,;:!?*_"
 # Front words of a command that only wrap the real one.
 WRAPPERS = frozenset("sudo time nohup exec env command builtin noglob".split())
@@ -202,7 +196,7 @@ def file_like(token: str, in_code: bool) -> bool:
     return False
 
 
-def _path_anchor(line: int, token: str, in_code: bool) -> Anchor | None:
+def path_anchor(line: int, token: str, in_code: bool) -> Anchor | None:
     """A path or line anchor for `token`, or None."""
     if "." not in token and "/" not in token and token not in KNOWN_NAMES and token not in STEM_NAMES:
         return None  # most words of prose: decided without a regex
@@ -404,7 +398,7 @@ def code_anchors(line: int, text: str, shell: bool = True) -> list[Anchor]:
                       _symbol(line, text)):
             if found is not None:
                 return [found]
-        found = _path_anchor(line, _clean_code_token(text), True)
+        found = path_anchor(line, _clean_code_token(text), True)
         return [found] if found is not None else []
     symbol = _symbol(line, text)
     if symbol is not None:
@@ -454,7 +448,7 @@ def _tokens(line: int, text: str, in_code: bool) -> list[Anchor]:
             if at is not None:
                 out.append(at)
                 continue
-        found = _path_anchor(line, token, in_code)
+        found = path_anchor(line, token, in_code)
         if found is not None:
             found.col = m.start()
             out.append(found)
@@ -500,106 +494,4 @@ def uses_anchors(line: int, text: str) -> list[Anchor]:
             found = Anchor(line, PACKAGE, "%s %s" % (name, version), "prose", name=name, version=version)
             found.col = m.start(1)
             out.append(found)
-    return out
-
-
-# -- a whole note --------------------------------------------------------------------------------
-
-def _fence(stripped: str) -> tuple[str, str] | None:
-    if stripped[:3] not in ("```", "~~~"):
-        return None
-    m = FENCE_RE.match(stripped)
-    return (m.group(1), m.group(2).lower()) if m else None
-
-
-def _line_anchors(number: int, line: str) -> list[Anchor]:
-    out: list[Anchor] = []
-    prose = []
-    pos = 0
-    for m in SPAN_RE.finditer(line):
-        prose.append(line[pos:m.start()] + " " * (m.end() - m.start()))
-        for a in code_anchors(number, m.group(2)):
-            a.col = m.start()
-            out.append(a)
-        pos = m.end()
-    prose.append(line[pos:])
-    text = "".join(prose)
-    if "[[" in text:  # [[links]] name notes, not code
-        text = WIKI_RE.sub(lambda m: " " * len(m.group()), text)
-    out += prose_anchors(number, text)
-    out += uses_anchors(number, line)
-    out.sort(key=lambda a: a.col)
-    return out
-
-
-def _body_lines(text: str) -> Iterator[tuple[int, str]]:
-    """(line number, line) for the lines to scan: the frontmatter's description and
-    everything after the frontmatter."""
-    lines = text.split("\n")
-    start = 0
-    if lines and lines[0].strip() == "---":
-        for i in range(1, min(len(lines), 400)):
-            if lines[i].strip() == "---":
-                start = i + 1
-                break
-            if lines[i].startswith("description:"):
-                yield i + 1, lines[i][len("description:"):]
-    for i in range(start, len(lines)):
-        yield i + 1, lines[i].rstrip("\r")
-
-
-def extract(text: str, skip_names: Collection[str] = ()) -> list[Anchor]:
-    """Every anchor of a note's text, in line order, each (line, kind, text) once. Path and
-    line anchors whose file name is in `skip_names` (the store's notes and index) are left out."""
-    out: list[Anchor] = []
-    fence: tuple[str, str] | None = None
-    for number, line in _body_lines(text):
-        stripped = line.strip()
-        if fence is not None:
-            if _closes(stripped, fence[0]):
-                fence = None
-                continue
-            out += _fenced_line(number, line, fence[1])
-            continue
-        opened = _fence(stripped)
-        if opened is not None:
-            fence = opened
-            continue
-        out += _line_anchors(number, line)
-    return _unique(out, skip_names)
-
-
-def _closes(stripped: str, opening: str) -> bool:
-    """A closing fence: the opening's character, at least as many times, nothing else."""
-    return len(stripped) >= len(opening) and stripped == opening[0] * len(stripped)
-
-
-def _fenced_line(number: int, line: str, info: str) -> list[Anchor]:
-    stripped = line.strip()
-    if info in SHELL_INFO or not info:
-        if stripped.startswith("#"):
-            return prose_anchors(number, stripped.lstrip("# "))
-        return code_anchors(number, stripped)
-    out = []
-    for m in QUOTED_RE.finditer(line):
-        found = _path_anchor(number, m.group(1), True)
-        if found is not None and found.form not in ("abs", "home"):
-            out.append(found)
-    return out
-
-
-def _unique(found: list[Anchor], skip_names: Collection[str]) -> list[Anchor]:
-    seen = set()
-    out = []
-    skip = set(skip_names)
-    for a in found:
-        if a.kind in (PATH, LINE) and a.form != "url":
-            base = a.path.rstrip("/").rsplit("/", 1)[-1]
-            if base in skip or a.path.startswith("archive/"):
-                continue
-        k = (a.line, a.kind, a.text)
-        if k in seen:
-            continue
-        seen.add(k)
-        out.append(a)
     return out

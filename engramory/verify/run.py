@@ -11,6 +11,7 @@ import os
 from engramory import secretscan
 from engramory.verify import anchors as A
 from engramory.verify import cache as cache_mod
+from engramory.verify.extract import extract
 from engramory.verify.paths import FRESH, MOVED, STALE, UNVERIFIABLE, VERDICTS, Verdict
 from engramory.verify.repo import Deadline, GitCall, Repo, locate
 from engramory.verify.resolve import Resolver
@@ -84,7 +85,7 @@ class NoteScan:
         """The note's anchors, those naming one of the store's own notes or its index left out."""
         if self._anchors is None:
             own = self.own
-            self._anchors = [a for a in A.extract(self.text) if not (
+            self._anchors = [a for a in extract(self.text) if not (
                 a.kind in (A.PATH, A.LINE) and a.form != "url" and a.path.rstrip("/").rsplit("/", 1)[-1] in own)]
             self.text = ""
         return self._anchors

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engramory.verify.anchors import extract
+from engramory.verify.extract import extract
 
 
 def kinds(text: str, skip: tuple[str, ...] = ()) -> list[tuple[str, str]]:
