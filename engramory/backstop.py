@@ -336,6 +336,22 @@ def doctor_lines(roots: "Sequence[str]", env: "Mapping[str, str] | None", budget
 # --- end doctor ---
 
 
+# --- verify (issue 23): notes naming code that is gone, from verify's summary, on a budget ---
+VERIFY_BUDGET = 0.15  # seconds; past it the stores are verified by a detached process instead
+
+
+def verify_lines(roots: "Sequence[str]", payload: "Mapping[str, Any]", env: "Mapping[str, str]",
+                 budget: float = VERIFY_BUDGET) -> "list[str]":
+    """At most 5 notes per store whose paths, symbols or commands are stale or moved, fenced
+    as data (engramory.verify.notice). Never edits, never blocks past `budget`, never raises."""
+    try:
+        from engramory.verify import notice
+
+        return notice.session_lines(roots, payload, env, budget)
+    except Exception:  # noqa: BLE001 - a failing verify must not cost the session its start
+        return []
+
+
 def session_start(payload: "Mapping[str, Any]", env: "Mapping[str, str] | None" = None) -> str:
     """SessionStart: one short notice when a known index is past its warn or hard cap (or its
     store has doctor errors); "" otherwise. Also seeds the PostToolUse state, so a state that
@@ -361,6 +377,7 @@ def session_start(payload: "Mapping[str, Any]", env: "Mapping[str, str] | None" 
         roots.append(scope.dirname(p))
     lines.extend(reconcile_stores(indexes, "at session start", True))
     lines += doctor_lines(roots, env)
+    lines += verify_lines(roots, payload, env)
     if not lines:
         return ""
     return render(SESSION_START, "engramory: " + " ".join(lines))

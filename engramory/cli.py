@@ -33,6 +33,7 @@ COMMANDS = {
     # sharing a store through git (engramory.sync)
     "sync": ("engramory.commands.sync", "main", "share the store through git: commit, fetch, merge by key, check, push"),
     "merge-index": ("engramory.commands.merge_index", "main", "git's merge driver for an index, keyed by note; --resolve repairs one"),
+    "verify": ("engramory.commands.verify", "main", "check the paths, symbols and commands notes name against the code"),
 }
 
 

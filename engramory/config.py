@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 CONFIG_VERSION = 1
 NOTE_MAX_BYTES = 8_192  # one fact per file: a note past 8 KiB is several facts or a dump
+VERIFY_MAX_AGE_DAYS = 90  # `doctor --verify`: a note naming code, verified longer ago, is verified-old
 CONFIG_MAX_BYTES = 1 << 20
 
 # environment variable -> Caps attribute
@@ -35,7 +36,8 @@ CONFIG_CAPS = (
     ("hardBytes", "hard_bytes"),
 )
 # "agentMayEdit": true is how the user lets the agent change this file (see protect_config).
-CONFIG_KEYS = ("version",) + tuple(k for k, _ in CONFIG_CAPS) + ("noteMaxBytes", "readOnly", "agentMayEdit")
+CONFIG_KEYS = ("version",) + tuple(k for k, _ in CONFIG_CAPS) + ("noteMaxBytes", "readOnly", "agentMayEdit",
+                                                                   "verifyMaxAgeDays")
 DEFAULTS = {
     "warn_lines": WARN_LINES,
     "warn_bytes": WARN_BYTES,
@@ -123,6 +125,12 @@ class StoreConfig:
         return NOTE_MAX_BYTES
 
     @property
+    def verify_max_age_days(self) -> int:
+        if self.usable and "verifyMaxAgeDays" in self.data:
+            return int(self.data["verifyMaxAgeDays"])
+        return VERIFY_MAX_AGE_DAYS
+
+    @property
     def read_only(self) -> "list[str]":
         return list(self.data.get("readOnly", ())) if self.usable else []
 
@@ -147,7 +155,7 @@ def validate(obj: "Any") -> "list[str]":
         errors.append("missing \"version\": add \"version\": %d" % CONFIG_VERSION)
     elif version != CONFIG_VERSION or isinstance(version, bool):
         errors.append("\"version\" must be %d, not %r" % (CONFIG_VERSION, version))
-    for key in [k for k, _ in CONFIG_CAPS] + ["noteMaxBytes"]:
+    for key in [k for k, _ in CONFIG_CAPS] + ["noteMaxBytes", "verifyMaxAgeDays"]:
         if key in obj:
             value = obj[key]
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:

@@ -335,6 +335,18 @@ def list_checks() -> str:
     return "\n".join(rows) + "\n"
 
 
+def _add_verify(root: str, findings: list[Finding] | Capped, skip: Sequence[str]) -> None:
+    """`--verify`: the findings of engramory.verify.doctor_check, in sort order."""
+    from engramory.verify import doctor_check
+
+    extra, said = doctor_check.findings(root, Context().today, skip=skip)
+    if said:
+        sys.stderr.write("engramory doctor: %s\n" % said)
+    findings.extend(extra)
+    if isinstance(findings, list):
+        findings.sort(key=Finding.sort_key)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = Parser(
         prog="engramory doctor",
@@ -362,6 +374,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "memory, the autoMemoryDirectory of local then user settings, subagent agent-memory "
                         "folders): one summary line each; a project whose memory lies in two folders (another "
                         "spelling of its path, a move, a rename) gets store-split")
+    parser.add_argument("--verify", action="store_true",
+                        help="also check what the notes name in the code against the repository the store "
+                        "describes (runs git; ref-stale, ref-moved, verified-old): what `engramory verify` reports")
     parser.add_argument("--list-checks", action="store_true", help="print every check code and exit")
     args = parser.parse_args(argv)
     if args.list_checks:
@@ -375,6 +390,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.all:
         if args.root is not None:
             parser.error("--all audits every known store: pass no ROOT with it")
+        if args.verify:
+            parser.error("--verify checks one store against its repository: pass no --all with it")
         from engramory import stores
 
         return int(stores.audit_all(args.skip, args.json, args.strict))
@@ -396,6 +413,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "Claude Code has not written memory for this project yet; pass ROOT to check another folder")
         emit("engramory doctor: cannot read the store folder %s: %s; %s\n" % (root, reason, hint), sys.stderr)
         return 2
+    if args.verify:
+        _add_verify(root, findings, args.skip)
     for note in st.cap_notes:
         if note.startswith("the store config"):
             continue  # reported as config-invalid findings, with line numbers

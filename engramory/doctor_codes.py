@@ -80,6 +80,10 @@ CODES: dict[str, tuple[str, bool, str]] = {
     "description-collision": (WARNING, False, "two notes whose descriptions the host's selector cannot tell apart"),
     "recall-fm-unread": (WARNING, False, "frontmatter that ends past the 30 lines / 65,536 bytes the host's recall scan reads"),
     "recall-unreachable": (WARNING, False, "a note outside the index window and outside the host's 200 newest recall candidates"),
+    # what notes say about the code (engramory.verify), only with --verify: it runs git
+    "ref-stale": (WARNING, False, "a path, symbol, package, command or commit a note names is not in the repository; --verify only"),
+    "ref-moved": (INFO, False, "a path or symbol a note names moved (renamed, or its one file of that name is elsewhere); --verify only"),
+    "verified-old": (WARNING, False, "a note that names code was last verified longer ago than verifyMaxAgeDays (90); --verify only"),
 }
 # `--no-schema`: adopting an existing store, hold it to structure only (upstream's flag).
 NO_SCHEMA_CODES = frozenset([c for c in CODES if c.startswith("fm-")] + ["labels-missing"])

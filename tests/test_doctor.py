@@ -153,7 +153,8 @@ def test_every_code_is_exercised_by_a_fixture_or_a_test():
              "not-a-file", "symlink-escape", "index-parse-limit", "description-weak", "recall-fm-unread",
              "recall-unreachable", "store-split",  # tests/test_doctor_gaps.py builds the recall and --all ones
              # tests/unit/sync/test_sync_checks.py builds the git-shared store ones
-             "index-conflict-markers", "merge-driver-unset", "engramory-state-tracked"}
+             "index-conflict-markers", "merge-driver-unset", "engramory-state-tracked",
+             "ref-stale", "ref-moved", "verified-old"}  # tests/unit/verify/test_doctor_check.py: --verify
     assert fired | built == set(CODES)
 
 
