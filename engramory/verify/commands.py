@@ -45,7 +45,7 @@ def _npm(repo: Repo, name: str) -> Verdict:
         return Verdict(STALE, "no package.json in the repository")
     unreadable = []
     for rel in files:
-        text, _ = repo.read_text(rel)
+        text, _ = repo.file_text(rel)
         scripts = manifests.npm_scripts(text) if text is not None else None
         if scripts is None:
             unreadable.append(rel)
@@ -53,7 +53,7 @@ def _npm(repo: Repo, name: str) -> Verdict:
             return Verdict(FRESH, "a script of %s" % rel, place=rel)
     if unreadable:
         return Verdict(UNVERIFIABLE, "%s cannot be read as JSON" % manifests.names_list(unreadable, 2))
-    root = repo.read_text(files[0])[0] or ""
+    root = repo.file_text(files[0])[0] or ""
     have = manifests.npm_scripts(root) or set()
     return Verdict(STALE, "no script %s in %s (%s)" % (
         name, "package.json" if len(files) == 1 else "any of %d package.json files" % len(files),
@@ -76,7 +76,7 @@ def _targets(repo: Repo, tool: str, name: str, where: str) -> Verdict:
     while todo and read < INCLUDES_MAX:
         rel = todo.pop(0)
         read += 1
-        text, why = repo.read_text(rel)
+        text, why = repo.file_text(rel)
         if text is None:
             return Verdict(UNVERIFIABLE, "%s cannot be read: %s" % (rel, why))
         if tool == "make":
@@ -137,15 +137,15 @@ def _pytest(repo: Repo, paths: PathFinder, a: Anchor, words: Mapping[str, list[s
     shown = "pytest %s%s" % (where.place, "::" + a.name if a.name else "")
     if not a.name or where.place.endswith("/"):
         return where if where.verdict == FRESH else Verdict(MOVED, where.reason, shown, where.place)
-    text, why = repo.read_text(where.place)
+    text, why = repo.file_text(where.place)
     if text is None:
         return Verdict(UNVERIFIABLE, "%s cannot be read: %s" % (where.place, why))
     if manifests.defines_test(text, a.name):
         if where.verdict == MOVED:
             return Verdict(MOVED, where.reason, shown, where.place)
         return Verdict(FRESH, "defined in %s" % where.place, place=where.place)
-    others = [p for p in words.get(a.name, []) if p != where.place and (repo.read_text(p)[0] or "")
-              and manifests.defines_test(repo.read_text(p)[0] or "", a.name)]
+    others = [p for p in words.get(a.name, []) if p != where.place and (repo.file_text(p)[0] or "")
+              and manifests.defines_test(repo.file_text(p)[0] or "", a.name)]
     if len(others) == 1:
         return Verdict(MOVED, "%s defines no %s; %s does" % (where.place, a.name, others[0]),
                        "pytest %s::%s" % (others[0], a.name), others[0])

@@ -97,7 +97,7 @@ def span_hashes(result: Result, rel: str) -> dict[str, str]:
         item = verdicts.get((a.line, a.text))
         if a.kind != A.LINE or item is None or item.verdict != FRESH:
             continue
-        text, _ = repo.read_text(item.place) if item.place else (None, "")
+        text, _ = repo.file_text(item.place) if item.place else (None, "")
         if text is not None:
             out[a.text] = span_hash(split_lines(text), a.start, a.end)
     return out

@@ -322,7 +322,7 @@ class Repo:
         return self._history
 
     # reading files of the work tree
-    def read_text(self, rel: str, limit: int = FILE_READ_MAX) -> tuple[str | None, str]:
+    def file_text(self, rel: str, limit: int = FILE_READ_MAX) -> tuple[str | None, str]:
         """(text, "") or (None, why not) for a file of the work tree; read once per run, bounded,
         never blocking on a FIFO. Its (size, mtime) go into `evidence` for the cache."""
         if self.touched is not None:
@@ -351,7 +351,7 @@ class Repo:
                               if manifests.lock_ecosystem(r) and "node_modules/" not in r):
                 if len(self._locks) >= LOCKS_MAX:
                     break
-                text, why = self.read_text(rel, LOCK_READ_MAX)
+                text, why = self.file_text(rel, LOCK_READ_MAX)
                 lock = manifests.read_lock(rel, text or "")
                 if text is None:
                     lock.problem = why

@@ -118,7 +118,7 @@ class Resolver:
 
     def _file_has(self, rel: str, name: str) -> bool:
         assert self.repo is not None
-        text, _ = self.repo.read_text(rel)
+        text, _ = self.repo.file_text(rel)
         return text is not None and manifests.word_in(text, name)
 
     # -- one anchor --------------------------------------------------------------------------------
@@ -142,7 +142,7 @@ class Resolver:
         where = self.paths.verdict(a.path, a.form)
         if where.verdict in (STALE, UNVERIFIABLE) or not where.place or where.place.endswith("/"):
             return where
-        text, why = self.repo.read_text(where.place)
+        text, why = self.repo.file_text(where.place)
         if text is None:
             return Verdict(UNVERIFIABLE, "%s cannot be read: %s" % (where.place, why))
         mark = self.marks.get(note, {}).get(a.text)
