@@ -5,7 +5,7 @@ Each store has N notes of every type, all indexed (so the index is far over its 
 long index lines, duplicate and dead pointers, identical notes and [[links]]: every operation
 has work to do. The plan is timed whole (store read, operations, invariants, the text with
 its diff, and the JSON), best of several runs, beside a same-run baseline: reading the store
-alone (`engramory.store.load`), which every command pays. Target: 1,000 notes plan in under
+alone (`engramory.store.reader.load`), which every command pays. Target: 1,000 notes plan in under
 1 s. A second table times `review.reconcile`: the first (baseline) run, a run where nothing
 moved (what every shell call pays: one stat per note, no read), and a run after one deletion
 (journaled with its prior bytes), beside reading the store whole.
@@ -21,8 +21,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 
-from engramory import compact, review  # noqa: E402
-from engramory import store as store_mod  # noqa: E402
+from engramory.compact import apply as compact
+from engramory.store import reader as store_mod  # noqa: E402
+from engramory.store import review  # noqa: E402
 
 TYPES = ("user", "feedback", "project", "reference")
 TOPICS = ("deploy", "database", "review", "testing", "release", "logging", "billing", "search")

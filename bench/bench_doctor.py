@@ -138,7 +138,7 @@ def settle(root: str, limit: float = 600.0) -> None:
     """Wait for the review SessionStart started in the background on a large store (it writes
     the store's manifest under the store lock) before the store is removed."""
     sys.path.insert(0, REPO)
-    from engramory import journal, review
+    from engramory.store import journal, review
 
     deadline = time.monotonic() + limit
     while review.load_manifest(root) is None and time.monotonic() < deadline:

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from engramory.install_gemini import command  # noqa: E402
+from engramory.hosts.gemini.install import command  # noqa: E402
 
 HOOK = os.path.join(ROOT, "hooks", "engramory_gemini_hook.py")
 TARGET = 1.3

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Time the entry scripts of the six hosts of issue 15 as whole processes, the way their hosts
+"""Time the entry scripts of the six hosts of issue 15 (and Kilo's, as installed) as whole processes, the way their hosts
 (or plugins) run them, against the bare interpreter start (`python3 -I -S -c pass`) and the
 Claude Code guard, measured in the same run and interleaved so machine noise hits them alike.
 
@@ -51,6 +51,7 @@ def cases(tmp: str) -> list[tuple[str, list[str], bytes, bytes]]:
         return json.dumps({"event": "before", "tool": tool, key: args, "directory": tmp, "cwd": tmp}).encode()
 
     old = "- [n5](n5.md) - hook\n"
+    kilo_hook = installed_kilo_hook(tmp)
     return [
         ("qwen", [script("engramory_qwen_hook.py"), "PreToolUse"],
          claude("read_file", {"file_path": other}),
@@ -70,7 +71,21 @@ def cases(tmp: str) -> list[tuple[str, list[str], bytes, bytes]]:
         ("openclaw", [script("engramory_openclaw_hook.py")],
          json.dumps({"event": "before", "tool": "read", "params": {"path": other}}).encode(),
          json.dumps({"event": "before", "tool": "edit", "params": {"path": index, "edits": [{"oldText": old, "newText": old + grow}]}}).encode()),
+        # Kilo (issue 22): opencode's plugin protocol, run from the bundle `install --host kilo` copied
+        ("kilo", [kilo_hook],
+         plugin("read", "args", {"filePath": other}),
+         plugin("edit", "args", {"filePath": index, "oldString": old, "newString": old + grow})),
     ]
+
+
+def installed_kilo_hook(tmp: str) -> str:
+    """`engramory install --host kilo` into a throw-away HOME under `tmp`: the hook script the
+    installed plugin runs."""
+    home = os.path.join(tmp, "home")
+    env = dict(os.environ, HOME=home, XDG_CONFIG_HOME=os.path.join(home, ".config"), PYTHONPATH=ROOT)
+    subprocess.run([sys.executable, "-m", "engramory", "install", "--host", "kilo"], cwd=tmp, env=env,
+                   stdout=subprocess.DEVNULL, check=True)
+    return os.path.join(home, ".config", "kilo", "engramory", "hooks", "engramory_kilo_hook.py")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -7,7 +7,7 @@
    and now also on UserPromptSubmit (late writes, store config stamps), against the
    bare interpreter start (`python3 -I -S -c pass`). Target: ratio <= 1.6 (the hook runtime
    alone, before these additions, measured 1.50 in the same conditions).
-2. Installing into a large settings file: the splicing editor (engramory.jsonedit: parse
+2. Installing into a large settings file: the splicing editor (engramory.install.jsonedit: parse
    with positions, rewrite only what differs) against `json.loads` + `json.dumps` of the same
    file, which is what install did before (and which turned 1e400 into Infinity). Splicing
    does more work by design; it runs once per install. Target: under 200 ms for this file.
@@ -30,8 +30,8 @@ from collections.abc import Sequence
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from engramory import jsonedit  # noqa: E402
 from engramory.automemory import sanitize_project_path  # noqa: E402
+from engramory.install import jsonedit  # noqa: E402
 
 POST_TOOL = os.path.join(ROOT, "hooks", "engramory_post_tool.py")
 

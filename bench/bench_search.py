@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.join(HERE, "tests"))
 
 import search_fixture as fx  # noqa: E402
 
-from engramory import search  # noqa: E402
+from engramory.curate import search  # noqa: E402
 
 
 def baseline(root: str, query: str) -> int:

@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.join(HERE, "tests"))
 
 import verify_fixture as fx  # noqa: E402
 
-from engramory import backstop  # noqa: E402
+from engramory import notices as backstop  # noqa: E402
 from engramory.automemory import sanitize_project_path  # noqa: E402
 from engramory.verify import notice  # noqa: E402
 from engramory.verify import run as verify_run  # noqa: E402

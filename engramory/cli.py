@@ -14,26 +14,28 @@ if TYPE_CHECKING:
 
 # command -> (module, function, one-line help). Each module is imported only when asked for.
 COMMANDS = {
-    "check": ("engramory.check", "main", "check index files against their host's load window"),
-    "doctor": ("engramory.doctor", "main", "audit a whole memory store and report every problem"),
-    "install": ("engramory.install", "main", "wire the guard and the skill into a host"),
-    "uninstall": ("engramory.install", "uninstall_main", "take out exactly what install put in"),
-    "hosts": ("engramory.hostlist", "main", "list the hosts engramory guards and their verified versions"),
-    # curation: every write is one locked, atomic, journaled step (engramory.journal)
-    "new": ("engramory.curate", "new_main", "save a note and its index pointer in one step, with a receipt"),
-    "update": ("engramory.curate", "update_main", "change a note; bump its date and keep its pointer in step"),
-    "archive": ("engramory.curate", "archive_main", "move notes into archive/ and drop their pointers"),
-    "restore": ("engramory.curate", "restore_main", "move archived notes back and re-add their pointers"),
-    "search": ("engramory.search", "main", "ranked search over notes, live and archived, when the index has no fit"),
-    "log": ("engramory.history", "log_main", "list the store's journal: every write engramory made"),
-    "undo": ("engramory.history", "undo_main", "put back one journal entry byte for byte (newest by default)"),
-    # compaction and review of what others changed (engramory.compact, engramory.review)
-    "compact": ("engramory.compact", "main", "plan (and apply) a compaction of the index that cannot lose a fact"),
-    "review": ("engramory.review", "main", "list notes changed or deleted outside engramory since the last review"),
+    "check": ("engramory.commands.check", "main", "check index files against their host's load window"),
+    "doctor": ("engramory.commands.doctor", "main", "audit a whole memory store and report every problem"),
+    "install": ("engramory.commands.install", "main", "wire the guard and the skill into a host"),
+    "uninstall": ("engramory.commands.uninstall", "main", "take out exactly what install put in"),
+    "hosts": ("engramory.commands.hosts", "main", "list the hosts engramory guards and their verified versions"),
+    # curation: every write is one locked, atomic, journaled step (engramory.store.journal)
+    "new": ("engramory.commands.new", "main", "save a note and its index pointer in one step, with a receipt"),
+    "update": ("engramory.commands.update", "main", "change a note; bump its date and keep its pointer in step"),
+    "archive": ("engramory.commands.archive", "main", "move notes into archive/ and drop their pointers"),
+    "restore": ("engramory.commands.restore", "main", "move archived notes back and re-add their pointers"),
+    "search": ("engramory.commands.search", "main", "ranked search over notes, live and archived, when the index has no fit"),
+    "log": ("engramory.commands.log", "main", "list the store's journal: every write engramory made"),
+    "undo": ("engramory.commands.undo", "main", "put back one journal entry byte for byte (newest by default)"),
+    # compaction and review of what others changed (engramory.compact.apply, engramory.store.review)
+    "compact": ("engramory.commands.compact", "main", "plan (and apply) a compaction of the index that cannot lose a fact"),
+    "review": ("engramory.commands.review", "main", "list notes changed or deleted outside engramory since the last review"),
     # sharing a store through git (engramory.sync)
     "sync": ("engramory.commands.sync", "main", "share the store through git: commit, fetch, merge by key, check, push"),
     "merge-index": ("engramory.commands.merge_index", "main", "git's merge driver for an index, keyed by note; --resolve repairs one"),
     "verify": ("engramory.commands.verify", "main", "check the paths, symbols and commands notes name against the code"),
+    # hosts without a pre-write hook reach the store through an MCP server (engramory.mcp)
+    "mcp": ("engramory.commands.mcp", "main", "serve the store to an MCP client over stdio: view, edit, search"),
 }
 
 

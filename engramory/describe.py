@@ -139,11 +139,13 @@ def caps_text(caps: "Caps", unit: str, warn: bool = False) -> str:
 
 def outside_text(r: "Reading", width: int = 200) -> str:
     """'line 201 "- ..."; line 202 "- ..." and 3 more', or "" when nothing falls outside."""
+    from engramory.guard import masked
     from engramory.layout import quote
 
     if not r.outside:
         return ""
-    shown = "; ".join("line %d %s" % (n, quote(t.encode("utf-8", "replace"), width)) for n, t in r.outside)
+    # masked before the cut: a quote cut short must not leave a token's first characters standing
+    shown = "; ".join("line %d %s" % (n, quote(masked(t), width)) for n, t in r.outside)
     return shown + (" and %s more" % _n(r.more) if r.more else "")
 
 

@@ -47,6 +47,32 @@ SHOW_OUTSIDE = 3
 # JSON line, so the end-to-end suite can compare it with the bytes the real host wrote.
 TRACE_ENV = "ENGRAMORY_TRACE_FILE"
 
+# What every secret engramory.store.secrets finds holds: its token formats' literal starts (the
+# GitHub one spelt out), and its assignment keys, casefolded as it folds them. A text with none
+# of them holds no secret, so a hook imports the masker (re and its patterns: more than a
+# deny's own work) only for a text that may. tests/test_hook_masking.py holds them to the patterns.
+SECRET_HINTS = ("-----BEGIN", "AKIA", "ASIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox",
+                "sk_live_", "rk_live_", "sk-", "AIza", "eyJ")
+SECRET_KEYS = ("pas", "pwd", "tok", "sec", "key")
+
+
+def might_hold_secret(text: str) -> bool:
+    if any(h in text for h in SECRET_HINTS):
+        return True
+    folded = text.casefold()
+    return any(k in folded for k in SECRET_KEYS)
+
+
+def masked(text: str) -> str:
+    """`text` with every secret value masked (engramory.store.secrets.redact, the one masker), for
+    the index lines, paths and notes a hook's message shows."""
+    if not might_hold_secret(text):
+        return text
+    from engramory.store.secrets import redact
+
+    return redact(text)
+
+
 COMPACT_STEPS = (
     "Compact first, with the command that cannot lose a fact: `engramory compact ROOT` (ROOT: "
     "the folder of this index; from the skill folder, `python3 <skill folder>/tools/engramory.py "
@@ -142,7 +168,7 @@ def _prelude(
     if config.is_config_path(path):
         reason = config.protect_config(path)
         if reason is not None:
-            return Decision(DENY, reason, path), None, [], win
+            return Decision(DENY, masked(reason), path), None, [], win
     settings = config.from_env(environ)
     if not is_index(path, settings):
         root = scope.store_root_for(path, settings.index_paths)
@@ -278,10 +304,10 @@ def decide(
     unit = win.unit
     grows_lines = a_lines > caps.hard_lines and a_lines > b_lines
     grows_units = a_units > caps.hard_bytes and a_units > b_units
-    name = scope.basename(path) or path
-    tail = (" " + " ".join(notes)) if notes else ""
+    name = masked(scope.basename(path) or path)
+    tail = masked(" " + " ".join(notes)) if notes else ""
     if grows_lines or grows_units:
-        decision = Decision(DENY, _deny_message(path, tool, (b_lines, b_units), (a_lines, a_units), after, caps, win) + tail, path)
+        decision = Decision(DENY, _deny_message(masked(path), tool, (b_lines, b_units), (a_lines, a_units), after, caps, win) + tail, path)
     elif a_lines > caps.hard_lines or a_units > caps.hard_bytes:
         decision = Decision(
             NUDGE,
@@ -323,7 +349,7 @@ def outside_text(data: bytes, window: "Window", show: int = SHOW_OUTSIDE) -> "tu
     more = 0
     for number, line in window.outside(data):
         if len(shown) < show:
-            shown.append("line %d %s" % (number, quote(line.encode("utf-8", "replace"))))
+            shown.append("line %d %s" % (number, quote(masked(line))))  # masked before the cut
         else:
             more += 1
     return shown, more

@@ -5,7 +5,7 @@ fall outside. `size.Window.measure` answers the common case without this module;
 pay for importing it.
 
 It also holds how an entry is quoted when a message shows it (`clean`, `quote`; re-exported by
-engramory.excerpt): a deny names the entries that would fall outside, and one module less to
+engramory.store.secrets): a deny names the entries that would fall outside, and one module less to
 import on a deny is a tenth of a millisecond.
 """
 
@@ -148,6 +148,7 @@ def _comment_blocks(text: str) -> "list[tuple[int, int, str]]":
     n = len(text)
     fence = ""
     prev_html = False
+    closes = True  # False once a search for "-->" found none: no later "<!--" can close either
     while pos < n:
         end = text.find("\n", pos)
         if end < 0:
@@ -164,8 +165,9 @@ def _comment_blocks(text: str) -> "list[tuple[int, int, str]]":
             prev_html = False
             pos = end + 1
             continue
-        if line.startswith("<!--") and not prev_html:
+        if line.startswith("<!--") and not prev_html and closes:
             close = text.find("-->", pos + 4)
+            closes = close >= 0
             if close >= 0:
                 stop = text.find("\n", close + 3)
                 stop = n if stop < 0 else stop
@@ -187,7 +189,31 @@ def _comment_blocks(text: str) -> "list[tuple[int, int, str]]":
     return out
 
 
-def _strip_comments(block: str) -> str:
+def comment_lines(text: str) -> "dict[int, str]":
+    """The one comment model of an index's lines, layout's (which matches the host), for
+    engramory.store and notes.IndexLines too: line index (0-based, lines split at LF) -> what
+    the host keeps of that line, for each line of a comment block it drops (`_comment_blocks`,
+    after any frontmatter): "" for a line wholly inside comments, the rest of a line that also
+    holds something else (`<!-- pinned --> - [a](a.md)`). An unclosed `<!--` is no comment:
+    the host loads it and every line after it."""
+    if "<!--" not in text:
+        return {}
+    base = _frontmatter_end(text)
+    out: dict[int, str] = {}
+    line, counted = 0, 0
+    for start, stop, _rest in _comment_blocks(text[base:]):
+        a, b = base + start, base + stop
+        line += text.count("\n", counted, a)
+        counted = a
+        pieces = _strip_comments(text[a:b], keep_breaks=True).split("\n")
+        if text.endswith("\n", a, b):
+            pieces.pop()  # the block takes the line breaks after it, not the next line
+        for k, piece in enumerate(pieces):
+            out[line + k] = piece
+    return out
+
+
+def _strip_comments(block: str, keep_breaks: bool = False) -> str:
     out = []
     i = 0
     while True:
@@ -198,6 +224,8 @@ def _strip_comments(block: str) -> str:
         if b < 0:
             break
         out.append(block[i:a])
+        if keep_breaks:
+            out.append("\n" * block.count("\n", a, b + 3))
         i = b + 3
     out.append(block[i:])
     return "".join(out)
@@ -423,7 +451,7 @@ def lost_entries(window: "Window", before: bytes, after: bytes, removed: "list[s
     return lost, missing
 
 
-# --- quoting text taken from a memory file (engramory.excerpt re-exports these) ---
+# --- quoting text taken from a memory file (engramory.store.secrets re-exports these) ---
 #
 # A note is untrusted text: echoing it whole would let a hostile note flood a report or
 # steer the agent that reads the hook's message. So every echo is cut short, stripped of

@@ -18,7 +18,7 @@ There is one V4A parser and one applier here, and a host's real differences are 
   rewritten from the hunk, a pure insertion goes before a final empty line and a final empty
   line is lost (the lines are split on LF and joined back), a Move needs no hunk, bytes that
   are not UTF-8 pass through. Their real-CLI suites pass patches whose old lines match
-  exactly, where these choices agree. opencode declares its own Rules (hosts/opencode.py).
+  exactly, where these choices agree. opencode declares its own Rules (hosts/opencode/__init__.py).
 - OpenClaw's own parser and applier are ported as they are (parse_openclaw, openclaw_update,
   at the end of this module): its new lines take the endings of the lines they replace, which
   the applier here does not carry.

@@ -286,6 +286,24 @@ def index_name(env: "Mapping[str, str]") -> "tuple[str, str | None]":
     return name, None
 
 
+def index_name_for(root: str, env: "Mapping[str, str] | None" = None) -> str:
+    """The file name of the index of the store at `root`, as the guard keeps it: the first
+    ENGRAMORY_INDEX_PATH entry that lies directly in `root` (the guard then keeps exactly that
+    file), else ENGRAMORY_INDEX_NAME, else MEMORY.md. What `store.load` reads (so the doctor,
+    compact and search), what new / update / archive / restore write and what review watches
+    (here, not in engramory.store, so that a hook's review does not load the store reader)."""
+    environ_ = environ() if env is None else env
+    raw = environ_.get(ENV_INDEX_PATH, "")
+    if raw.strip():
+        real_root = realpath(root)
+        for entry in raw.split(pathsep):
+            path = abspath(expanduser(entry.strip()))
+            name = basename(path)
+            if entry.strip() and name and realpath(dirname(path)) == real_root:
+                return name
+    return index_name(environ_)[0]
+
+
 def index_paths(env: "Mapping[str, str]") -> "list[str] | None":
     """The explicitly guarded index files (realpaths), or None when any file with the index
     name is guarded."""

@@ -5,7 +5,7 @@ a store's read-only rules. engramory.guard holds the one decision and calls in h
 """
 
 from engramory import edits, scope
-from engramory.guard import COMPACT_STEPS, DENY, NUDGE, Decision, _n, _prelude, decide, judge
+from engramory.guard import COMPACT_STEPS, DENY, NUDGE, Decision, _n, _prelude, decide, judge, masked
 from engramory.size import BYTES, STANDARD
 
 TYPE_CHECKING = False
@@ -35,9 +35,9 @@ def read_only_decision(path: str, root: str, store: "config.StoreConfig") -> "De
         return None
     return Decision(
         DENY,
-        "engramory: %s is read-only: the store config %s lists it under \"readOnly\" (%r). "
-        "Leave this file as it is; if it needs to change, ask the user to edit it themselves."
-        % (path, store.path, pattern),
+        masked("engramory: %s is read-only: the store config %s lists it under \"readOnly\" (%r). "
+               "Leave this file as it is; if it needs to change, ask the user to edit it themselves."
+               % (path, store.path, pattern)),
         path,
     )
 
@@ -72,6 +72,7 @@ def judge_bound(
     grows_lines = add_lines > 0 and a_lines > caps.hard_lines
     grows_units = add_units > 0 and a_units > caps.hard_bytes
     tail = (" " + " ".join(notes)) if notes else ""
+    shown, why, tail = masked(path), masked(why), masked(tail)  # what the messages show of the edit
     if grows_lines or grows_units:
         parts = []
         if grows_lines:
@@ -86,7 +87,7 @@ def judge_bound(
             "rewrite the whole index with Write, kept inside %s lines and %s %s. %s%s"
             % (
                 tool or "edit", why or "engramory cannot predict what the host will make of it",
-                path, " and ".join(parts), _n(caps.hard_lines), _n(caps.hard_bytes), win.unit,
+                shown, " and ".join(parts), _n(caps.hard_lines), _n(caps.hard_bytes), win.unit,
                 COMPACT_STEPS, tail,
             ),
             path,
@@ -98,9 +99,9 @@ def judge_bound(
             "full): %s would be at most %s lines / %s %s (warn cap %s / %s, hard cap %s / %s). "
             "Run `engramory check %s` after it.%s"
             % (
-                why or "engramory cannot predict this edit exactly", tool or "edit", path,
+                why or "engramory cannot predict this edit exactly", tool or "edit", shown,
                 _n(a_lines), _n(a_units), win.unit, _n(caps.warn_lines), _n(caps.warn_bytes),
-                _n(caps.hard_lines), _n(caps.hard_bytes), path, tail,
+                _n(caps.hard_lines), _n(caps.hard_bytes), shown, tail,
             ),
             path,
         )

@@ -3,7 +3,7 @@
 
 Runs from any copy of the bundle as `python3 -I -S <this file>`: it puts the bundle root (the
 folder above hooks/) on sys.path itself, by string operations first (importing `os` costs an
-eighth of this process). engramory.hookrun does the rest: bounded stdin, the answer, and
+eighth of this process). engramory.hosts.run does the rest: bounded stdin, the answer, and
 fail open. Exit 0 whatever happens: Codex reads exit 2 as a block of the call.
 """
 

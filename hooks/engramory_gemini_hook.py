@@ -8,7 +8,7 @@ otherwise.
 Runs from any copy of the bundle, installed or not, as `python3 -I -S <this file>`: it puts
 the bundle root (the folder above hooks/) on sys.path itself, found by string operations
 first because importing `os` costs an eighth of this process (engramory/scope.py); only a
-link to this file from elsewhere needs it. engramory.hookrun does the rest: bounded stdin,
+link to this file from elsewhere needs it. engramory.hosts.run does the rest: bounded stdin,
 the host's answer, and fail open (exit 0 whatever happens: Gemini reads any other exit code
 with text as a deny of every call).
 """

@@ -281,7 +281,7 @@ def distractor(i: int, rng: random.Random) -> tuple[str, str, str, str]:
 
 
 def note_text(slug: str, type_: str, desc: str, body: str) -> str:
-    from engramory.notes import scalar
+    from engramory.curate.notes import scalar
 
     if type_ in ("feedback", "project") and "**Why:**" not in body:
         body += "\n\n**Why:** recorded for the fixture.\n**How to apply:** as the description says."

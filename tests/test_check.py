@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from engramory import check
+from engramory.commands import check as check_cmd
 from tests.conftest import CHECK, index_text
 
 
@@ -22,7 +22,7 @@ def run_script(*args: str, env: dict[str, str] | None = None) -> subprocess.Comp
 def test_statuses(tmp_path: Path, capsys: pytest.CaptureFixture[str], lines: int, status: str, code: int) -> None:
     index = tmp_path / "MEMORY.md"
     index.write_text(index_text(lines))
-    assert check.main([str(index)]) == code
+    assert check_cmd.main([str(index)]) == code
     out = capsys.readouterr().out
     assert out.startswith(status + ":")
     assert "%d lines" % lines in out and "hard 200 / 25,000" in out
@@ -33,14 +33,14 @@ def test_statuses(tmp_path: Path, capsys: pytest.CaptureFixture[str], lines: int
 def test_over_names_first_entry_outside(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     index = tmp_path / "MEMORY.md"
     index.write_text(index_text(205))
-    assert check.main([str(index)]) == 2
+    assert check_cmd.main([str(index)]) == 2
     assert 'first entry outside: line 201 "- [note 200]' in capsys.readouterr().out
 
 
 def test_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     index = tmp_path / "MEMORY.md"
     index.write_bytes(b"x" * 25_001)
-    assert check.main(["--json", str(index)]) == 2
+    assert check_cmd.main(["--json", str(index)]) == 2
     obj = json.loads(capsys.readouterr().out)
     assert obj["status"] == "OVER" and obj["exit"] == 2
     assert obj["files"][0]["bytes"] == 25_001 and obj["files"][0]["lines"] == 1
@@ -61,7 +61,7 @@ def test_huge_file_is_answered_from_its_size(tmp_path: Path, capsys: pytest.Capt
     index = tmp_path / "MEMORY.md"
     with open(index, "wb") as f:
         f.truncate(3 << 30)  # 3 GiB, sparse: reading it would take seconds and 3 GiB of memory
-    assert check.main([str(index)]) == 2
+    assert check_cmd.main([str(index)]) == 2
     out = capsys.readouterr().out
     assert out.startswith("OVER:") and "lines not counted" in out and "3,221,225,472 bytes" in out
 
@@ -70,7 +70,7 @@ def test_store_config_and_env_give_the_same_caps_as_the_hook(tmp_path: Path, cap
     index = tmp_path / "MEMORY.md"
     index.write_text(index_text(60))
     (tmp_path / ".engramory.json").write_text(json.dumps({"version": 1, "hardLines": 50, "warnLines": 40}))
-    assert check.main([str(index)]) == 2
+    assert check_cmd.main([str(index)]) == 2
     proc = run_script(str(index), env={"ENGRAMORY_HARD": "500"})
     assert proc.returncode == 2 and "hard 50 /" in proc.stdout
 
@@ -78,7 +78,7 @@ def test_store_config_and_env_give_the_same_caps_as_the_hook(tmp_path: Path, cap
 def test_crlf_and_multibyte_count(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     index = tmp_path / "MEMORY.md"
     index.write_bytes("\u8a18\r\n".encode() * 3)
-    assert check.main(["--json", str(index)]) == 0
+    assert check_cmd.main(["--json", str(index)]) == 0
     f = json.loads(capsys.readouterr().out)["files"][0]
     assert (f["lines"], f["bytes"]) == (3, 15)
 
@@ -94,18 +94,18 @@ def test_module_and_console_entry(tmp_path: Path) -> None:
 def test_an_index_that_is_not_utf8_is_a_warning_with_the_byte(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     index = tmp_path / "MEMORY.md"
     index.write_bytes(b"# Memory\n- [a](a.md) caf\xe9\n- [b](b.md)\n")  # Latin-1: the host reads U+FFFD
-    assert check.main([str(index)]) == 1
+    assert check_cmd.main([str(index)]) == 1
     out = capsys.readouterr().out
     assert out.startswith("WARN:") and "byte 24 (line 2) is not UTF-8" in out and "compaction" not in out
-    assert check.main(["--json", str(index)]) == 1
+    assert check_cmd.main(["--json", str(index)]) == 1
     got = json.loads(capsys.readouterr().out)
     assert got["status"] == "WARN" and got["files"][0]["not_utf8"] == {"byte": 24, "line": 2}
     index.write_bytes(index_text(201).encode() + b"\xff\n")  # over the cap: still OVER, and says both
-    assert check.main([str(index)]) == 2
+    assert check_cmd.main([str(index)]) == 2
     out = capsys.readouterr().out
     assert out.startswith("OVER:") and "line 202) is not UTF-8" in out
     index.write_text("- [a](a.md) caf\u00e9\n", encoding="utf-8")
-    assert check.main([str(index)]) == 0 and capsys.readouterr().out.startswith("OK:")
+    assert check_cmd.main([str(index)]) == 0 and capsys.readouterr().out.startswith("OK:")
 
 
 def test_a_character_cut_where_a_large_read_stops_is_not_called_broken() -> None:

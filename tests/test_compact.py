@@ -16,9 +16,14 @@ from typing import Any, Dict, List
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from engramory import compact, compactplan, doctor, guard, journal, review
-from engramory import store as store_mod
+from engramory import exitcodes, guard
+from engramory.commands import compact as compact_cmd
+from engramory.compact import apply as compact
+from engramory.compact import plan as compactplan
+from engramory.doctor import run as doctor
 from engramory.hosts import claude
+from engramory.store import journal, review
+from engramory.store import reader as store_mod
 from tests.compact_stores import build, snapshot, store_spec
 from tests.conftest import ROOT
 
@@ -31,7 +36,7 @@ PROFILE = settings(max_examples=60, deadline=None, suppress_health_check=[Health
 
 def run(argv: List[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     try:
-        code = compact.main(argv)
+        code = compact_cmd.main(argv)
     except SystemExit as exc:  # argparse's usage errors
         code = int(exc.code or 0)
     out, err = capsys.readouterr()
@@ -88,7 +93,7 @@ def check_store(root: Path, target: str | None) -> None:
     broken_before = count(root, "pointer-broken")
     saved = root.parent / (root.name + "-plan.json")
     saved.write_text(json.dumps(first), encoding="utf-8")
-    code = compact.main([str(root), "--apply", str(saved)])
+    code = compact_cmd.main([str(root), "--apply", str(saved)])
     assert code == first["exit"]
     # on disk: sizes as planned, within the target when the plan says so
     index = (root / "MEMORY.md").read_bytes()
@@ -157,7 +162,7 @@ def test_changed_store_makes_apply_refuse(spec: Dict[str, Any]) -> None:
         victim = sorted(p for p in root.glob("*.md"))[-1]
         victim.write_bytes(victim.read_bytes() + b"\nedited by someone else\n")
         before = snapshot(root)
-        assert compact.main([str(root), "--apply", str(saved)]) == compact.EX_DATAERR
+        assert compact_cmd.main([str(root), "--apply", str(saved)]) == exitcodes.EX_DATAERR
         assert snapshot(root) == before
         assert journal.entries(str(root)) == []
 
@@ -375,7 +380,7 @@ def test_a_symlinked_index_is_refused_without_a_traceback(tmp_path: Path, capsys
     (root / "MEMORY.md").symlink_to(real / "MEMORY.md")
     before = (real / "MEMORY.md").read_bytes()
     code, _, err = run([str(root), "--apply", "-"], capsys)
-    assert code == compact.EX_NOINPUT and "symlink" in err and "Traceback" not in err
+    assert code == exitcodes.EX_NOINPUT and "symlink" in err and "Traceback" not in err
     assert (real / "MEMORY.md").read_bytes() == before
 
 
@@ -388,7 +393,7 @@ def test_a_tampered_plan_is_refused_and_the_journal_is_not_part_of_the_digest(
     (tmp_path.parent / "t.json").write_text(json.dumps(tampered), encoding="utf-8")
     before = snapshot(tmp_path)
     code, _, err = run([str(tmp_path), "--apply", str(tmp_path.parent / "t.json")], capsys)
-    assert code == compact.EX_DATAERR and "differ" in err and snapshot(tmp_path) == before
+    assert code == exitcodes.EX_DATAERR and "differ" in err and snapshot(tmp_path) == before
     # something engramory keeps beside the notes (the manifest, the journal) does not make a plan stale
     review.reconcile(str(tmp_path))
     (tmp_path.parent / "p.json").write_text(out, encoding="utf-8")
@@ -410,7 +415,7 @@ def test_an_index_past_the_read_limit_or_not_utf8_is_refused_unchanged(
 ) -> None:
     """The store reader keeps only the first MiB of an index and decodes a non-UTF-8 one
     leniently; compacting either would write back less, or other bytes, than the file holds."""
-    from engramory import store as store_mod
+    from engramory.store import reader as store_mod
 
     for name, data in (
         ("huge", b"- [a](a.md) - x\n" * (store_mod.INDEX_READ_MAX // 16 + 10)),
@@ -420,5 +425,5 @@ def test_an_index_past_the_read_limit_or_not_utf8_is_refused_unchanged(
         root.mkdir()
         (root / "MEMORY.md").write_bytes(data)
         code, _, err = run([str(root), "--apply", "-"], capsys)
-        assert code == compact.EX_NOINPUT and "Traceback" not in err, err
+        assert code == exitcodes.EX_NOINPUT and "Traceback" not in err, err
         assert (root / "MEMORY.md").read_bytes() == data

@@ -14,8 +14,11 @@ from typing import Any
 
 import pytest
 
-from engramory import backstop, config, doctor, guard, store
+from engramory import config, guard, notices
+from engramory.commands import check as check_cmd
+from engramory.doctor import run as doctor
 from engramory.hosts import claude
+from engramory.store import reader as store
 from tests.conftest import ROOT, index_text, payload
 from tests.test_backstop import Session, context_of
 
@@ -86,9 +89,8 @@ def test_caps_above_the_window_are_reported_everywhere(tmp_path: Path, capsys: p
     out = decide(payload("Write", index, content=index_text(20)))
     assert "no longer protects" in reason(out) and "'hardLines' in %s" % (tmp_path / ".engramory.json") in reason(out)
     # check: WARN (exit 1) with the reason
-    from engramory import check
 
-    assert check.main([str(index)]) == 1
+    assert check_cmd.main([str(index)]) == 1
     captured = capsys.readouterr()
     assert captured.out.startswith("WARN") and "no longer protects" in captured.err
     # doctor: an error on the line of the key
@@ -144,33 +146,34 @@ def test_read_bounded_refuses_devices(tmp_path: Path) -> None:
 def test_shell_change_to_the_config_is_reported(s: Session) -> None:
     env = s.env()
     s.index.write_text(index_text(50))
-    backstop.session_start_and_seed(s.start_payload(), env)
+    notices.session_start_and_seed(s.start_payload(), env)
     cfg = s.memory / ".engramory.json"
     cfg.write_text('{"version": 1, "hardLines": 100000}')  # as `printf > .engramory.json` would
-    ctx = context_of(backstop.after_tool_or_late(s.post_payload("printf x > .engramory.json"), env), "PostToolUse")
+    ctx = context_of(notices.after_tool_or_late(s.post_payload("printf x > .engramory.json"), env), "PostToolUse")
     assert ctx is not None and "after this Bash call, the store config %s was created" % cfg in ctx
-    assert backstop.after_tool_or_late(s.post_payload("echo unrelated"), env) == ""  # once
+    assert notices.after_tool_or_late(s.post_payload("echo unrelated"), env) == ""  # once
     cfg.write_text('{"version": 1}')
-    ctx = context_of(backstop.after_tool_or_late(s.post_payload("sed -i ..."), env), "PostToolUse")
+    ctx = context_of(notices.after_tool_or_late(s.post_payload("sed -i ..."), env), "PostToolUse")
     assert ctx is not None and "was changed" not in ctx and "%s changed" % cfg in ctx
 
 
 def test_late_write_is_reported_on_the_next_prompt_once(s: Session) -> None:
     env = s.env()
     s.index.write_text(index_text(199))
-    backstop.session_start_and_seed(s.start_payload(), env)
-    assert backstop.after_tool_or_late(s.post_payload("sleep 2; cat more >> MEMORY.md &"), env) == ""
+    notices.session_start_and_seed(s.start_payload(), env)
+    assert notices.after_tool_or_late(s.post_payload("sleep 2; cat more >> MEMORY.md &"), env) == ""
     with open(s.index, "a") as f:
         f.write(index_text(30))  # the background command writes after PostToolUse
     prompt = dict(s.start_payload(), hook_event_name="UserPromptSubmit", prompt="<task-notification>")
-    ctx = context_of(backstop.after_tool_or_late(prompt, env), "UserPromptSubmit")
+    ctx = context_of(notices.after_tool_or_late(prompt, env), "UserPromptSubmit")
     assert ctx is not None and "since the last check (a background command" in ctx and "over its hard cap: 229 lines" in ctx
-    assert backstop.after_tool_or_late(prompt, env) == ""  # once
-    assert backstop.after_tool_or_late(s.post_payload("echo unrelated"), env) == ""
+    assert notices.after_tool_or_late(prompt, env) == ""  # once
+    assert notices.after_tool_or_late(s.post_payload("echo unrelated"), env) == ""
 
 
 def test_monitor_is_matched_by_the_shell_backstop() -> None:
-    from engramory import install, install_check
+    from engramory.hosts.claude import check as install_check
+    from engramory.hosts.claude import install
 
     assert install_check.matcher_selects(install.SHELL_MATCHER, "Monitor")
     assert install_check.matcher_selects(install.SHELL_MATCHER, "Bash")

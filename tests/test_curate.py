@@ -11,7 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from engramory import cli, curate, doctor, history, journal, notes
+from engramory import cli
+from engramory.commands import update as update_cmd
+from engramory.curate import history, notes
+from engramory.doctor import run as doctor
+from engramory.store import journal
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = (ROOT / "templates" / "MEMORY.md").read_bytes()
@@ -317,7 +321,7 @@ def test_update_refusals(store: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert code == 1 and "Why:" in err
     assert files(store) == before
     with pytest.raises(SystemExit):
-        curate.update_main(["logs", str(store)])
+        update_cmd.main(["logs", str(store)])
 
 
 # -- archive / restore --------------------------------------------------------------------------------

@@ -352,7 +352,7 @@ def test_title_and_hook_get_the_checks_description_gets(cli: Cli, store: Path, f
 
 
 def test_a_store_folder_is_known_by_the_index_name_in_force(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from engramory import notes as notes_mod
+    from engramory.curate import notes as notes_mod
 
     (store / "AGENTS.md").write_text("# Memory Index\n")
     monkeypatch.chdir(store.parent)
@@ -370,8 +370,9 @@ TRICKY = ("---", "-->", "<!--", "--- lines", "a -- b", "\\", "C:\\x\\", "[x]", "
 
 
 def _loaded_targets(data: bytes) -> set[str]:
-    from engramory import layout, pointers
+    from engramory import layout
     from engramory.hosts import claude
+    from engramory.store import pointers
 
     out = set()
     for _, text, whole, loaded in layout.counted_lines(claude.window(), data):

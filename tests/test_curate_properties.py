@@ -19,7 +19,9 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from engramory import cli, doctor, journal
+from engramory import cli
+from engramory.doctor import run as doctor
+from engramory.store import journal
 
 ROOT = Path(__file__).resolve().parent.parent
 TOOL = ROOT / "tools" / "engramory.py"
@@ -135,7 +137,7 @@ def test_twenty_processes_saving_at_once_lose_nothing(tmp_path: Path, lock: str)
     root.mkdir()
     go = tmp_path / "go"
     fallback = (
-        "sys.path.insert(0, %r)\nfrom engramory import journal\njournal._force_fallback = True\n" % str(ROOT)
+        "sys.path.insert(0, %r)\nfrom engramory.store import journal\njournal._force_fallback = True\n" % str(ROOT)
         if lock == "o_excl" else ""
     )
     starter = (
@@ -175,7 +177,8 @@ def test_twenty_processes_saving_at_once_lose_nothing(tmp_path: Path, lock: str)
 CRASH_NEW = """
 import os, sys
 sys.path.insert(0, %(repo)r)
-from engramory import cli, journal
+from engramory import cli
+from engramory.store import journal
 def crash(tmp, final):
     if os.path.basename(final) == %(at)r:
         os._exit(17)

@@ -20,8 +20,12 @@ from typing import Any
 import pytest
 import yaml
 
-from engramory import cli, cliutil, config, doctor, size, store
-from engramory.check import EXIT as CHECK_EXIT
+from engramory import cli, config, exitcodes, size
+from engramory.commands import doctor as doctor_cmd
+from engramory.doctor import codes
+from engramory.doctor import run as doctor
+from engramory.doctor.check import EXIT as CHECK_EXIT
+from engramory.store import reader as store
 from tests.conftest import ROOT, index_text
 
 DOCS = ("SKILL.md", "rules-snippet.md", "PORTING.md", "README.md")
@@ -390,8 +394,8 @@ def run_tool(script: str, *args: str) -> subprocess.CompletedProcess[str]:
 def test_check_exit_codes_are_the_ones_the_skill_states(tmp_path: Path) -> None:
     stated = stated_codes(read("SKILL.md"), "check")
     expected = {code: status for status, code in CHECK_EXIT.items()}
-    expected[cliutil.EX_USAGE] = "usage error"
-    expected[cliutil.EX_NOINPUT] = "cannot read"
+    expected[exitcodes.EX_USAGE] = "usage error"
+    expected[exitcodes.EX_NOINPUT] = "cannot read"
     assert stated == expected
 
     sizes = {"OK": 10, "WARN": size.WARN_LINES + 1, "OVER": size.HARD_LINES + 1}
@@ -401,8 +405,8 @@ def test_check_exit_codes_are_the_ones_the_skill_states(tmp_path: Path) -> None:
         (store / "MEMORY.md").write_text(index_text(lines))
         proc = run_tool("engramory_check.py", str(store / "MEMORY.md"))
         assert (proc.returncode, proc.stdout.split(":")[0]) == (CHECK_EXIT[status], status)
-    assert run_tool("engramory_check.py").returncode == cliutil.EX_USAGE
-    assert run_tool("engramory_check.py", str(tmp_path / "missing.md")).returncode == cliutil.EX_NOINPUT
+    assert run_tool("engramory_check.py").returncode == exitcodes.EX_USAGE
+    assert run_tool("engramory_check.py", str(tmp_path / "missing.md")).returncode == exitcodes.EX_NOINPUT
     # Other documents that list check's codes agree with the code too.
     for doc, text in ALL_TEXT.items():
         for code, status in re.findall(r"\b(\d+) (OK|WARN|OVER)\b", text):
@@ -436,14 +440,11 @@ def test_doctor_exit_codes_are_the_ones_the_skill_states(tmp_path: Path) -> None
 # --- templates -------------------------------------------------------------------------------
 
 def test_templates_pass_the_doctor_clean(tmp_path: Path) -> None:
-    if not (ROOT / "engramory" / "doctor.py").is_file():
-        pytest.skip("engramory/doctor.py does not exist yet (issue 3); nothing to run the templates through")
     # A copy outside this git work tree: a tracked folder is rightly a finding of its own.
     store = tmp_path / "memory"
     shutil.copytree(ROOT / "templates", store)
-    from engramory import doctor
 
-    code = doctor.main(["--strict", str(store)])
+    code = doctor_cmd.main(["--strict", str(store)])
     assert code == 0
     proc = run_tool("engramory_doctor.py", "--strict", "--json", str(store))
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -470,7 +471,8 @@ def test_templates_hold_an_index_and_one_note_per_type() -> None:
 
 HOSTS = (
     "Claude Code", "Cursor", "Hermes", "Qwen Code", "Factory droid", "opencode", "Codex CLI", "Gemini CLI", "Windsurf (Cascade)", "Kiro",
-    "OpenClaw", "Cline", "Trae IDE", "GitHub Copilot (coding agent and CLI)", "Hosts without file access",
+    "OpenClaw", "Cline", "Kilo Code CLI", "Trae IDE", "GitHub Copilot (coding agent and CLI)", "Claude Desktop", "Zed",
+    "Hosts without file access",
 )
 # Hosts of issue 15, each verified by its own suite tests/<suite> on the npm package it pins.
 VERIFIED_NPM_HOSTS = {
@@ -480,6 +482,7 @@ VERIFIED_NPM_HOSTS = {
     "opencode": ("opencode", "opencode-ai"),
     "Cline": ("cline", "cline"),
     "OpenClaw": ("openclaw", "openclaw"),
+    "Kilo Code CLI": ("hosts/kilo", "@kilocode/cli-linux-x64"),  # issue 22, in the tests/hosts/ layout of issue 20
 }
 VERIFIED_AS = {"Cline": "Cline CLI"}  # the row is the host; what was verified is its CLI
 LEVELS = ("enforced before the write", "checked after", "discipline only", "not supported")
@@ -538,12 +541,15 @@ def test_porting_claims_match_what_ships_and_what_was_tested() -> None:
         assert rows[title][4].startswith("%s %s, end-to-end suite on the real CLI" % (name, pin)), rows[title]
     for host, row in rows.items():
         shipped = not row[2].startswith("no shim") and not host.startswith("Hosts without file access")
-        assert shipped == (host in ("Claude Code", "Cursor", "Hermes", "Codex CLI", "Gemini CLI", *VERIFIED_NPM_HOSTS)), row
+        assert shipped == (host in ("Claude Code", "Cursor", "Hermes", "Codex CLI", "Gemini CLI", "Claude Desktop", "Zed",
+                                    *VERIFIED_NPM_HOSTS)), row
         # A host with no shim cannot be more than "checked after".
         assert shipped or not row[3].startswith("enforced"), row
         assert shipped or row[4] in ("not verified", "not applicable"), row
     hosts_flags = {v for i in ALL_INVOCATIONS if i.doc == "PORTING.md" for f, vals in i.flags() if f == "--host" for v in vals}
-    assert hosts_flags == {"cursor", "hermes", "codex", "gemini", *(suite for suite, _ in VERIFIED_NPM_HOSTS.values())}
+    assert hosts_flags == {"cursor", "hermes", "codex", "gemini", "zed",
+                          *(suite.rsplit("/", 1)[-1] for suite, _ in VERIFIED_NPM_HOSTS.values())}
+    assert rows["Claude Desktop"][4].startswith("not verified") and rows["Zed"][4].startswith("not verified")
 
 
 def test_skill_store_config_example_validates_against_the_schema() -> None:
@@ -575,22 +581,20 @@ def test_rules_snippet_blocks_are_short_and_point_at_the_protocol() -> None:
 
 
 def test_skill_names_the_types_and_line_limit_the_doctor_uses() -> None:
-    from engramory import store
+    from engramory.store import reader as store
 
     text = read("SKILL.md")
     m = re.search(r"- `type`: `(\w+)`, `(\w+)`, `(\w+)` or `(\w+)`", text)
     assert m and m.groups() == store.TYPES
     for kind in store.TYPES:
         assert "**%s**:" % kind in text and "## %s\n" % kind in text  # described, and indexed
-    from engramory import doctor
 
-    assert "any index line over %d characters" % doctor.INDEX_LINE_MAX in " ".join(text.split())
+    assert "any index line over %d characters" % codes.INDEX_LINE_MAX in " ".join(text.split())
 
 
 def test_skill_examples_make_a_store_the_doctor_finds_clean(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The notes SKILL.md shows in full, with the index lines that point at them, pass the
     doctor with no finding at all (the other index lines point at notes shown only in prose)."""
-    from engramory import doctor
 
     blocks = re.findall(r"^```markdown\n(.*?)^```", read("SKILL.md"), re.S | re.M)
     notes = {}
@@ -610,7 +614,7 @@ def test_skill_examples_make_a_store_the_doctor_finds_clean(tmp_path: Path, caps
     (store / "MEMORY.md").write_text("".join(kept), encoding="utf-8")
     for name, text in notes.items():
         (store / name).write_text(text, encoding="utf-8")
-    code = doctor.main(["--json", "--strict", str(store)])
+    code = doctor_cmd.main(["--json", "--strict", str(store)])
     report = json.loads(capsys.readouterr().out)
     assert report["findings"] == [], report["findings"]
     assert code == 0
@@ -642,35 +646,34 @@ def test_skill_shows_every_curation_command_through_the_entry_script() -> None:
 
 
 def test_curation_exit_codes_are_the_ones_the_skill_states(tmp_path: Path) -> None:
-    from engramory import notes, search
 
     text = " ".join(read("SKILL.md").split())
     writers = stated_codes(text, "new, update, archive, restore and undo")
-    assert writers == {notes.EX_OK: "done", notes.EX_REFUSED: "refused", notes.EX_BUSY: "busy",
-                       cliutil.EX_USAGE: "usage error", cliutil.EX_NOINPUT: "cannot read"}
-    assert stated_codes(text, "search") == {search.EX_FOUND: "found", search.EX_NONE: "no match",
-                                            cliutil.EX_USAGE: "usage error", cliutil.EX_NOINPUT: "cannot read"}
+    assert writers == {exitcodes.EX_OK: "done", exitcodes.EX_REFUSED: "refused", exitcodes.EX_BUSY: "busy",
+                       exitcodes.EX_USAGE: "usage error", exitcodes.EX_NOINPUT: "cannot read"}
+    assert stated_codes(text, "search") == {exitcodes.EX_OK: "found", exitcodes.EX_NO_MATCH: "no match",
+                                            exitcodes.EX_USAGE: "usage error", exitcodes.EX_NOINPUT: "cannot read"}
     store = tmp_path / "mem"
     store.mkdir()
     new = ["new", str(store), "--type", "user", "--description", "The user prefers tabs", "--body", "Tabs."]
-    assert run_tool("engramory.py", *new).returncode == notes.EX_OK
-    assert run_tool("engramory.py", *new).returncode == notes.EX_REFUSED  # the name is taken
-    assert run_tool("engramory.py", "new", str(store), "--type", "nope").returncode == cliutil.EX_USAGE
-    assert run_tool("engramory.py", "undo", str(tmp_path / "missing")).returncode == cliutil.EX_NOINPUT
-    assert run_tool("engramory.py", "search", "tabs", str(store)).returncode == search.EX_FOUND
-    assert run_tool("engramory.py", "search", "spaces", str(store)).returncode == search.EX_NONE
+    assert run_tool("engramory.py", *new).returncode == exitcodes.EX_OK
+    assert run_tool("engramory.py", *new).returncode == exitcodes.EX_REFUSED  # the name is taken
+    assert run_tool("engramory.py", "new", str(store), "--type", "nope").returncode == exitcodes.EX_USAGE
+    assert run_tool("engramory.py", "undo", str(tmp_path / "missing")).returncode == exitcodes.EX_NOINPUT
+    assert run_tool("engramory.py", "search", "tabs", str(store)).returncode == exitcodes.EX_OK
+    assert run_tool("engramory.py", "search", "spaces", str(store)).returncode == exitcodes.EX_NO_MATCH
     # busy: another process holds the store lock
     holder = subprocess.Popen([sys.executable, "-c", "import sys, time; sys.path.insert(0, %r); "
-                               "from engramory import journal\nwith journal.lock(%r):\n print('held', flush=True); "
+                               "from engramory.store import journal\nwith journal.lock(%r):\n print('held', flush=True); "
                                "time.sleep(4)" % (str(ROOT), str(store))], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         proc = subprocess.run(
-            [sys.executable, "-I", "-S", "-c", "import sys; sys.path.insert(0, %r); from engramory import journal, cli; "
+            [sys.executable, "-I", "-S", "-c", "import sys; sys.path.insert(0, %r); from engramory import cli; from engramory.store import journal; "
              "journal.LOCK_TIMEOUT = 0.3; "
              "raise SystemExit(cli.main(%r))" % (str(ROOT), ["undo", str(store)])],
             capture_output=True, text=True, timeout=60)
-        assert proc.returncode == notes.EX_BUSY, proc.stderr
+        assert proc.returncode == exitcodes.EX_BUSY, proc.stderr
     finally:
         holder.communicate()
 
@@ -710,12 +713,11 @@ def test_skill_curation_block_runs_as_shown(tmp_path: Path) -> None:
 # --- compact (owner: compact) -----------------------------------------------------------------
 
 def test_compact_exit_codes_are_the_ones_the_skill_states(tmp_path: Path) -> None:
-    from engramory import compact
 
     stated = stated_codes(read("SKILL.md"), "compact")
     assert stated == {0: "nothing to do", 1: "operations planned or applied", 2: "decisions needed",
                       64: "usage error", 65: "the store changed since the plan", 66: "cannot read"}
-    assert compact.EX_DATAERR == 65 and cliutil.EX_USAGE == 64 and cliutil.EX_NOINPUT == 66
+    assert exitcodes.EX_DATAERR == 65 and exitcodes.EX_USAGE == 64 and exitcodes.EX_NOINPUT == 66
     shown = {(i.doc, i.program) for i in ALL_INVOCATIONS}
     assert ("SKILL.md", ("engramory", "compact")) in shown and ("SKILL.md", ("engramory", "review")) in shown
     store = tmp_path / "s"
@@ -730,7 +732,7 @@ def test_compact_exit_codes_are_the_ones_the_skill_states(tmp_path: Path) -> Non
 
 
 def test_skill_states_the_cold_score_and_pointer_limit_of_the_code() -> None:
-    from engramory import compactplan
+    from engramory.compact import plan as compactplan
 
     text = " ".join(read("SKILL.md").split())
     assert "index line over %d characters" % compactplan.POINTER_MAX in text
@@ -780,4 +782,6 @@ def test_readme_hosts_table_is_the_registry() -> None:
         assert row[0] == mod.TITLE
         assert row[1] == mod.VERIFIED if mod.VERIFIED else row[1].startswith("not verified")
         flag = "" if name == "claude" else " --host %s" % name
-        assert row[2] == "`python3 -m engramory install%s`" % flag
+        root = " --root DIR" if getattr(mod, "INSTALLER", "").startswith(("engramory.hosts.claude_desktop.install",
+                                                                           "engramory.hosts.zed.install")) else ""
+        assert row[2] == "`python3 -m engramory install%s%s`" % (flag, root)

@@ -17,8 +17,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engramory import config, doctor, frontmatter, store
-from engramory.doctor import CODES, SCHEMA_CODES, main
+from engramory import automemory, config
+from engramory.commands.doctor import main
+from engramory.doctor import codes, scan
+from engramory.doctor import notes as doctor_notes
+from engramory.doctor import run as doctor
+from engramory.doctor.codes import CODES, SCHEMA_CODES
+from engramory.store import frontmatter
+from engramory.store import reader as store
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "stores")
@@ -278,7 +284,7 @@ def test_secret_message_never_echoes_the_value_even_when_long(tmp_path):
         f.write("---\nname: reference-leaky\ndescription: x y z\ntype: reference\ncreated: 2026-01-10\n"
                 "updated: 2026-01-10\n---\n" + ("key %s\n" % value) * 20)
     secret = [f for f in findings(root) if f.code == "secret"]
-    assert len(secret) == doctor.MAX_PER_NOTE
+    assert len(secret) == codes.MAX_PER_NOTE
     assert all(value not in f.message for f in secret)
 
 
@@ -493,12 +499,12 @@ def test_never_writes_to_the_store(name, tmp_path, capsys):
     ("/srv/\U0001F600x", "-srv---x"),  # one character outside the BMP is two UTF-16 units
 ])
 def test_sanitize_project_path(path, expected):
-    assert doctor.sanitize_project_path(path) == expected
+    assert automemory.sanitize_project_path(path) == expected
 
 
 def test_sanitize_long_path_gets_a_hash():
     long_path = "/" + "a" * 250
-    name = doctor.sanitize_project_path(long_path)
+    name = automemory.sanitize_project_path(long_path)
     assert name.startswith("-" + "a" * 199 + "-")
     h = 0
     for ch in long_path:
@@ -512,14 +518,14 @@ def test_claude_memory_dir_honours_config_dir_and_git_root(tmp_path):
     os.mkdir(plain)
     env = {"CLAUDE_CONFIG_DIR": os.path.join(str(tmp_path), "cfg")}
     assert doctor.claude_memory_dir(plain, env) == os.path.join(
-        str(tmp_path), "cfg", "projects", doctor.sanitize_project_path(plain), "memory")
+        str(tmp_path), "cfg", "projects", automemory.sanitize_project_path(plain), "memory")
     if shutil.which("git"):
         repo = os.path.join(str(tmp_path), "repo")
         sub = os.path.join(repo, "src", "pkg")
         os.makedirs(sub)
         _git("init", "-q", cwd=repo)
         got = doctor.claude_memory_dir(sub, env)
-        assert got.endswith(os.path.join("projects", doctor.sanitize_project_path(os.path.realpath(repo)), "memory"))
+        assert got.endswith(os.path.join("projects", automemory.sanitize_project_path(os.path.realpath(repo)), "memory"))
     home = doctor.claude_memory_dir(plain, {})
     assert home.startswith(os.path.join(os.path.expanduser("~"), ".claude", "projects"))
 
@@ -660,8 +666,8 @@ def test_batched_scan_equals_one_note_at_a_time(tmp_path):
         if name == "secrets":
             write_leaky_note(root)
         notes += [n for n in store.load(root).notes if n.text is not None]
-    together = [(f.path, f.line, f.code, f.message) for f in doctor.scan_notes(notes)]
-    alone = [(f.path, f.line, f.code, f.message) for n in notes for f in doctor.scan_note(n)]
+    together = [(f.path, f.line, f.code, f.message) for f in scan.scan_notes(notes)]
+    alone = [(f.path, f.line, f.code, f.message) for n in notes for f in scan.scan_note(n)]
     assert together == alone
     assert {code for _, _, code, _ in together} == {"secret", "injection", "hidden-unicode"}
 
@@ -735,7 +741,7 @@ def test_hostile_file_names_cannot_break_the_report(tmp_path, capsys):
 ])
 def test_relative_dates_found(phrase):
     text = "Shipped %s, as planned." % phrase
-    spans = doctor.relative_dates(text.lower())
+    spans = doctor_notes.relative_dates(text.lower())
     assert spans and text[spans[0][0]:spans[-1][1]].lower().endswith(phrase.lower().split()[-1])
 
 
@@ -743,4 +749,4 @@ def test_relative_dates_found(phrase):
     "Shipped on 2026-01-15.", "The weekly sync", "nextgen todays", "Lastly, this is fine.", "in the week view",
 ])
 def test_relative_dates_not_found(text):
-    assert doctor.relative_dates(text.lower()) == []
+    assert doctor_notes.relative_dates(text.lower()) == []

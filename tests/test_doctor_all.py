@@ -11,7 +11,8 @@ from pathlib import Path
 
 import jsonschema
 
-from engramory import automemory, stores
+from engramory import automemory
+from engramory.store import discovery as stores
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "tools", "engramory_doctor.py")

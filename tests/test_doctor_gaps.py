@@ -15,8 +15,12 @@ import unicodedata
 import jsonschema
 import pytest
 
-from engramory import backstop, doctor, store
-from engramory.doctor import main
+from engramory import notices
+from engramory.commands.doctor import main
+from engramory.doctor import run as doctor
+from engramory.doctor.codes import NO_SCHEMA_CODES
+from engramory.store import pointers
+from engramory.store import reader as store
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "tools", "engramory_doctor.py")
@@ -146,9 +150,9 @@ def test_only_remote_schemes_are_external(tmp_path, doctor_run, target, code):
 
 
 def test_remote_scheme_table():
-    assert all(store.is_remote(t) for t in ("http://a", "HTTPS://a", "ftp://a", "ftps://a", "ssh://a",
+    assert all(pointers.is_remote(t) for t in ("http://a", "HTTPS://a", "ftp://a", "ftps://a", "ssh://a",
                                              "mailto:a", "git+ssh://a", "git+https://a"))
-    assert not any(store.is_remote(t) for t in ("file:///a", "vscode://a", "C:/a", "c:\\a", "a.md", "../a"))
+    assert not any(pointers.is_remote(t) for t in ("file:///a", "vscode://a", "C:/a", "c:\\a", "a.md", "../a"))
 
 
 def test_a_non_utf8_byte_is_reported_and_every_pointer_still_checked(tmp_path, doctor_run):
@@ -222,7 +226,7 @@ def test_no_schema_skips_the_frontmatter_and_label_codes(tmp_path, doctor_run, c
     rc, out = doctor_run(root, "--json")
     assert rc == 1 and "fm-missing" in codes(out)
     rc, out = doctor_run(root, "--json", "--no-schema")
-    assert rc == 0 and not [c for c in codes(out) if c in doctor.NO_SCHEMA_CODES]
+    assert rc == 0 and not [c for c in codes(out) if c in NO_SCHEMA_CODES]
     with pytest.raises(SystemExit):
         main(["--help"])
     helptext = " ".join(capsys.readouterr().out.split())
@@ -264,7 +268,7 @@ def test_a_60_mb_index_answers_from_its_head(tmp_path, doctor_run):
     assert len(st.index_raw or b"") <= store.INDEX_READ_MAX and st.index_size >= 59_000_000
     rc, out = doctor_run(root, "--json")
     assert len(out) < 500_000 and rc == 1  # a million identical findings before
-    from engramory import check
+    from engramory.doctor import check
     result = check.check_file(os.path.join(root, "MEMORY.md"))
     assert result["status"] == "OVER" and result["lines"] is None and result["outside_window"]
     res = subprocess.run([sys.executable, "-I", "-S", os.path.join(ROOT, "tools", "engramory_check.py"),
@@ -322,13 +326,13 @@ def test_session_start_says_the_size_notice_before_the_doctor_part(tmp_path, mon
     root = make_store(tmp_path, "user-a.md")
     note(root, "user-orphan.md")
     index(root, *["- [a](user-a.md) - line %d" % i for i in range(180)])
-    monkeypatch.setattr(backstop, "known_indexes", lambda payload, env: [os.path.join(root, "MEMORY.md")])
-    out = json.loads(backstop.session_start({"session_id": "s"}, {"HOME": str(tmp_path)}))
+    monkeypatch.setattr(notices, "known_indexes", lambda payload, env: [os.path.join(root, "MEMORY.md")])
+    out = json.loads(notices.session_start({"session_id": "s"}, {"HOME": str(tmp_path)}))
     text = out["hookSpecificOutput"]["additionalContext"]
     assert text.index("warn") < text.index("doctor error"), text
-    monkeypatch.setattr(backstop, "DOCTOR_BUDGET", -1.0)
-    monkeypatch.setattr(backstop.doctor_lines, "__defaults__", (-1.0,))
-    out = json.loads(backstop.session_start({"session_id": "s"}, {"HOME": str(tmp_path)}))
+    monkeypatch.setattr(notices, "DOCTOR_BUDGET", -1.0)
+    monkeypatch.setattr(notices.doctor_lines, "__defaults__", (-1.0,))
+    out = json.loads(notices.session_start({"session_id": "s"}, {"HOME": str(tmp_path)}))
     assert "doctor error" not in out["hookSpecificOutput"]["additionalContext"]  # the notice still comes
 
 

@@ -9,7 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from engramory import doctor
+from engramory.doctor import report
+from engramory.doctor import run as doctor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "tools", "engramory_doctor.py")
@@ -46,10 +47,10 @@ def test_capped_keeps_what_the_full_list_would_print_in_any_order() -> None:
         kept = doctor.Capped.of(findings, cap)
         assert sum(len(v) for v in kept.kept.values()) <= len(codes) * (8 * cap + 8)
         st = doctor.Store(".", "MEMORY.md")
-        lines = doctor.render_text(kept, ".", st, cap).splitlines()[:-1]
+        lines = report.render_text(kept, ".", st, cap).splitlines()[:-1]
         assert lines == naive_lines(findings, cap)
-        assert doctor.counts_of(kept) == doctor.counts_of(findings)
-        assert doctor.exit_code(kept, True) == doctor.exit_code(findings, True)
+        assert report.counts_of(kept) == report.counts_of(findings)
+        assert report.exit_code(kept, True) == report.exit_code(findings, True)
 
 
 def test_text_output_holds_a_page_of_findings_and_prints_what_json_lists(tmp_path: Path) -> None:
@@ -60,8 +61,8 @@ def test_text_output_holds_a_page_of_findings_and_prints_what_json_lists(tmp_pat
     assert len(every) > 3000
     held = sum(len(v) for v in kept.kept.values())
     assert held <= len(kept.per_code) * (8 * doctor.OUTPUT_CAP + 8) < len(every) / 3
-    text = doctor.render_text(kept, str(root), st2)
-    assert text == doctor.render_text(every, str(root), st)
+    text = report.render_text(kept, str(root), st2)
+    assert text == report.render_text(every, str(root), st)
     res = subprocess.run([sys.executable, "-I", "-S", SCRIPT, str(root)], capture_output=True, text=True, timeout=120)
     assert res.returncode == 1 and res.stdout == text
 

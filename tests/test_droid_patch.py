@@ -1,4 +1,4 @@
-"""Factory droid's ApplyPatch without the CLI: the port (engramory.hosts.droid_patch) on the
+"""Factory droid's ApplyPatch without the CLI: the port (engramory.hosts.droid.model) on the
 facts the real-CLI differential suite measured (tests/droid/test_droid_patch_model.py), the
 installed hook script on ApplyPatch payloads shaped as droid sends them (`tool_input: {"input":
 <patch>}`), the worst case where droid's result is not ported, and `install --host droid
@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 import pytest
 
-from engramory.hosts import droid_patch
+from engramory.hosts.droid import model as droid_patch
 from tests.conftest import ROOT, index_text
 
 HOOK = ROOT / "hooks" / "engramory_droid_hook.py"
@@ -140,7 +140,7 @@ def test_check_fails_an_install_whose_matcher_misses_apply_patch_and_says_to_rei
     assert healthy.returncode == 0, healthy.stdout
 
 
-SAMPLES = (  # a value for each pattern of engramory.secretscan: its TOKEN_PATTERNS, then its ASSIGN_KEYS
+SAMPLES = (  # a value for each pattern of engramory.store.secrets: its TOKEN_PATTERNS, then its ASSIGN_KEYS
     "-----BEGIN RSA PRIVATE KEY-----\nMIIB\n-----END RSA PRIVATE KEY-----",
     "AKIAIOSFODNN7EXAMPLQ", "ASIAIOSFODNN7EXAMPLQ", "ghp_" + "a1B2" * 9, "github_pat_" + "a1B2c3" * 7,
     "xoxb-1234567890-abcdef", "sk_live_" + "a1B2" * 5, "rk_live_" + "a1B2" * 5, "sk-" + "a9Z3kQ7xP2" * 4,
@@ -151,7 +151,7 @@ SAMPLES = (  # a value for each pattern of engramory.secretscan: its TOKEN_PATTE
 
 
 def test_the_cheap_secret_hint_never_misses_what_secretscan_finds() -> None:
-    from engramory import secretscan
+    from engramory.store import secrets as secretscan
 
     assert len(droid_patch.TOKEN_HINTS) >= len(secretscan.TOKEN_PATTERNS)
     assert len(droid_patch.KEY_HINTS) == len(secretscan.ASSIGN_KEYS)

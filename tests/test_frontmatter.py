@@ -13,8 +13,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engramory import frontmatter
-from engramory.frontmatter import parse
+from engramory.store import frontmatter
+from engramory.store.frontmatter import parse
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

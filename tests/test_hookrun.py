@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from engramory import guard, hookrun, size
-from engramory.hosts import claude
+from engramory import guard, size
+from engramory.hosts import answer, claude, run
 from tests.conftest import ROOT, index_text
 
 HOOKS = sorted((ROOT / "hooks").glob("engramory_*.py"))
@@ -27,7 +27,7 @@ def test_every_entry_script_runs_through_the_runtime() -> None:
     assert HOOKS
     for script in HOOKS:
         text = script.read_text()
-        assert "from engramory.hosts import finish, run" in text or "from engramory.backstop import" in text, script.name
+        assert "from engramory.hosts import finish, run" in text or "from engramory.notices import" in text, script.name
         assert "from engramory.hosts import finish" in text, script.name
         # Each ends the process through finish() (no interpreter teardown), never a bare
         # SystemExit of the answer.
@@ -78,7 +78,7 @@ def test_answer_fails_open_on_our_own_error() -> None:
     def broken(raw: bytes, env: Any) -> tuple[str, str, int]:
         raise RuntimeError("bug")
 
-    out, err, code = hookrun.answer(broken, b"{}", "engramory x", fail_open=("{}", 0))
+    out, err, code = answer(broken, b"{}", "engramory x", fail_open=("{}", 0))
     assert (out, code) == ("{}", 0) and "engramory x: internal error, allowed: RuntimeError('bug')" in err
 
 
@@ -89,9 +89,9 @@ def test_answer_refuses_a_payload_over_the_limit() -> None:
         seen.append(raw)
         return "deny", "", 2
 
-    out, err, code = hookrun.answer(respond, b"x" * 11, "engramory x", limit=10)
+    out, err, code = answer(respond, b"x" * 11, "engramory x", limit=10)
     assert (out, code, seen) == ("", 0, []) and "over 10 bytes" in err
-    assert hookrun.answer(respond, b"x" * 10, "t", limit=10) == ("deny", "", 2)
+    assert answer(respond, b"x" * 10, "t", limit=10) == ("deny", "", 2)
 
 
 def test_run_writes_the_host_answer(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -100,11 +100,11 @@ def test_run_writes_the_host_answer(monkeypatch: pytest.MonkeyPatch, capsys: pyt
     index = tmp_path / "MEMORY.md"
     raw = json.dumps({"tool_name": "Write", "tool_input": {"file_path": str(index), "content": index_text(201)}})
     monkeypatch.setattr(sys, "stdin", Stdin(raw.encode()))
-    assert hookrun.run("claude") == 0
+    assert run("claude") == 0
     out = capsys.readouterr().out
     assert out.endswith("}\n") and json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
     monkeypatch.setattr(sys, "stdin", Stdin(raw.encode()))
-    assert hookrun.run("cursor") == 2  # Cursor's deny is exit 2
+    assert run("cursor") == 2  # Cursor's deny is exit 2
 
 
 def test_run_fails_open_with_the_host_fail_open_answer(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
@@ -115,11 +115,11 @@ def test_run_fails_open_with_the_host_fail_open_answer(monkeypatch: pytest.Monke
 
     monkeypatch.setattr(cursor, "respond", broken)
     monkeypatch.setattr(sys, "stdin", Stdin(b"{}"))
-    assert hookrun.run("cursor") == 0
+    assert run("cursor") == 0
     captured = capsys.readouterr()
     assert captured.out == "{}\n" and "engramory cursor guard: internal error, allowed: MemoryError()" in captured.err
     monkeypatch.setattr(sys, "stdin", Stdin(b"{}"))
-    assert hookrun.run("no_such_host") == 0
+    assert run("no_such_host") == 0
     assert "internal error" in capsys.readouterr().err
 
 

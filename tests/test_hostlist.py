@@ -10,7 +10,8 @@ import sys
 
 import pytest
 
-from engramory import hostlist, hosts, size
+from engramory import hosts, size
+from engramory.commands import hosts as hostlist
 from tests.conftest import ROOT
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from engramory import hookrun, hosts
-from engramory.hosts import claudelike, cline, copilot, droid, openclaw, opencode, qwen
+from engramory import hosts
+from engramory.hosts import answer, claudelike, cline, copilot, droid, openclaw, opencode, qwen
 
 NEW_HOSTS = ("qwen", "droid", "copilot", "opencode", "cline", "openclaw")
 GARBAGE = (b"", b"not json", b"[1, 2]", b"\xff\xfe\x00", b'{"tool_name": 5}', b'{"event": "before", "tool": "edit", "args": 7}')
@@ -35,7 +35,7 @@ def test_bad_input_is_let_through_with_exit_zero(name: str, raw: bytes) -> None:
         fn = getattr(mod, entry, None)
         if fn is None:
             continue
-        out, _, code = hookrun.answer(fn, raw, "t", env={})
+        out, _, code = answer(fn, raw, "t", env={})
         assert code == 0
         assert out in ("", "{}"), out
 

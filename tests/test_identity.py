@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from engramory import automemory, backstop
+from engramory import automemory, notices
 from engramory.hosts import claude
 from tests.conftest import index_text
 
@@ -104,12 +104,12 @@ def test_backstop_watches_the_auto_memory_directory(tmp_path: Path) -> None:
     _settings(u.home / ".claude" / "settings.json", {"autoMemoryDirectory": str(moved)})
     env = dict(u.env, TMPDIR=str(tmp_path))
     payload = {"session_id": "s1", "cwd": str(u.project), "hook_event_name": "PostToolUse", "tool_name": "Bash"}
-    assert str(moved / "MEMORY.md") in backstop.known_indexes(payload, env)
-    backstop.session_start(payload, env)
+    assert str(moved / "MEMORY.md") in notices.known_indexes(payload, env)
+    notices.session_start(payload, env)
     (moved / "MEMORY.md").write_text(index_text(230))
-    out = backstop.post_tool(payload, env)
+    out = notices.post_tool(payload, env)
     assert "230 lines" in out and str(moved / "MEMORY.md") in out
-    start = backstop.session_start(dict(payload, hook_event_name="SessionStart"), env)
+    start = notices.session_start(dict(payload, hook_event_name="SessionStart"), env)
     assert "over its hard cap: 230 lines" in start
 
 
@@ -125,7 +125,7 @@ def test_write_to_the_moved_index_is_guarded(tmp_path: Path) -> None:
 
 
 def test_doctor_default_root_is_the_auto_memory_directory(tmp_path: Path) -> None:
-    from engramory import doctor
+    from engramory.doctor import run as doctor
 
     u = User(tmp_path)
     moved = tmp_path / "moved"

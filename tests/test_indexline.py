@@ -1,4 +1,4 @@
-"""The one validation of text on an index line (engramory.indexline), the one rule of what a
+"""The one validation of text on an index line (engramory.curate.indexline), the one rule of what a
 line points at (pointers.note_links), and the layout's account of what the host loads."""
 
 from __future__ import annotations
@@ -7,8 +7,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engramory import indexline, layout, notes, pointers, store
+from engramory import layout
+from engramory.curate import indexline, notes
 from engramory.hosts import claude
+from engramory.store import pointers
+from engramory.store import reader as store
 
 WINDOW = claude.window()
 TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"

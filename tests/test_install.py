@@ -21,7 +21,11 @@ from typing import Any
 import pytest
 
 import engramory
-from engramory import install
+from engramory.commands import install as install_cmd
+from engramory.commands import uninstall as uninstall_cmd
+from engramory.hosts.claude import install
+from engramory.install.bundle import TOP_FILES
+from engramory.install.hookcommands import shell_word
 from tests.conftest import ROOT, index_text
 
 FOREIGN = (
@@ -85,17 +89,17 @@ def run_cli(*args: str, env: dict[str, str], cwd: Path | str = ROOT) -> subproce
 
 
 def test_install_user_scope(e: Env, capsys: pytest.CaptureFixture[str]) -> None:
-    assert install.main([]) == 0
+    assert install_cmd.main([]) == 0
     out = capsys.readouterr().out
     assert "Restart Claude Code" in out and str(e.settings) in out
     # The runtime files, and nothing of the development tree.
     assert (e.skill / "engramory" / "__init__.py").is_file()
-    assert (e.skill / "engramory" / "hosts" / "claude.py").is_file()
+    assert (e.skill / "engramory" / "hosts" / "claude" / "__init__.py").is_file()
     assert (e.skill / "engramory" / "py.typed").is_file()
     for script in install.SCRIPTS:
         assert (e.skill / "hooks" / script).is_file()
     assert (e.skill / "tools" / "engramory_check.py").is_file()
-    for name in install.TOP_FILES:
+    for name in TOP_FILES:
         assert (e.skill / name).is_file() == (ROOT / name).is_file()
     assert not (e.skill / "tests").exists() and not (e.skill / "bench").exists()
     assert not (e.skill / ".git").exists()
@@ -107,7 +111,7 @@ def test_install_user_scope(e: Env, capsys: pytest.CaptureFixture[str]) -> None:
         assert tag == sys.implementation.cache_tag and (pyc.parent.parent / (stem + ".py")).is_file(), pyc
     assert not (e.skill / ".claude-plugin").exists()
     manifest = json.loads((e.skill / install.MANIFEST).read_text())
-    assert manifest["installer"] == "engramory" and "engramory/install.py" in manifest["files"]
+    assert manifest["installer"] == "engramory" and "engramory/hosts/claude/install.py" in manifest["files"]
     # The hook entries.
     entries = our_entries(e.settings)
     assert sorted(entries) == ["PostToolUse", "PreToolUse", "SessionStart", "UserPromptSubmit"]
@@ -130,7 +134,7 @@ def test_install_user_scope(e: Env, capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_installed_guard_runs_as_wired(e: Env, tmp_path: Path) -> None:
     """Run the exact command install wrote, through sh, on a real PreToolUse payload."""
-    assert install.main([]) == 0
+    assert install_cmd.main([]) == 0
     (h,) = our_entries(e.settings)["PreToolUse"]
     index = tmp_path / "MEMORY.md"
     index.write_text(index_text(199))
@@ -148,14 +152,14 @@ def test_installed_guard_runs_as_wired(e: Env, tmp_path: Path) -> None:
 def test_second_install_changes_nothing(e: Env, capsys: pytest.CaptureFixture[str]) -> None:
     e.config.mkdir()
     e.settings.write_bytes(FOREIGN)
-    assert install.main([]) == 0
+    assert install_cmd.main([]) == 0
     first = e.settings.read_bytes()
     st = e.settings.stat()
     backups = sorted(e.config.glob("settings.json.engramory-backup-*"))
     assert len(backups) == 1 and backups[0].read_bytes() == FOREIGN
     manifest = (e.skill / install.MANIFEST).stat()
     capsys.readouterr()
-    assert install.main([]) == 0
+    assert install_cmd.main([]) == 0
     out = capsys.readouterr().out
     assert "already installed: nothing changed" in out and "already present" in out
     assert "Restart" not in out
@@ -168,7 +172,7 @@ def test_second_install_changes_nothing(e: Env, capsys: pytest.CaptureFixture[st
 def test_foreign_keys_and_hooks_kept_and_uninstall_restores_bytes(e: Env, capsys: pytest.CaptureFixture[str]) -> None:
     e.config.mkdir()
     e.settings.write_bytes(FOREIGN)
-    assert install.main([]) == 0
+    assert install_cmd.main([]) == 0
     data = json.loads(e.settings.read_bytes())
     before = json.loads(FOREIGN)
     for key in ("$schema", "model", "permissions", "env"):
@@ -176,33 +180,33 @@ def test_foreign_keys_and_hooks_kept_and_uninstall_restores_bytes(e: Env, capsys
     assert data["hooks"]["Stop"] == before["hooks"]["Stop"]
     assert data["hooks"]["PreToolUse"][0] == before["hooks"]["PreToolUse"][0]  # foreign group first, unchanged
     assert "    " in e.settings.read_text() and '"caf\u00e9"' in e.settings.read_text(encoding="utf-8")  # indent, no \\u escapes
-    assert install.uninstall_main([]) == 0
+    assert uninstall_cmd.main([]) == 0
     assert e.settings.read_bytes() == FOREIGN
     assert not e.skill.exists()
     assert "Restart Claude Code" in capsys.readouterr().out
     # and without any backup to fall back on, the splice alone gives the bytes back
-    assert install.main([]) == 0
+    assert install_cmd.main([]) == 0
     for backup in install.backups_of(str(e.settings)):
         os.unlink(backup)
-    assert install.uninstall_main([]) == 0
+    assert uninstall_cmd.main([]) == 0
     assert e.settings.read_bytes() == FOREIGN
 
 
 def test_uninstall_of_a_created_settings_file_removes_it(e: Env) -> None:
-    assert install.main([]) == 0
+    assert install_cmd.main([]) == 0
     assert e.settings.exists()
-    assert install.uninstall_main([]) == 0
+    assert uninstall_cmd.main([]) == 0
     assert not e.settings.exists() and not e.skill.exists()
 
 
 def test_uninstall_keeps_changes_made_after_install(e: Env) -> None:
     e.config.mkdir()
     e.settings.write_bytes(FOREIGN)
-    assert install.main([]) == 0
+    assert install_cmd.main([]) == 0
     data = json.loads(e.settings.read_bytes())
     data["theme"] = "dark"  # the user (or Claude Code) changed something since
     e.settings.write_text(json.dumps(data, indent=4) + "\n")
-    assert install.uninstall_main([]) == 0
+    assert uninstall_cmd.main([]) == 0
     after = json.loads(e.settings.read_bytes())
     expected = json.loads(FOREIGN)
     expected["theme"] = "dark"
@@ -213,21 +217,21 @@ def test_uninstall_keeps_hooks_containers_that_were_there(e: Env) -> None:
     e.config.mkdir()
     original = b'{"hooks": {"PreToolUse": []}}'
     e.settings.write_bytes(original)
-    assert install.main([]) == 0
+    assert install_cmd.main([]) == 0
     for backup in e.config.glob("settings.json.engramory-backup-*"):
         backup.unlink()  # even without the backup, what existed before stays
-    assert install.uninstall_main([]) == 0
+    assert uninstall_cmd.main([]) == 0
     assert json.loads(e.settings.read_bytes()) == {"hooks": {"PreToolUse": []}}
 
 
 def test_crlf_tabs_and_bom_style_is_kept(e: Env) -> None:
     e.config.mkdir()
     e.settings.write_bytes(b'\xef\xbb\xbf{\r\n\t"model": "opus"\r\n}\r\n')
-    assert install.main([]) == 0
+    assert install_cmd.main([]) == 0
     raw = e.settings.read_bytes()
     assert raw.startswith(b'\xef\xbb\xbf{\r\n\t"model": "opus",\r\n\t"hooks": {\r\n\t\t"PreToolUse"')
     assert b"\n" not in raw.replace(b"\r\n", b"") and raw.endswith(b"}\r\n")
-    assert install.uninstall_main([]) == 0
+    assert uninstall_cmd.main([]) == 0
     assert e.settings.read_bytes() == b'\xef\xbb\xbf{\r\n\t"model": "opus"\r\n}\r\n'
 
 
@@ -238,17 +242,17 @@ def test_settings_kept_as_a_link_stays_a_link(e: Env, tmp_path: Path) -> None:
     real.write_bytes(FOREIGN)
     e.config.mkdir()
     e.settings.symlink_to(real)
-    assert install.main([]) == 0
+    assert install_cmd.main([]) == 0
     assert e.settings.is_symlink() and our_entries(real)
     assert list(dotfiles.glob("claude-settings.json.engramory-backup-*"))
-    assert install.uninstall_main([]) == 0
+    assert uninstall_cmd.main([]) == 0
     assert e.settings.is_symlink() and real.read_bytes() == FOREIGN
 
 
 def test_dangling_settings_link_refused(e: Env, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     e.config.mkdir()
     e.settings.symlink_to(tmp_path / "nowhere.json")
-    assert install.main([]) == 1
+    assert install_cmd.main([]) == 1
     assert "which does not exist" in capsys.readouterr().err
     assert not (tmp_path / "nowhere.json").exists() and not e.skill.exists()
 
@@ -269,7 +273,7 @@ def test_stale_entry_of_ours_is_replaced_foreign_untouched(e: Env) -> None:
         {"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "my-linter"},
                                             {"type": "command", "command": old}]},
     ]}}))
-    assert install.main([]) == 0
+    assert install_cmd.main([]) == 0
     groups = json.loads(e.settings.read_bytes())["hooks"]["PreToolUse"]
     assert groups[0] == {"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "my-linter"}]}
     assert len(our_entries(e.settings)["PreToolUse"]) == 1
@@ -297,14 +301,14 @@ def test_stale_entry_of_ours_is_replaced_foreign_untouched(e: Env) -> None:
 def test_malformed_settings_refused_untouched(e: Env, capsys: pytest.CaptureFixture[str], raw: bytes, expected: str) -> None:
     e.config.mkdir()
     e.settings.write_bytes(raw)
-    assert install.main([]) == 1
+    assert install_cmd.main([]) == 1
     err = capsys.readouterr().err
     assert str(e.settings) in err and expected in err and "nothing was changed" in err
     assert "Traceback" not in err
     assert e.settings.read_bytes() == raw
     assert not e.skill.exists() and list(e.config.iterdir()) == [e.settings]
     # uninstall refuses what it cannot parse, and leaves alone shapes it has nothing to take from
-    assert install.uninstall_main([]) == (0 if b"PreToolUse" in raw else 1)
+    assert uninstall_cmd.main([]) == (0 if b"PreToolUse" in raw else 1)
     assert e.settings.read_bytes() == raw
 
 
@@ -319,11 +323,11 @@ def test_malformed_settings_refused_by_the_cli(e: Env) -> None:
 def test_foreign_skill_folder_refused(e: Env, capsys: pytest.CaptureFixture[str]) -> None:
     e.skill.mkdir(parents=True)
     (e.skill / "SKILL.md").write_text("someone else's skill\n")
-    assert install.main([]) == 1
+    assert install_cmd.main([]) == 1
     assert "was not installed by engramory" in capsys.readouterr().err
     assert (e.skill / "SKILL.md").read_text() == "someone else's skill\n"
     assert not e.settings.exists()
-    assert install.uninstall_main([]) == 0  # nothing of ours: the folder stays
+    assert uninstall_cmd.main([]) == 0  # nothing of ours: the folder stays
     assert (e.skill / "SKILL.md").exists()
 
 
@@ -339,7 +343,7 @@ def test_foreign_skill_folder_refused(e: Env, capsys: pytest.CaptureFixture[str]
 def test_shell_word_survives_sh(path: str, word: str, tmp_path: Path) -> None:
     if os.name == "nt":
         pytest.skip("POSIX quoting")
-    assert install.shell_word(path) == word
+    assert shell_word(path) == word
     proc = subprocess.run(["sh", "-c", "printf %s " + word], capture_output=True, text=True, timeout=30)
     assert proc.stdout == path
 
@@ -360,16 +364,16 @@ def test_apply_change_refuses_a_file_changed_meanwhile(tmp_path: Path) -> None:
 def test_dry_run_writes_nothing(e: Env, capsys: pytest.CaptureFixture[str]) -> None:
     e.config.mkdir()
     e.settings.write_bytes(FOREIGN)
-    assert install.main(["--dry-run"]) == 0
+    assert install_cmd.main(["--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "--- %s" % e.settings in out and "+++ %s" % e.settings in out
     assert '+                "matcher": "Edit|Write|MultiEdit",' in out
     assert "    + engramory/__init__.py" in out and "    + hooks/engramory_index_guard.py" in out
     assert e.settings.read_bytes() == FOREIGN
     assert list(e.config.iterdir()) == [e.settings]
-    assert install.main([]) == 0
+    assert install_cmd.main([]) == 0
     capsys.readouterr()
-    assert install.uninstall_main(["--dry-run"]) == 0
+    assert uninstall_cmd.main(["--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "would be removed" in out and "-                \"matcher\": \"Edit|Write|MultiEdit\"," in out
     assert e.skill.exists() and our_entries(e.settings)
@@ -384,9 +388,9 @@ def test_memory_store_untouched(e: Env) -> None:
     (memory / "MEMORY.md").write_text(index_text(250))
     (memory / "note-1.md").write_text("---\nname: x\n---\nbody\n")
     snapshot = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in memory.iterdir()}
-    assert install.main([]) == 0
-    assert install.main(["--check"]) == 0
-    assert install.uninstall_main([]) == 0
+    assert install_cmd.main([]) == 0
+    assert install_cmd.main(["--check"]) == 0
+    assert uninstall_cmd.main([]) == 0
     assert {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in memory.iterdir()} == snapshot
 
 
@@ -395,24 +399,24 @@ def test_memory_store_untouched(e: Env) -> None:
 
 def test_project_and_local_scopes(e: Env) -> None:
     claude = e.project / ".claude"
-    assert install.main(["--scope", "project"]) == 0
+    assert install_cmd.main(["--scope", "project"]) == 0
     assert (claude / "skills" / "engramory" / "hooks" / "engramory_index_guard.py").is_file()
     assert our_entries(claude / "settings.json")
     assert not e.config.exists()
-    assert install.main(["--scope", "local"]) == 0
+    assert install_cmd.main(["--scope", "local"]) == 0
     local = our_entries(claude / "settings.local.json")
     assert str(claude / "skills" / "engramory" / "hooks") in local["PreToolUse"][0]["command"]
     # Both settings files use the one skill folder: it stays until the last one goes.
-    assert install.uninstall_main(["--scope", "local"]) == 0
+    assert uninstall_cmd.main(["--scope", "local"]) == 0
     assert not (claude / "settings.local.json").exists()
     assert (claude / "skills" / "engramory" / "engramory" / "__init__.py").is_file()
-    assert install.main(["--scope", "project", "--check"]) == 0
-    assert install.uninstall_main(["--scope", "project"]) == 0
+    assert install_cmd.main(["--scope", "project", "--check"]) == 0
+    assert uninstall_cmd.main(["--scope", "project"]) == 0
     assert not (claude / "skills" / "engramory").exists() and not (claude / "settings.json").exists()
 
 
 def test_link_mode(e: Env, capsys: pytest.CaptureFixture[str]) -> None:
-    assert install.main(["--link"]) == 0
+    assert install_cmd.main(["--link"]) == 0
     # A folder of links, not one link to the checkout: .claude-plugin/ must stay behind, or
     # Claude Code also loads the folder as a plugin and every hook runs twice.
     assert e.skill.is_dir() and not e.skill.is_symlink()
@@ -421,15 +425,15 @@ def test_link_mode(e: Env, capsys: pytest.CaptureFixture[str]) -> None:
     assert not (e.skill / ".claude-plugin").exists() and not (e.skill / "tests").exists()
     assert not (ROOT / install.MANIFEST).exists()
     tracked = sorted(p.relative_to(ROOT) for p in (ROOT / "engramory").glob("*.py"))
-    assert install.main(["--link"]) == 0
+    assert install_cmd.main(["--link"]) == 0
     assert "already installed: nothing changed" in capsys.readouterr().out
-    assert install.main(["--check"]) == 0
+    assert install_cmd.main(["--check"]) == 0
     # Switching to a copy replaces the link; switching back replaces the copy.
-    assert install.main([]) == 0
+    assert install_cmd.main([]) == 0
     assert e.skill.is_dir() and not e.skill.is_symlink()
-    assert install.main(["--link"]) == 0
+    assert install_cmd.main(["--link"]) == 0
     assert (e.skill / "engramory").is_symlink()
-    assert install.uninstall_main([]) == 0
+    assert uninstall_cmd.main([]) == 0
     assert not os.path.lexists(e.skill)
     assert sorted(p.relative_to(ROOT) for p in (ROOT / "engramory").glob("*.py")) == tracked
     assert not e.settings.exists()
@@ -438,15 +442,15 @@ def test_link_mode(e: Env, capsys: pytest.CaptureFixture[str]) -> None:
 def test_old_whole_folder_link_is_replaced(e: Env) -> None:
     (e.config / "skills").mkdir(parents=True)
     e.skill.symlink_to(ROOT, target_is_directory=True)
-    assert install.main(["--link"]) == 0
+    assert install_cmd.main(["--link"]) == 0
     assert not e.skill.is_symlink() and (e.skill / "engramory").is_symlink()
-    assert (ROOT / "engramory" / "install.py").is_file()
-    assert install.uninstall_main([]) == 0
-    assert not os.path.lexists(e.skill) and (ROOT / "engramory" / "install.py").is_file()
+    assert (ROOT / "engramory" / "cli.py").is_file()
+    assert uninstall_cmd.main([]) == 0
+    assert not os.path.lexists(e.skill) and (ROOT / "engramory" / "cli.py").is_file()
 
 
 def test_manifest_entries_reached_through_a_link_are_never_deleted(e: Env, tmp_path: Path) -> None:
-    assert install.main([]) == 0
+    assert install_cmd.main([]) == 0
     elsewhere = tmp_path / "elsewhere"
     (elsewhere / "engramory").mkdir(parents=True)
     precious = elsewhere / "engramory" / "guard.py"
@@ -455,12 +459,12 @@ def test_manifest_entries_reached_through_a_link_are_never_deleted(e: Env, tmp_p
 
     shutil.rmtree(e.skill / "engramory")
     (e.skill / "engramory").symlink_to(elsewhere / "engramory", target_is_directory=True)
-    assert install.uninstall_main([]) == 0
+    assert uninstall_cmd.main([]) == 0
     assert precious.read_text() == "not ours\n"
 
 
 def test_update_removes_files_the_bundle_dropped(e: Env) -> None:
-    assert install.main([]) == 0
+    assert install_cmd.main([]) == 0
     manifest_path = e.skill / install.MANIFEST
     manifest = json.loads(manifest_path.read_text())
     manifest["files"].append("engramory/retired.py")
@@ -469,16 +473,16 @@ def test_update_removes_files_the_bundle_dropped(e: Env) -> None:
     (e.skill / "engramory" / "guard.py").write_text("# damaged copy\n")
     mine = e.skill / "my-notes.txt"
     mine.write_text("the user's own file\n")
-    assert install.main([]) == 0
+    assert install_cmd.main([]) == 0
     assert not (e.skill / "engramory" / "retired.py").exists()
     assert (e.skill / "engramory" / "guard.py").read_bytes() == (ROOT / "engramory" / "guard.py").read_bytes()
-    assert install.uninstall_main([]) == 0
+    assert uninstall_cmd.main([]) == 0
     assert mine.read_text() == "the user's own file\n"  # not ours: kept, folder kept for it
     assert sorted(p.name for p in e.skill.iterdir()) == ["my-notes.txt"]
 
 
 def test_running_from_the_installed_copy(e: Env) -> None:
-    assert install.main([]) == 0
+    assert install_cmd.main([]) == 0
     proc = run_cli("install", env=e.vars(), cwd=e.skill)
     assert proc.returncode == 0, proc.stderr
     assert "is this bundle itself" in proc.stdout and "already present" in proc.stdout
@@ -511,15 +515,15 @@ def test_checkout_cloned_into_the_skills_folder(e: Env) -> None:
 
 
 def test_check(e: Env, capsys: pytest.CaptureFixture[str]) -> None:
-    assert install.main(["--check"]) == 1
+    assert install_cmd.main(["--check"]) == 1
     assert "the guard (denies over-cap Edit/Write) is not wired" in capsys.readouterr().out
-    assert install.main([]) == 0
+    assert install_cmd.main([]) == 0
     capsys.readouterr()
-    assert install.main(["--check"]) == 0
+    assert install_cmd.main(["--check"]) == 0
     out = capsys.readouterr().out
     assert out.count("a smoke run was denied") == 1 and out.count("a smoke run was reported") == 3 and "healthy" in out
     (e.skill / "hooks" / "engramory_index_guard.py").unlink()
-    assert install.main(["--check"]) == 1
+    assert install_cmd.main(["--check"]) == 1
     out = capsys.readouterr().out
     assert "engramory_index_guard.py does not exist" in out and "the guard is off" in out and "fix: " in out
     assert "the shell backstop (user settings %s): a smoke run was reported" % e.settings in out  # the others are fine
@@ -532,26 +536,26 @@ def test_install_refuses_an_interpreter_that_cannot_run_the_hooks(e: Env, tmp_pa
 
 
 def test_check_missing_interpreter_and_broken_script(e: Env, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    assert install.main([]) == 0
+    assert install_cmd.main([]) == 0
     text = e.settings.read_text().replace(json.dumps(sys.executable)[1:-1], str(tmp_path / "gone" / "python3"))
     e.settings.write_text(text)
     capsys.readouterr()
-    assert install.main(["--check"]) == 1
+    assert install_cmd.main(["--check"]) == 1
     assert "the interpreter %s does not exist" % (tmp_path / "gone" / "python3") in capsys.readouterr().out
-    assert install.main([]) == 0  # re-wire with this interpreter
+    assert install_cmd.main([]) == 0  # re-wire with this interpreter
     (e.skill / "hooks" / "engramory_post_tool.py").write_text("raise SystemExit(2)\n")
     capsys.readouterr()
-    assert install.main(["--check"]) == 1
+    assert install_cmd.main(["--check"]) == 1
     assert "it exited 2" in capsys.readouterr().out
 
 
 def test_check_notes_the_plugin_enabled_too(e: Env, capsys: pytest.CaptureFixture[str]) -> None:
-    assert install.main([]) == 0
+    assert install_cmd.main([]) == 0
     data = json.loads(e.settings.read_bytes())
     data["enabledPlugins"] = {"engramory@engramory-marketplace": True, "other@x": True}
     e.settings.write_text(json.dumps(data))
     capsys.readouterr()
-    assert install.main(["--check"]) == 0
+    assert install_cmd.main(["--check"]) == 0
     # Enabled but never installed: Claude Code runs none of its hooks; the settings hooks act.
     # (Installed as well: tests/test_install_check.py::test_plugin_and_settings_hooks_both_wired_is_noted.)
     assert "the plugin engramory@engramory-marketplace is enabled (user settings) but Claude Code has no copy" \
@@ -571,20 +575,20 @@ def test_check_by_the_cli(e: Env) -> None:
 
 
 def test_other_host_missing_module(e: Env, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setitem(sys.modules, "engramory.install_hermes", None)  # as if the file were absent
-    assert install.main(["--host", "hermes"]) == 1
+    monkeypatch.setitem(sys.modules, "engramory.hosts.hermes.install", None)  # as if the file were absent
+    assert install_cmd.main(["--host", "hermes"]) == 1
     assert "--host hermes is not available" in capsys.readouterr().err
     assert not e.config.exists()
 
 
 def test_other_host_is_delegated(e: Env, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[tuple[str, Any]] = []
-    fake = types.ModuleType("engramory.install_cursor")
+    fake = types.ModuleType("engramory.hosts.cursor.install")
     fake.install = lambda args: calls.append(("install", args)) or 0  # type: ignore[attr-defined]
     fake.uninstall = lambda args: calls.append(("uninstall", args)) or 5  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "engramory.install_cursor", fake)
-    assert install.main(["--host", "cursor", "--scope", "project", "--dry-run"]) == 0
-    assert install.uninstall_main(["--host", "cursor"]) == 5
+    monkeypatch.setitem(sys.modules, "engramory.hosts.cursor.install", fake)
+    assert install_cmd.main(["--host", "cursor", "--scope", "project", "--dry-run"]) == 0
+    assert uninstall_cmd.main(["--host", "cursor"]) == 5
     assert [c[0] for c in calls] == ["install", "uninstall"]
     args = calls[0][1]
     assert (args.host, args.scope, args.dry_run, args.link, args.check) == ("cursor", "project", True, False, False)
@@ -593,7 +597,7 @@ def test_other_host_is_delegated(e: Env, monkeypatch: pytest.MonkeyPatch) -> Non
 
 def test_usage_errors_exit_64(e: Env) -> None:
     with pytest.raises(SystemExit) as exc:
-        install.main(["--scope", "galaxy"])
+        install_cmd.main(["--scope", "galaxy"])
     assert exc.value.code == 64
     proc = run_cli("install", "--help", env=e.vars())
     assert proc.returncode == 0 and "--dry-run" in proc.stdout and "--link" in proc.stdout and "--check" in proc.stdout
@@ -662,14 +666,14 @@ def test_the_launcher_runs_the_real_script_with_its_file_name(tmp_path: Path) ->
 def test_uninstall_leaves_nothing_behind_in_an_empty_home(e: Env) -> None:
     """No backup of a settings file install created, no folders install made."""
     assert not e.config.exists()
-    assert install.main([]) == 0
-    assert install.uninstall_main([]) == 0
+    assert install_cmd.main([]) == 0
+    assert uninstall_cmd.main([]) == 0
     assert not e.config.exists()
-    assert install.main(["--scope", "project"]) == 0
-    assert install.uninstall_main(["--scope", "project"]) == 0
+    assert install_cmd.main(["--scope", "project"]) == 0
+    assert uninstall_cmd.main(["--scope", "project"]) == 0
     assert list(e.project.iterdir()) == []
     # folders that were there before stay
     (e.config / "skills").mkdir(parents=True)
-    assert install.main([]) == 0
-    assert install.uninstall_main([]) == 0
+    assert install_cmd.main([]) == 0
+    assert uninstall_cmd.main([]) == 0
     assert sorted(p.name for p in e.config.rglob("*")) == ["skills"]

@@ -11,7 +11,9 @@ from typing import Any, Callable
 
 import pytest
 
-from engramory import install, install_check
+from engramory.commands import install as install_cmd
+from engramory.hosts.claude import check as install_check
+from engramory.hosts.claude import install
 
 
 class Home:
@@ -44,7 +46,7 @@ class Home:
 @pytest.fixture
 def h(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Home:
     home = Home(tmp_path, monkeypatch)
-    assert install.main([]) == 0
+    assert install_cmd.main([]) == 0
     return home
 
 
@@ -102,7 +104,7 @@ def test_the_shell_environment_counts_too(h: Home, capsys: pytest.CaptureFixture
 def test_a_dollar_in_the_config_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     h = Home(tmp_path, monkeypatch)
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "a $HOME `b` dir"))
-    assert install.main([]) == 0
+    assert install_cmd.main([]) == 0
     code, out = h.check(capsys)
     assert code == 0, out
     assert "does not exist" not in out
@@ -133,7 +135,7 @@ def test_matcher_semantics(matcher: Any, tool: str, runs: bool) -> None:
 
 def test_json_by_the_cli(h: Home, capsys: pytest.CaptureFixture[str]) -> None:
     capsys.readouterr()
-    assert install.main(["--check", "--json"]) == 0
+    assert install_cmd.main(["--check", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["healthy"] is True
 
 
@@ -221,7 +223,7 @@ def test_plugin_installed_for_another_project_does_not_count(p: Home, capsys: py
 
 
 def test_plugin_and_settings_hooks_both_wired_is_noted(p: Home, capsys: pytest.CaptureFixture[str]) -> None:
-    assert install.main([]) == 0
+    assert install_cmd.main([]) == 0
     plugin_install(p)
     code, out = p.check(capsys)
     assert code == 0, out

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from engramory import install_codex
-from engramory.installer import SettingsError
+from engramory.hosts.codex import install as install_codex
+from engramory.install.settings import SettingsError
 
 
 @pytest.fixture

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from engramory import cli, install, install_cursor
+from engramory import cli
+from engramory.hosts.claude import install
+from engramory.hosts.cursor import install as install_cursor
 from tests.conftest import ROOT, index_text
 
 
@@ -53,7 +55,7 @@ def test_fresh_user_install_writes_one_entry_and_copies_the_runtime(home: Path, 
     assert data == {"version": 1, "hooks": {"preToolUse": [{"command": expected_command(home / ".cursor"), "timeout": 10}]}}
     copied = home / ".cursor" / "engramory"
     assert (copied / "hooks" / "engramory_cursor_guard.py").is_file()
-    assert (copied / "engramory" / "hosts" / "cursor.py").is_file()
+    assert (copied / "engramory" / "hosts" / "cursor" / "__init__.py").is_file()
     assert (copied / "tools" / "engramory_check.py").is_file()
     assert not (copied / "hooks" / "engramory_index_guard.py").exists()  # the Claude hook is not Cursor's
     assert "preToolUse: added" in capsys.readouterr().out

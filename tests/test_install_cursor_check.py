@@ -12,7 +12,8 @@ from typing import Any, Callable
 
 import pytest
 
-from engramory import cli, install_cursor
+from engramory import cli
+from engramory.hosts.cursor import install as install_cursor
 
 
 @pytest.fixture

@@ -9,8 +9,11 @@ import os
 import pytest
 import yaml
 
-from engramory import install, install_hermes
-from engramory.install_hermes import ConfigText, SettingsError, disable_text, enable_text
+from engramory.commands import install as install_cmd
+from engramory.commands import uninstall as uninstall_cmd
+from engramory.hosts.claude import install
+from engramory.hosts.hermes import install as install_hermes
+from engramory.hosts.hermes.install import ConfigText, SettingsError, disable_text, enable_text
 
 
 @pytest.fixture
@@ -21,7 +24,7 @@ def home(tmp_path, monkeypatch):
 
 
 def run(*argv):
-    return install.main(["--host", "hermes", *argv])
+    return install_cmd.main(["--host", "hermes", *argv])
 
 
 def snapshot(folder):
@@ -43,7 +46,7 @@ def enabled(config_path):
 def test_install_copies_the_plugin_and_enables_it(home, capsys):
     assert run() == 0
     plugin = home / "plugins" / "engramory"
-    for rel in ("plugin.yaml", "__init__.py", "engramory/hosts/hermes.py", "engramory/guard.py",
+    for rel in ("plugin.yaml", "__init__.py", "engramory/hosts/hermes/__init__.py", "engramory/guard.py",
                 "hooks/engramory_hermes_shell_hook.py", ".engramory-install.json"):
         assert (plugin / rel).is_file(), rel
     assert enabled(home / "config.yaml") == ["engramory"]
@@ -183,7 +186,7 @@ def test_uninstall_takes_out_exactly_what_install_put_in(home, capsys):
     (home / "plugins" / "other").mkdir(parents=True)
     (home / "plugins" / "other" / "keep.txt").write_text("x")
     assert run() == 0
-    assert install.uninstall_main(["--host", "hermes"]) == 0
+    assert uninstall_cmd.main(["--host", "hermes"]) == 0
     assert (home / "config.yaml").read_text() == original
     assert not (home / "plugins" / "engramory").exists()
     assert (home / "plugins" / "other" / "keep.txt").read_text() == "x"
@@ -191,7 +194,7 @@ def test_uninstall_takes_out_exactly_what_install_put_in(home, capsys):
 
 def test_uninstall_of_a_config_install_created_removes_it(home):
     assert run() == 0
-    assert install.uninstall_main(["--host", "hermes"]) == 0
+    assert uninstall_cmd.main(["--host", "hermes"]) == 0
     assert not (home / "config.yaml").exists()
 
 
@@ -200,14 +203,14 @@ def test_uninstall_keeps_a_user_made_plugins_block(home):
     original = "plugins:\n  enabled:\n  - other\n"
     (home / "config.yaml").write_text(original)
     assert run() == 0
-    assert install.uninstall_main(["--host", "hermes"]) == 0
+    assert uninstall_cmd.main(["--host", "hermes"]) == 0
     assert (home / "config.yaml").read_text() == original
 
 
 def test_uninstall_dry_run_writes_nothing(home, capsys):
     assert run() == 0
     before = snapshot(home)
-    assert install.uninstall_main(["--host", "hermes", "--dry-run"]) == 0
+    assert uninstall_cmd.main(["--host", "hermes", "--dry-run"]) == 0
     assert "would remove" in capsys.readouterr().out
     assert snapshot(home) == before
 

@@ -24,7 +24,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engramory import install, installer_bundle, jsonedit
+from engramory.hosts.claude import install
+from engramory.install import bundle as installer_bundle
+from engramory.install import jsonedit
 
 NUMBERS = ["1e400", "-1e400", "5e-324", "4.9e-324", "2.5e-400", "1.7976931348623157e308", "0.1", "1E+2",
            "-0", "-0.0", "123456789012345678901234567890", "9007199254740993", "0", "10"]

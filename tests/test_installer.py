@@ -1,4 +1,4 @@
-"""The installer core (engramory.installer, engramory.jsonedit): settings edits keep every
+"""The installer core (engramory.installer, engramory.install.jsonedit): settings edits keep every
 byte they do not need to change, files keep their mode (backups too), hook commands are
 built and taken apart exactly, and nothing blocks on a FIFO."""
 
@@ -16,7 +16,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engramory import installer, jsonedit
+from engramory.install import jsonedit
+from engramory.install.bundle import bundle_files, bundle_path, is_wheel_layout, missing_required
+from engramory.install.hookcommands import LAUNCHER, hook_command, sh_quote, split_command
+from engramory.install.settings import (
+    BOM,
+    MAX_SETTINGS,
+    Change,
+    JsonDoc,
+    SettingsError,
+    add_hook_groups,
+    apply_change,
+    remove_hooks,
+)
+from engramory.install.smoke import Report
 
 HOOK = {"type": "command", "command": "python3 x.py", "timeout": 10}
 
@@ -28,12 +41,12 @@ def ours(h: Any) -> bool:
 def install_then_uninstall(raw: bytes, tmp_path: Path) -> tuple[bytes, bytes]:
     path = tmp_path / "settings.json"
     path.write_bytes(raw)
-    doc = installer.JsonDoc.load(str(path))
-    new, created, _ = installer.add_hook_groups(doc.data, [("PreToolUse", "Edit|Write", HOOK)], ours)
+    doc = JsonDoc.load(str(path))
+    new, created, _ = add_hook_groups(doc.data, [("PreToolUse", "Edit|Write", HOOK)], ours)
     after = doc.render(new)
     path.write_bytes(after)
-    doc2 = installer.JsonDoc.load(str(path))
-    back, removed = installer.remove_hooks(doc2.data, ours, created)
+    doc2 = JsonDoc.load(str(path))
+    back, removed = remove_hooks(doc2.data, ours, created)
     assert removed == 1
     return after, doc2.render(back)
 
@@ -66,7 +79,7 @@ def strict_parse(raw: bytes) -> Any:
     def refuse(name: str) -> Any:
         raise ValueError(name)
 
-    body = raw[3:] if raw.startswith(installer.BOM) else raw
+    body = raw[3:] if raw.startswith(BOM) else raw
     return json.loads(body.decode("utf-8"), parse_constant=refuse)
 
 
@@ -124,8 +137,8 @@ def test_jsonc_comments_survive_an_edit() -> None:
 def test_duplicate_keys_refused(tmp_path: Path) -> None:
     p = tmp_path / "s.json"
     p.write_text('{"a": 1, "a": 2}')
-    with pytest.raises(installer.SettingsError, match="appears twice"):
-        installer.JsonDoc.load(str(p))
+    with pytest.raises(SettingsError, match="appears twice"):
+        JsonDoc.load(str(p))
 
 
 # -- modes --------------------------------------------------------------------------------
@@ -135,8 +148,8 @@ def test_change_keeps_mode_and_backup_mode(tmp_path: Path) -> None:
     p = tmp_path / "settings.json"
     p.write_bytes(b'{"token": "secret"}')
     os.chmod(p, 0o600)
-    doc = installer.JsonDoc.load(str(p))
-    saved = installer.apply_change(installer.Change(str(p), doc.raw, doc.render(dict(doc.data, x=1))))
+    doc = JsonDoc.load(str(p))
+    saved = apply_change(Change(str(p), doc.raw, doc.render(dict(doc.data, x=1))))
     assert saved is not None
     assert stat.S_IMODE(os.stat(p).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(saved).st_mode) == 0o600
@@ -150,8 +163,8 @@ def test_symlinked_settings_stay_a_link(tmp_path: Path) -> None:
     os.chmod(real, 0o640)
     link = tmp_path / "settings.json"
     link.symlink_to(real)
-    doc = installer.JsonDoc.load(str(link))
-    saved = installer.apply_change(installer.Change(str(link), doc.raw, doc.render({"a": 1, "b": 2})))
+    doc = JsonDoc.load(str(link))
+    saved = apply_change(Change(str(link), doc.raw, doc.render({"a": 1, "b": 2})))
     assert link.is_symlink() and json.loads(real.read_bytes()) == {"a": 1, "b": 2}
     assert stat.S_IMODE(os.stat(real).st_mode) == 0o640
     assert saved is not None and Path(saved).parent == real.parent
@@ -160,13 +173,13 @@ def test_symlinked_settings_stay_a_link(tmp_path: Path) -> None:
 def test_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
     fifo = tmp_path / "settings.json"
     os.mkfifo(fifo)
-    with pytest.raises(installer.SettingsError, match="not a regular file"):
-        installer.JsonDoc.load(str(fifo))
+    with pytest.raises(SettingsError, match="not a regular file"):
+        JsonDoc.load(str(fifo))
     big = tmp_path / "big.json"
     with open(big, "wb") as f:
-        f.truncate(installer.MAX_SETTINGS + 1)
-    with pytest.raises(installer.SettingsError, match="larger than"):
-        installer.JsonDoc.load(str(big))
+        f.truncate(MAX_SETTINGS + 1)
+    with pytest.raises(SettingsError, match="larger than"):
+        JsonDoc.load(str(big))
 
 
 # -- hook commands ------------------------------------------------------------------------
@@ -181,33 +194,33 @@ def test_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
     ],
 )
 def test_hook_command_split_is_exact(script: str) -> None:
-    command = installer.hook_command(sys.executable, script)
-    parsed = installer.split_command(command, env={})
+    command = hook_command(sys.executable, script)
+    parsed = split_command(command, env={})
     assert parsed.interpreter == sys.executable and parsed.launcher and parsed.script == script
     assert parsed.variables == []
     # and sh agrees
-    word = command.split(installer.sh_quote(installer.LAUNCHER) + " ", 1)[1]
+    word = command.split(sh_quote(LAUNCHER) + " ", 1)[1]
     out = subprocess.run(["sh", "-c", "printf '%s\\n' " + word], capture_output=True, text=True)
     assert out.stdout.rstrip("\n") == script
 
 
 def test_hook_command_relative_to_a_variable() -> None:
-    command = installer.hook_command("python3", ".claude/skills/engramory/hooks/g.py", base_var="CLAUDE_PROJECT_DIR")
+    command = hook_command("python3", ".claude/skills/engramory/hooks/g.py", base_var="CLAUDE_PROJECT_DIR")
     assert '"${CLAUDE_PROJECT_DIR}/.claude/skills/engramory/hooks/g.py"' in command
-    parsed = installer.split_command(command, env={"CLAUDE_PROJECT_DIR": "/p/my $proj"})
+    parsed = split_command(command, env={"CLAUDE_PROJECT_DIR": "/p/my $proj"})
     assert parsed.script == "/p/my $proj/.claude/skills/engramory/hooks/g.py"
     assert parsed.variables == ["CLAUDE_PROJECT_DIR"] and parsed.unset == []
-    assert installer.split_command(command, env={}).unset == ["CLAUDE_PROJECT_DIR"]
+    assert split_command(command, env={}).unset == ["CLAUDE_PROJECT_DIR"]
 
 
 @pytest.mark.parametrize("command", ["a | b", "a; b", "echo $(x)", "a `b`", "'unbalanced"])
 def test_split_command_refuses_what_it_cannot_follow(command: str) -> None:
     with pytest.raises(ValueError):
-        installer.split_command(command, env={})
+        split_command(command, env={})
 
 
 def test_launcher_turns_a_missing_script_into_exit_1(tmp_path: Path) -> None:
-    command = installer.hook_command(sys.executable, str(tmp_path / "gone" / "hook.py"))
+    command = hook_command(sys.executable, str(tmp_path / "gone" / "hook.py"))
     proc = subprocess.run(["sh", "-c", command], input=b"{}", capture_output=True)
     assert proc.returncode == 1  # never 2: Claude-style hosts read 2 as "deny"
 
@@ -218,9 +231,9 @@ def test_launcher_turns_a_missing_script_into_exit_1(tmp_path: Path) -> None:
 def test_bundle_files_name_missing_required(tmp_path: Path) -> None:
     (tmp_path / "engramory").mkdir()
     (tmp_path / "engramory" / "__init__.py").write_text("")
-    files, notes = installer.bundle_files(str(tmp_path), required=["hooks/engramory_index_guard.py"])
+    files, notes = bundle_files(str(tmp_path), required=["hooks/engramory_index_guard.py"])
     assert "engramory/__init__.py" in files
-    assert installer.missing_required(notes) == [
+    assert missing_required(notes) == [
         "hooks/engramory_index_guard.py is missing from %s: the hook that runs it could not run" % tmp_path
     ]
 
@@ -232,16 +245,16 @@ def test_wheel_layout_maps_package_files(tmp_path: Path) -> None:
     (pkg / "_bundle" / "hooks" / "h.py").write_text("")
     (pkg / "_bundle" / "SKILL.md").write_text("x")
     root = str(pkg / "_bundle")
-    assert installer.is_wheel_layout(root)
-    files, _ = installer.bundle_files(root)
+    assert is_wheel_layout(root)
+    files, _ = bundle_files(root)
     assert sorted(files) == ["SKILL.md", "engramory/__init__.py", "hooks/h.py"]
-    assert installer.bundle_path(root, "engramory/__init__.py") == str(pkg / "__init__.py")
-    assert installer.bundle_path(root, "hooks/h.py") == str(pkg / "_bundle" / "hooks" / "h.py")
+    assert bundle_path(root, "engramory/__init__.py") == str(pkg / "__init__.py")
+    assert bundle_path(root, "hooks/h.py") == str(pkg / "_bundle" / "hooks" / "h.py")
 
 
 def test_report_exit_status() -> None:
     lines: list[str] = []
-    r = installer.Report("title")
+    r = Report("title")
     r.ok("fine")
     assert r.finish("all good", lines.append) == 0
     r.problem("the guard is off", "do this")

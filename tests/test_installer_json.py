@@ -1,4 +1,4 @@
-"""engramory.installer_json: the install / uninstall / --check flow a host module gets by
+"""engramory.install.jsonflow: the install / uninstall / --check flow a host module gets by
 declaring a Wiring. Shown with a made-up host whose settings are Claude-shaped JSON with
 comments, wired to the Claude guard script (any bundle script would do)."""
 
@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
-from engramory import installer, installer_json
+from engramory.install import jsonflow as installer_json
+from engramory.install.settings import JsonDoc
+from engramory.install.smoke import Smoke
 from tests.conftest import index_text
 
 
@@ -32,7 +34,7 @@ class Demo(installer_json.Wiring):
         payload = {"hook_event_name": "PreToolUse", "tool_name": "Write", "cwd": tmp,
                    "tool_input": {"file_path": index, "content": index_text(400)}}
 
-        def denied(ran: installer.Smoke) -> str | None:
+        def denied(ran: Smoke) -> str | None:
             out = ran.json()
             ok = isinstance(out, dict) and out.get("hookSpecificOutput", {}).get("permissionDecision") == "deny"
             return None if ok else "not denied (exit %d, %r)" % (ran.rc, ran.stdout[:80])
@@ -53,7 +55,7 @@ def test_install_check_uninstall(tmp_path: Path, capsys: pytest.CaptureFixture[s
     after = (base / "settings.json").read_bytes()
     assert after.startswith(b'{\n  // my settings\n  "theme": "dark",\n  "limit": 1e400,')
     assert stat.S_IMODE(os.stat(base / "settings.json").st_mode) == 0o600
-    tree = installer.JsonDoc.load(str(base / "settings.json"), comments=True).data
+    tree = JsonDoc.load(str(base / "settings.json"), comments=True).data
     (group,) = tree["hooks"]["PreToolUse"]
     assert group["matcher"] == "Write|Edit" and group["hooks"][0]["timeout"] == 7
     assert (base / "engramory" / "hooks" / "engramory_index_guard.py").is_file()

@@ -1,4 +1,4 @@
-"""engramory.installer_json's optional hooks, the ones Gemini and Codex use for what is their
+"""engramory.install.jsonflow's optional hooks, the ones Gemini and Codex use for what is their
 own: scopes and the usage error, the scope in the first line, a side file edited beside the
 settings (an Extra, recorded in the manifest and taken out again), extra record fields, the
 folders uninstall prunes, and a host's own --check."""
@@ -14,7 +14,8 @@ from typing import Any, Optional
 
 import pytest
 
-from engramory import installer, installer_json
+from engramory.install import jsonflow as installer_json
+from engramory.install.settings import Change, SettingsError, read_regular
 
 SIDE_LINE = "trusted = engramory\n"
 
@@ -47,14 +48,14 @@ class Scoped(installer_json.Wiring):
         return [os.path.dirname(self.bundle_dir)] + ([self.base] if created_base else [])
 
     def _side(self) -> tuple[Optional[bytes], str]:
-        raw = installer.read_regular(self.side)
+        raw = read_regular(self.side)
         return raw, (raw or b"").decode()
 
     def install_extras(self, new_data: dict[str, Any], old_manifest: Optional[dict[str, Any]],
                        dry_run: bool) -> list[installer_json.Extra]:
         raw, text = self._side()
         after = raw if SIDE_LINE in text else (text + SIDE_LINE).encode()
-        change = installer.Change(self.side, raw, after)
+        change = Change(self.side, raw, after)
         return [installer_json.Extra(change, ["side: %s" % self.side], {"side": {"created": raw is None}},
                                      ["side noted last"])]
 
@@ -64,7 +65,7 @@ class Scoped(installer_json.Wiring):
         after: Optional[bytes] = text.replace(SIDE_LINE, "").encode()
         if not after and (manifest or {}).get("side", {}).get("created"):
             after = None
-        return [installer_json.Extra(installer.Change(self.side, raw, after), ["side: cleaned"], first=True)]
+        return [installer_json.Extra(Change(self.side, raw, after), ["side: cleaned"], first=True)]
 
     def run_check(self, interpreter: Optional[str] = None, out: Any = None) -> int:
         self.checked.append(self.scope or "")
@@ -140,7 +141,7 @@ def test_apply_install_raises_where_install_reports(wiring: type[Scoped], capsys
     w = wiring("user")
     os.makedirs(w.base)
     Path(w.settings).write_text("{not json")
-    with pytest.raises(installer.SettingsError):
+    with pytest.raises(SettingsError):
         installer_json.apply_install(w, interpreter=sys.executable)
     assert installer_json.main(wiring, "install", _args()) == 1
     assert "nothing was changed" in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""The installer steps every host shares (engramory.installer_bundle, engramory.installer_cli):
+"""The installer steps every host shares (engramory.install.bundle, engramory.install.steps):
 the manifest a first install records and a later one keeps, what uninstall does to a bundle
 folder and what it leaves, the folders install made, the verbs' first line, the --scope usage
 error, the refusal and write-failure reports, and the end of a --check."""
@@ -13,20 +13,43 @@ from pathlib import Path
 
 import pytest
 
-from engramory import __version__, installer
+from engramory import __version__
+from engramory.install.bundle import (
+    LINK_MANIFEST,
+    MANIFEST,
+    Place,
+    SkillPlan,
+    bundle_action,
+    read_manifest,
+    record_install,
+    remove_made_dirs,
+    runtime_files,
+    source_root,
+    take_out_bundle,
+)
+from engramory.install.settings import Change, SettingsError, WriteError
+from engramory.install.steps import (
+    apply_or_delete,
+    finish_problems,
+    header,
+    interpreter,
+    reinstall_step,
+    run_verb,
+    scope_of,
+)
 
 
-def plan(mode: str = "copy", files: tuple[str, ...] = ("engramory/a.py", "hooks/h.py")) -> installer.SkillPlan:
-    p = installer.SkillPlan()
+def plan(mode: str = "copy", files: tuple[str, ...] = ("engramory/a.py", "hooks/h.py")) -> SkillPlan:
+    p = SkillPlan()
     p.mode = mode
     p.files = list(files)
     return p
 
 
 def test_record_install_writes_the_first_record_and_keeps_it(tmp_path: Path) -> None:
-    path = str(tmp_path / installer.MANIFEST)
+    path = str(tmp_path / MANIFEST)
     first = {"created_file": True, "created": ["hooks"], "created_base": True}
-    installer.record_install(path, "qwen", plan(), "/s.json", first, None, ["hooks"])
+    record_install(path, "qwen", plan(), "/s.json", first, None, ["hooks"])
     data = json.loads(Path(path).read_text())
     assert data == {"installer": "engramory", "host": "qwen", "version": __version__, "mode": "copy",
                     "files": ["engramory/a.py", "hooks/h.py"], "settings": {"/s.json": first}}
@@ -34,57 +57,57 @@ def test_record_install_writes_the_first_record_and_keeps_it(tmp_path: Path) -> 
 
     # A later install: the file now exists and nothing was made, but the first record stays,
     # with the containers it had not recorded yet added.
-    old = installer.read_manifest(path)
+    old = read_manifest(path)
     later = {"created_file": False, "created": [], "created_base": False}
-    installer.record_install(path, "qwen", plan(), "/s.json", later, old, ["hooks", "hooks/Stop"])
-    assert installer.read_manifest(path)["settings"]["/s.json"] == dict(first, created=["hooks", "hooks/Stop"])
+    record_install(path, "qwen", plan(), "/s.json", later, old, ["hooks", "hooks/Stop"])
+    assert read_manifest(path)["settings"]["/s.json"] == dict(first, created=["hooks", "hooks/Stop"])
 
     # created=None (a host that records no containers): the first record stays as it is.
-    old = installer.read_manifest(path)
-    installer.record_install(path, "qwen", plan(), "/s.json", later, old)
-    assert installer.read_manifest(path)["settings"]["/s.json"] == dict(first, created=["hooks", "hooks/Stop"])
+    old = read_manifest(path)
+    record_install(path, "qwen", plan(), "/s.json", later, old)
+    assert read_manifest(path)["settings"]["/s.json"] == dict(first, created=["hooks", "hooks/Stop"])
 
 
 def test_record_install_keeps_other_records_adds_extra_and_writes_nothing_for_a_no_op(tmp_path: Path) -> None:
-    path = str(tmp_path / installer.MANIFEST)
+    path = str(tmp_path / MANIFEST)
     old = {"installer": "engramory", "files": [], "settings": {"/other.json": {"created_file": False}}}
-    installer.record_install(path, "codex", plan("in-place"), "/s.json", {"created_file": True}, old,
+    record_install(path, "codex", plan("in-place"), "/s.json", {"created_file": True}, old,
                              extra={"trust": {"appended": "x"}})
-    data = installer.read_manifest(path)
+    data = read_manifest(path)
     assert data is not None
     assert data["files"] == [] and data["mode"] == "in-place" and data["trust"] == {"appended": "x"}
     assert set(data["settings"]) == {"/other.json", "/s.json"}
     os.utime(path, (1, 1))
-    installer.record_install(path, "codex", plan("in-place"), "/s.json", {"created_file": False}, data,
+    record_install(path, "codex", plan("in-place"), "/s.json", {"created_file": False}, data,
                              extra={"trust": {"appended": "x"}})
     assert os.stat(path).st_mtime == 1  # the same manifest: not rewritten
 
 
 def test_bundle_action_names_what_uninstall_does(tmp_path: Path) -> None:
     dest = tmp_path / "engramory"
-    assert installer.bundle_action(str(dest), None) == ""
+    assert bundle_action(str(dest), None) == ""
     dest.mkdir()
-    assert installer.bundle_action(str(dest), None) == "foreign"
-    assert installer.bundle_action(str(dest), {"mode": "copy", "files": []}) == "remove"
-    assert installer.bundle_action(str(dest), {"mode": "in-place", "files": []}) == "manifest-only"
+    assert bundle_action(str(dest), None) == "foreign"
+    assert bundle_action(str(dest), {"mode": "copy", "files": []}) == "remove"
+    assert bundle_action(str(dest), {"mode": "in-place", "files": []}) == "manifest-only"
     link = tmp_path / "linked"
     link.symlink_to(dest)
-    assert installer.bundle_action(str(link), None) == "unlink"
+    assert bundle_action(str(link), None) == "unlink"
 
 
 def test_take_out_bundle_removes_ours_and_names_what_stays(tmp_path: Path) -> None:
     dest = tmp_path / "engramory"
     (dest / "hooks").mkdir(parents=True)
     (dest / "hooks" / "h.py").write_text("x")
-    (dest / installer.MANIFEST).write_text("{}")
+    (dest / MANIFEST).write_text("{}")
     manifest = {"files": ["hooks/h.py"]}
-    assert installer.take_out_bundle(str(dest), "remove", manifest, "", "") == ""
+    assert take_out_bundle(str(dest), "remove", manifest, "", "") == ""
     assert not dest.exists()
 
     (dest / "hooks").mkdir(parents=True)
     (dest / "hooks" / "h.py").write_text("x")
     (dest / "mine.txt").write_text("mine")
-    line = installer.take_out_bundle(str(dest), "remove", manifest, "", "")
+    line = take_out_bundle(str(dest), "remove", manifest, "", "")
     assert line == "  note: %s still holds files engramory did not install (mine.txt); left in place\n" % dest
     assert (dest / "mine.txt").read_text() == "mine" and not (dest / "hooks").exists()
 
@@ -93,15 +116,15 @@ def test_take_out_bundle_unlinks_a_link_and_its_manifest_and_drops_an_in_place_m
     source = tmp_path / "checkout"
     source.mkdir()
     (source / "SKILL.md").write_text("s")
-    link, beside = tmp_path / "engramory", tmp_path / installer.LINK_MANIFEST
+    link, beside = tmp_path / "engramory", tmp_path / LINK_MANIFEST
     link.symlink_to(source)
     beside.write_text("{}")
-    assert installer.take_out_bundle(str(link), "unlink", None, str(beside), str(beside)) == ""
+    assert take_out_bundle(str(link), "unlink", None, str(beside), str(beside)) == ""
     assert not os.path.lexists(link) and not beside.exists() and (source / "SKILL.md").exists()
 
-    inside = source / installer.MANIFEST
+    inside = source / MANIFEST
     inside.write_text("{}")
-    assert installer.take_out_bundle(str(source), "manifest-only", {"files": []}, str(inside), "") == ""
+    assert take_out_bundle(str(source), "manifest-only", {"files": []}, str(inside), "") == ""
     assert not inside.exists() and (source / "SKILL.md").exists()
 
 
@@ -110,76 +133,76 @@ def test_remove_made_dirs_removes_only_empty_folders(tmp_path: Path) -> None:
     empty.mkdir(parents=True)
     full.mkdir()
     (full / "keep").write_text("k")
-    installer.remove_made_dirs([str(empty), str(empty.parent), str(full), str(tmp_path / "gone")])
+    remove_made_dirs([str(empty), str(empty.parent), str(full), str(tmp_path / "gone")])
     assert not (tmp_path / "a").exists() and (full / "keep").exists()
 
 
 def test_place_puts_the_manifest_inside_or_beside_a_link(tmp_path: Path) -> None:
-    class Target(installer.Place):
+    class Target(Place):
         def __init__(self, skill_dir: str) -> None:
             self.skill_dir = skill_dir
 
     t = Target(str(tmp_path / "engramory"))
-    assert t.manifest_path() == str(tmp_path / "engramory" / installer.MANIFEST)
+    assert t.manifest_path() == str(tmp_path / "engramory" / MANIFEST)
     (tmp_path / "real").mkdir()
     (tmp_path / "engramory").symlink_to(tmp_path / "real")
-    assert t.manifest_path() == t.link_manifest == str(tmp_path / installer.LINK_MANIFEST)
+    assert t.manifest_path() == t.link_manifest == str(tmp_path / LINK_MANIFEST)
 
 
 def test_runtime_files_keep_the_package_tools_and_the_named_hooks_only() -> None:
-    files, missing = installer.runtime_files(installer.source_root(), ["engramory_qwen_hook.py"])
+    files, missing = runtime_files(source_root(), ["engramory_qwen_hook.py"])
     assert missing == [] and "hooks/engramory_qwen_hook.py" in files and "engramory/guard.py" in files
     assert "tools/engramory_check.py" in files
     assert not [f for f in files if f.startswith("hooks/") and f != "hooks/engramory_qwen_hook.py"]
     assert "SKILL.md" not in files
-    assert "SKILL.md" in installer.runtime_files(installer.source_root(), [], top=["SKILL.md"])[0]
-    _, missing = installer.runtime_files(installer.source_root(), ["no_such_hook.py"])
+    assert "SKILL.md" in runtime_files(source_root(), [], top=["SKILL.md"])[0]
+    _, missing = runtime_files(source_root(), ["no_such_hook.py"])
     assert missing and "hooks/no_such_hook.py" in missing[0]
 
 
 def test_header_names_the_verb_host_scope_and_dry_run() -> None:
-    assert installer.header("install", "qwen", "user", False) == "engramory install --host qwen (user scope)\n"
-    assert installer.header("uninstall", "x", "project", True) == (
+    assert header("install", "qwen", "user", False) == "engramory install --host qwen (user scope)\n"
+    assert header("uninstall", "x", "project", True) == (
         "engramory uninstall --host x (project scope, dry run: nothing is written)\n")
-    assert installer.header("install", "x", None, False) == "engramory install --host x\n"
+    assert header("install", "x", None, False) == "engramory install --host x\n"
 
 
 def test_interpreter_refuses_a_relative_python(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert installer.interpreter("/usr/bin/python3") == "/usr/bin/python3"
+    assert interpreter("/usr/bin/python3") == "/usr/bin/python3"
     monkeypatch.setattr("sys.executable", "")
-    with pytest.raises(installer.SettingsError, match="--host cursor"):
-        installer.interpreter(None, "cursor")
-    with pytest.raises(installer.SettingsError, match="absolute interpreter path"):
-        installer.interpreter("python3")
+    with pytest.raises(SettingsError, match="--host cursor"):
+        interpreter(None, "cursor")
+    with pytest.raises(SettingsError, match="absolute interpreter path"):
+        interpreter("python3")
 
 
 def test_scope_of_reports_a_scope_the_host_does_not_have(capsys: pytest.CaptureFixture[str]) -> None:
     scopes = (("user", "~/.x"), ("project", "./.x"))
-    assert installer.scope_of(argparse.Namespace(scope=None), "install", "X", scopes) == "user"
-    assert installer.scope_of(argparse.Namespace(scope="project"), "install", "X", scopes) == "project"
-    assert installer.scope_of(None, "uninstall", "X", scopes, "project") == "project"
+    assert scope_of(argparse.Namespace(scope=None), "install", "X", scopes) == "user"
+    assert scope_of(argparse.Namespace(scope="project"), "install", "X", scopes) == "project"
+    assert scope_of(None, "uninstall", "X", scopes, "project") == "project"
     assert capsys.readouterr().err == ""
-    assert installer.scope_of(argparse.Namespace(scope="local"), "check", "X", scopes) is None
+    assert scope_of(argparse.Namespace(scope="local"), "check", "X", scopes) is None
     assert capsys.readouterr().err == (
         "engramory install: --scope local is not a X scope; use --scope user (~/.x) or --scope project (./.x)\n")
 
 
 def test_run_verb_reports_refusals_and_failed_writes(capsys: pytest.CaptureFixture[str]) -> None:
     def refuse() -> int:
-        raise installer.SettingsError("no")
+        raise SettingsError("no")
 
     def half() -> int:
-        raise installer.WriteError("half")
+        raise WriteError("half")
 
     def disk() -> int:
         raise PermissionError(13, "Permission denied", "/x/y")
 
-    assert installer.run_verb("install", lambda: 0, "/base") == 0
-    assert installer.run_verb("install", refuse, "/base") == 1
+    assert run_verb("install", lambda: 0, "/base") == 0
+    assert run_verb("install", refuse, "/base") == 1
     assert capsys.readouterr().err == "engramory install: no\nengramory install: nothing was changed.\n"
-    assert installer.run_verb("uninstall", half, "/base") == 1
+    assert run_verb("uninstall", half, "/base") == 1
     assert capsys.readouterr().err == "engramory uninstall: half\n"
-    assert installer.run_verb("install", disk, "/base") == 1
+    assert run_verb("install", disk, "/base") == 1
     assert capsys.readouterr().err == ("engramory install: could not write /x/y: Permission denied; check the "
                                        "permissions and free space, then run this again\n")
 
@@ -187,27 +210,27 @@ def test_run_verb_reports_refusals_and_failed_writes(capsys: pytest.CaptureFixtu
 def test_apply_or_delete_deletes_a_created_file_unbacked_unless_it_changed(tmp_path: Path) -> None:
     path = tmp_path / "hooks.json"
     path.write_bytes(b"{}")
-    with pytest.raises(installer.SettingsError, match="changed on disk"):
-        installer.apply_or_delete(installer.Change(str(path), b"{ }", None))
+    with pytest.raises(SettingsError, match="changed on disk"):
+        apply_or_delete(Change(str(path), b"{ }", None))
     assert path.read_bytes() == b"{}"
-    assert installer.apply_or_delete(installer.Change(str(path), b"{}", None)) is None
+    assert apply_or_delete(Change(str(path), b"{}", None)) is None
     assert not path.exists() and os.listdir(tmp_path) == []
     path.write_bytes(b"{}")
-    saved = installer.apply_or_delete(installer.Change(str(path), b"{}", b'{"a": 1}'))
+    saved = apply_or_delete(Change(str(path), b"{}", b'{"a": 1}'))
     assert saved is not None and Path(saved).read_bytes() == b"{}" and path.read_bytes() == b'{"a": 1}'
 
 
 def test_finish_problems_ends_a_check(capsys: pytest.CaptureFixture[str]) -> None:
-    assert installer.finish_problems([], "reinstall", "all good") == 0
+    assert finish_problems([], "reinstall", "all good") == 0
     assert capsys.readouterr().out == "  healthy: all good\n"
-    assert installer.finish_problems(["a", "b"], "reinstall", "all good") == 1
+    assert finish_problems(["a", "b"], "reinstall", "all good") == 1
     assert capsys.readouterr().out == "  problem: a\n  problem: b\n  next step: reinstall\n"
-    assert installer.reinstall_step("qwen", "user").endswith(" -m engramory install --host qwen --scope user` "
+    assert reinstall_step("qwen", "user").endswith(" -m engramory install --host qwen --scope user` "
                                                            "from the engramory checkout")
 
 
 def test_follow_a_true_command_names_what_keeps_the_hook_from_running(tmp_path: Path) -> None:
-    from engramory import install_settingshooks as core
+    from engramory.install import settingshooks as core
 
     bundle = tmp_path / "engramory"
     script = bundle / "hooks" / "engramory_x_hook.py"
@@ -219,4 +242,4 @@ def test_follow_a_true_command_names_what_keeps_the_hook_from_running(tmp_path: 
     script.parent.mkdir(parents=True)
     script.write_text("")
     exe, problems = core.follow(cmd, "engramory_x_hook.py", str(bundle))
-    assert exe == sys.executable and problems == ["%s holds no engramory bundle (no %s)" % (bundle, installer.MANIFEST)]
+    assert exe == sys.executable and problems == ["%s holds no engramory bundle (no %s)" % (bundle, MANIFEST)]

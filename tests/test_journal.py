@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from engramory import journal
-from engramory.journal import Change, JournalConflict, JournalError
+from engramory.store import journal
+from engramory.store.journal import Change, JournalConflict, JournalError
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -183,7 +183,7 @@ def test_secret_prior_bytes_are_kept_privately_and_undone(tmp_path: Path) -> Non
 
 def test_blob_store_is_bounded_and_never_drops_what_an_undoable_entry_needs(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from engramory import blobstore
+    from engramory.store import blobstore
 
     monkeypatch.setattr(blobstore, "BLOB_CAP", 10_000)
     root = str(tmp_path)
@@ -212,7 +212,7 @@ def test_blob_store_is_bounded_and_never_drops_what_an_undoable_entry_needs(
 
 def test_a_prior_version_too_large_to_keep_is_refused_before_writing(tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    from engramory import blobstore
+    from engramory.store import blobstore
 
     monkeypatch.setattr(blobstore, "BLOB_FILE_MAX", 1000)
     root = str(tmp_path)
@@ -230,7 +230,7 @@ def test_a_prior_version_too_large_to_keep_is_refused_before_writing(tmp_path: P
 
 
 def test_argv_is_journaled_without_bodies_or_secrets() -> None:
-    from engramory.journalfile import slim_argv
+    from engramory.store.journalfile import slim_argv
 
     body = "x" * 4096
     token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
@@ -246,7 +246,7 @@ def test_argv_is_journaled_without_bodies_or_secrets() -> None:
 
 
 def test_the_journal_is_read_from_its_end(tmp_path: Path) -> None:
-    from engramory import journalfile
+    from engramory.store import journalfile
 
     root = str(tmp_path)
     for i in range(30):
@@ -264,7 +264,7 @@ def test_the_journal_is_read_from_its_end(tmp_path: Path) -> None:
 
 def test_rotation_keeps_the_newest_entries_live_and_the_rest_as_metadata(tmp_path: Path,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    from engramory import journalfile
+    from engramory.store import journalfile
 
     monkeypatch.setattr(journalfile, "JOURNAL_MAX", 4000)
     monkeypatch.setattr(journalfile, "JOURNAL_KEEP", 2000)
@@ -325,7 +325,7 @@ def test_flock_excludes_another_process(tmp_path: Path) -> None:
         [sys.executable, "-c", textwrap.dedent("""
             import sys, time
             sys.path.insert(0, %r)
-            from engramory import journal
+            from engramory.store import journal
             with journal.lock(%r):
                 print("held", flush=True)
                 time.sleep(3)
@@ -345,7 +345,7 @@ def test_flock_excludes_another_process(tmp_path: Path) -> None:
 CRASH = """
 import os, sys
 sys.path.insert(0, %(repo)r)
-from engramory import journal
+from engramory.store import journal
 def crash(tmp, final):
     if final.endswith(%(at)r):
         os._exit(17)
@@ -411,7 +411,7 @@ def test_nested_transaction_same_process_does_not_deadlock(tmp_path: Path) -> No
 
 
 def test_doctor_ignores_the_journal_folder(tmp_path: Path) -> None:
-    from engramory import doctor
+    from engramory.doctor import run as doctor
 
     root = str(tmp_path)
     (tmp_path / "MEMORY.md").write_bytes(b"# Memory Index\n")
@@ -432,7 +432,7 @@ def test_fallback_lock_of_a_killed_process_is_taken_over(tmp_path: Path, monkeyp
         [sys.executable, "-c", textwrap.dedent("""
             import sys, time
             sys.path.insert(0, %r)
-            from engramory import journal
+            from engramory.store import journal
             journal._force_fallback = True
             with journal.lock(%r):
                 print("held", flush=True)

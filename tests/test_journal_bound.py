@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from engramory import blobstore, journal, journalfile
+from engramory.store import blobstore, journal, journalfile
 
 ROOT = Path(__file__).resolve().parent.parent
 TOOL = ROOT / "tools" / "engramory.py"

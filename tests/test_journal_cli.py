@@ -233,7 +233,8 @@ def test_undo_with_no_id_skips_a_hand_edit_review_journaled(run: Run, store: Pat
 RACE = """
 import sys
 sys.path.insert(0, sys.argv[1])
-from engramory import cli, journal
+from engramory import cli
+from engramory.store import journal
 root = sys.argv[2]
 real_exit = journal.StoreLock.__exit__
 state = {"raced": False}

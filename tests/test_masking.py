@@ -194,15 +194,15 @@ def test_item_12_the_doctor_masks_the_token_in_every_finding_of_a_note(tmp_path:
 def test_redact_json_masks_string_by_string_and_keeps_one_valid_document() -> None:
     """A private key block with no END line masks to the end of its own string, never past a
     quote of the JSON; a value with nothing to mask is the same object."""
-    from engramory import excerpt
+    from engramory.store.secrets import redact_json
 
     s = secrets(random.Random(7))
     doc = {"a": "-----BEGIN RSA PRIVATE KEY-----\n" + s["pem1"], "b": ["keep", s["aws"]], s["github"]: 1,
            "c": {"password": "password = %s\\\"" % s["password"]}}
-    out = json.dumps(excerpt.redact_json(doc))
+    out = json.dumps(redact_json(doc))
     assert json.loads(out)["b"][0] == "keep" and not leaks(out, s)
     plain = {"x": ["y", {"z": 1}]}
-    assert excerpt.redact_json(plain) is plain
+    assert redact_json(plain) is plain
 
 
 @pytest.mark.parametrize("entry", sorted(ENTRIES))
@@ -231,7 +231,7 @@ def test_a_saved_plan_that_names_a_secret_file_still_applies(tmp_path: Path, ent
 @pytest.mark.parametrize("json_out", [False, True])
 def test_a_curation_receipt_masks_a_file_name_that_holds_a_key(tmp_path: Path, entry: str, json_out: bool) -> None:
     """Receipts and refusals of the curation commands go through the same masker
-    (engramory.notes.emit / fail), and so do usage errors that echo an argument."""
+    (engramory.curate.notes.emit / fail), and so do usage errors that echo an argument."""
     s = secrets(random.Random())
     stem = "reference-%s" % s["aws"]
     note(tmp_path, stem, "keyfile", "About where the deploy key file lives", "see the vault")

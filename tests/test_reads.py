@@ -140,7 +140,7 @@ def test_a_pointer_whose_target_cannot_be_looked_at_is_not_dropped_as_dead(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Only a target that is not there is dead: one behind a folder without permission (faked
     here: the suite runs as root) may be a note compact never read."""
-    from engramory import compact
+    from engramory.compact import apply as compact
 
     root = store(tmp_path / "mem")
     with (root / "MEMORY.md").open("a", encoding="utf-8") as f:

@@ -12,7 +12,10 @@ from typing import Any
 
 import pytest
 
-from engramory import backstop, compact, journal, review
+from engramory import notices
+from engramory.commands import compact as compact_cmd
+from engramory.commands import review as review_cmd
+from engramory.store import journal, review
 from tests.conftest import ROOT
 
 FIXTURE = ROOT / "tests" / "fixtures" / "stores" / "clean-protocol"
@@ -45,11 +48,11 @@ def test_rm_is_journaled_listed_and_undone(store: Path, capsys: pytest.CaptureFi
     assert found.entry is not None and found.entry.command == review.COMMAND
     line = review.notice_line(str(store))
     assert line is not None and line.startswith("1 note deleted and 1 changed outside engramory")
-    assert review.main([str(store)]) == 1
+    assert review_cmd.main([str(store)]) == 1
     out = capsys.readouterr().out
     assert "deleted user-terse-replies.md" in " ".join(out.split()) and "engramory undo" in out
     assert review.notice_line(str(store)) is None  # reviewed
-    assert review.main([str(store)]) == 0
+    assert review_cmd.main([str(store)]) == 0
     journal.undo(str(store), found.entry.id)
     assert victim.read_bytes() == data
     # the undo is engramory's own write: the next reconcile absorbs it silently
@@ -59,7 +62,7 @@ def test_rm_is_journaled_listed_and_undone(store: Path, capsys: pytest.CaptureFi
 
 def test_engramory_writes_are_not_reported(store: Path) -> None:
     review.reconcile(str(store))
-    code = compact.main([str(store), "--target", "3/100", "--apply", "-"])
+    code = compact_cmd.main([str(store), "--target", "3/100", "--apply", "-"])
     assert code in (1, 2)
     found = review.reconcile(str(store))
     assert found.entry is None and not found.changed and not found.deleted and not found.added
@@ -91,12 +94,12 @@ def test_added_notes_are_journaled_but_not_in_the_notice(store: Path) -> None:
 def test_review_json_and_bad_root(store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     review.reconcile(str(store))
     (store / "user-terse-replies.md").unlink()
-    assert review.main([str(store), "--json", "--keep"]) == 1
+    assert review_cmd.main([str(store), "--json", "--keep"]) == 1
     obj: dict[str, Any] = json.loads(capsys.readouterr().out)
     assert obj["entries"][0]["changes"] == [{"kind": "deleted", "path": "user-terse-replies.md"}]
-    assert review.main([str(store), "--json"]) == 1  # --keep left it unreviewed
+    assert review_cmd.main([str(store), "--json"]) == 1  # --keep left it unreviewed
     capsys.readouterr()
-    assert review.main([str(tmp_path / "missing")]) == 66
+    assert review_cmd.main([str(tmp_path / "missing")]) == 66
 
 
 def _payload(event: str, cwd: Path, tool: str = "Bash") -> dict[str, Any]:
@@ -105,13 +108,13 @@ def _payload(event: str, cwd: Path, tool: str = "Bash") -> dict[str, Any]:
 
 def test_backstops_reconcile(store: Path, tmp_path: Path) -> None:
     env = {"ENGRAMORY_INDEX_PATH": str(store / "MEMORY.md"), "TMPDIR": str(tmp_path), "HOME": str(tmp_path)}
-    assert backstop.session_start(_payload("SessionStart", tmp_path), env) == ""
+    assert notices.session_start(_payload("SessionStart", tmp_path), env) == ""
     (store / "user-terse-replies.md").unlink()
-    out = backstop.post_tool(_payload("PostToolUse", tmp_path), env)
+    out = notices.post_tool(_payload("PostToolUse", tmp_path), env)
     text = json.loads(out)["hookSpecificOutput"]["additionalContext"]
     assert "deleted 1 note" in text and "engramory undo" in text
-    assert backstop.post_tool(_payload("PostToolUse", tmp_path), env) == ""  # said once
-    start = json.loads(backstop.session_start(_payload("SessionStart", tmp_path), env))
+    assert notices.post_tool(_payload("PostToolUse", tmp_path), env) == ""  # said once
+    start = json.loads(notices.session_start(_payload("SessionStart", tmp_path), env))
     assert "1 note deleted outside engramory" in start["hookSpecificOutput"]["additionalContext"]
 
 
@@ -123,7 +126,7 @@ def test_a_held_lock_postpones_the_reconcile(store: Path) -> None:
     review.reconcile(str(store))
     (store / "user-terse-replies.md").unlink()
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time\nfrom engramory import journal\n"
+        [sys.executable, "-c", "import sys, time\nfrom engramory.store import journal\n"
          "with journal.lock(sys.argv[1]):\n    print('held', flush=True)\n    time.sleep(3)\n", str(store)],
         stdout=subprocess.PIPE, cwd=str(ROOT), text=True)
     try:
@@ -165,7 +168,7 @@ def test_a_large_store_is_reviewed_in_the_background_at_session_start(
     yet) the review runs in a detached child, which still writes the manifest."""
     import time
 
-    from engramory import backstop
+    from engramory import notices
 
     root = tmp_path / "mem"
     root.mkdir()
@@ -174,7 +177,7 @@ def test_a_large_store_is_reviewed_in_the_background_at_session_start(
         (root / ("user-n%d.md" % i)).write_text("---\nname: n%d\ntype: user\n---\nfact %d\n" % (i, i))
     (root / "MEMORY.md").write_text("".join("- [n%d](user-n%d.md) - x\n" % (i, i) for i in range(8)))
     assert review.large_store(str(root))
-    assert backstop.reconcile_stores([str(root / "MEMORY.md")], "at session start", True) == []
+    assert notices.reconcile_stores([str(root / "MEMORY.md")], "at session start", True) == []
     deadline = time.monotonic() + 30
     while review.load_manifest(str(root)) is None and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -199,7 +202,7 @@ def test_a_write_leaves_the_manifest_at_its_own_after_state(store: Path) -> None
 
 def test_a_crash_between_an_entry_and_the_manifest_takes_the_newest_entry_as_ours(
         store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from engramory import manifest
+    from engramory.store import manifest
 
     root = str(store)
     rel = "user-terse-replies.md"

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import search_fixture as fx
 
-from engramory import cli, search
+from engramory import cli
+from engramory.curate import search
 
 
 def snapshot(root: Path) -> dict[str, tuple[bytes, float]]:

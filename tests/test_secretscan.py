@@ -5,8 +5,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engramory import doctor, secretscan
-from engramory.store import Note
+from engramory.doctor import scan
+from engramory.store import secrets
+from engramory.store.reader import Note
 
 GH = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 AWS = "AKIA" + "ABCDEFGHIJKLMNOP"
@@ -15,9 +16,9 @@ PASSWORD = "Zq8vT2mX9kLp4wRb"
 
 def test_tokens_and_assignments_are_found_and_masked() -> None:
     text = "token %s here\naws %s\npassword = %s\n" % (GH, AWS, PASSWORD)
-    spans = secretscan.find(text)
+    spans = secrets.find(text)
     assert [text[s.start:s.end] for s in spans] == [GH, AWS, PASSWORD]
-    out = secretscan.redact(text)
+    out = secrets.redact(text)
     for value in (GH, AWS, PASSWORD):
         assert value not in out
     assert "ghp_\u2026 (40 chars, masked)" in out
@@ -26,22 +27,22 @@ def test_tokens_and_assignments_are_found_and_masked() -> None:
 
 def test_plain_text_is_returned_unchanged() -> None:
     text = "Prefers tabs; the password lives in 1Password under 'deploy'.\n"
-    assert secretscan.redact(text) is text
-    assert not secretscan.has_secret("password = $DEPLOY_PASSWORD_FROM_ENV")
+    assert secrets.redact(text) is text
+    assert not secrets.has_secret("password = $DEPLOY_PASSWORD_FROM_ENV")
 
 
 def test_a_private_key_block_is_masked_to_its_end_line() -> None:
     body = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7"
     text = "x\n-----BEGIN RSA PRIVATE KEY-----\n%s\n-----END RSA PRIVATE KEY-----\ny\n" % body
-    out = secretscan.redact(text)
+    out = secrets.redact(text)
     assert body not in out and out.startswith("x\n") and out.endswith("\ny\n")
     unclosed = "-----BEGIN PRIVATE KEY-----\n%s\n" % body
-    assert body not in secretscan.redact(unclosed)
+    assert body not in secrets.redact(unclosed)
 
 
 def test_mixed_case_assignment_keys_are_found() -> None:
-    assert secretscan.has_secret("API_KEY: %s" % PASSWORD)
-    assert secretscan.has_secret("Passwort-frei; Password=%s" % PASSWORD)
+    assert secrets.has_secret("API_KEY: %s" % PASSWORD)
+    assert secrets.has_secret("Passwort-frei; Password=%s" % PASSWORD)
 
 
 _alphabet = st.sampled_from(list("abcXYZ019 =:_-\n\"'") + [GH, AWS, "password=", PASSWORD, "sk-", "\u00e9"])
@@ -52,20 +53,20 @@ _alphabet = st.sampled_from(list("abcXYZ019 =:_-\n\"'") + [GH, AWS, "password=",
 def test_every_text_the_doctor_flags_is_one_find_flags(text: str) -> None:
     note = Note("", "x.md", False)
     note.text = text
-    flagged = any(f.code == "secret" for f in doctor.scan_note(note))
+    flagged = any(f.code == "secret" for f in scan.scan_note(note))
     if flagged and text.isascii():
-        assert secretscan.has_secret(text)
-    out = secretscan.redact(text)
-    assert not secretscan.has_secret(out)
+        assert secrets.has_secret(text)
+    out = secrets.redact(text)
+    assert not secrets.has_secret(out)
 
 
 def _assignments_unfiltered(text: str) -> list[tuple[int, int]]:
     import re
 
     out = []
-    for k in secretscan.ASSIGN_KEYS:
-        for m in re.compile(k + secretscan.ASSIGN_TAIL, re.IGNORECASE).finditer(text):
-            if secretscan.looks_random(m.group(1)):
+    for k in secrets.ASSIGN_KEYS:
+        for m in re.compile(k + secrets.ASSIGN_TAIL, re.IGNORECASE).finditer(text):
+            if secrets.looks_random(m.group(1)):
                 out.append((m.start(1), m.end(1)))
     return out
 
@@ -79,5 +80,5 @@ def test_the_key_prefilter_never_hides_an_assignment(parts: list[str]) -> None:
     built of keys in every case (the Kelvin sign, the long s) it finds what the regexes find."""
     text = "".join(parts)
     want = _assignments_unfiltered(text)
-    got = [(s.start, s.end) for s in secretscan.find(text) if s.kind == "an assignment"]
+    got = [(s.start, s.end) for s in secrets.find(text) if s.kind == "an assignment"]
     assert all(any(a <= s and e <= b for a, b in got) for s, e in want), (text, want, got)

@@ -7,6 +7,6 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 
-from engramory.check import main  # noqa: E402
+from engramory.commands.check import main  # noqa: E402
 
 raise SystemExit(main())

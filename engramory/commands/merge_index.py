@@ -8,18 +8,15 @@ import os
 import sys
 
 from engramory import fsutil, scope
-
-EX_USAGE = 64
-EX_NOINPUT = 66
+from engramory.exitcodes import EX_CONFLICT, EX_NOINPUT, EX_OK, EX_USAGE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from engramory.cliutil import Parser
+    from engramory.commands.parser import Parser
 
 READ_LIMIT = 16 << 20  # an index past this is not one a host loads: merged by hand
-EX_CONFLICT = 1
 
 DESCRIPTION = (
     "Three-way merge of a memory index keyed by the note each line points at, as git's merge "
@@ -37,7 +34,7 @@ EPILOG = (
 
 
 def _parser() -> Parser:
-    from engramory.cliutil import Parser
+    from engramory.commands.parser import Parser
 
     p = Parser(prog="engramory merge-index", description=DESCRIPTION, epilog=EPILOG)
     p.add_argument("files", nargs="*", metavar="FILE",
@@ -104,7 +101,7 @@ def drive(files: Sequence[str], as_json: bool) -> int:
     if over is not None:
         lines.append("%s: %s" % (name, over))
     _report(as_json, obj, lines)
-    return 0 if obj["ok"] else EX_CONFLICT
+    return EX_OK if obj["ok"] else EX_CONFLICT
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -7,8 +7,8 @@ import json
 import os
 import sys
 
-from engramory import notes
-from engramory.cliutil import Parser
+from engramory.commands.parser import Parser
+from engramory.curate import notes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -116,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except notes.Refusal as exc:
         return notes.fail(args.json, str(exc), exc.code)
     out = run.sync(root, args.force)
-    from engramory.secretscan import redact
+    from engramory.store.secrets import redact
 
     out.lines = [redact(line) for line in out.lines]  # git's own messages may quote a remote URL's token
     if args.json:

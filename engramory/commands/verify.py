@@ -9,7 +9,8 @@ import json
 import os
 import sys
 
-from engramory.cliutil import EX_NOINPUT, EX_USAGE, Parser
+from engramory.commands.parser import Parser
+from engramory.exitcodes import EX_NOINPUT, EX_USAGE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ def parser() -> Parser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from engramory import notes
+    from engramory.curate import notes
 
     raw = list(sys.argv[1:] if argv is None else argv)
     args = parser().parse_args(raw)
@@ -104,7 +105,7 @@ def summary_line(result: Result) -> str:
 
 
 def render_text(result: Result) -> str:
-    from engramory.doctor_codes import shown
+    from engramory.doctor.codes import shown
 
     broken = result.broken()
     out = [shown(i.line_text()) for i in broken]
@@ -118,7 +119,8 @@ def render_text(result: Result) -> str:
 
 
 def _mark(root: str, names: list[str], result: Result, argv: list[str], as_json: bool) -> int:
-    from engramory import journal, notes
+    from engramory.curate import notes
+    from engramory.store import journal
     from engramory.verify import mark
 
     try:

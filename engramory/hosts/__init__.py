@@ -16,7 +16,7 @@ is the model: one module per member, one table that lists them):
 - ``index_paths(cwd, env) -> list[str]``: where the host's own indexes live for a project
   (settings that move them included); ``[]`` when the host keeps none.
 
-Optional, read by the hook runtime (engramory.hookrun): ``STDIN_LIMIT`` (bytes of payload
+Optional, read by the hook runtime (`run` below): ``STDIN_LIMIT`` (bytes of payload
 read; default 256 MiB), ``TAG`` (how its stderr lines start), ``FAIL_OPEN`` (what stdout says
 when the guard itself fails: "" unless the host needs an answer, "{}" for Cursor) and
 ``FAIL_OPEN_EXIT`` (0). A host's entry script is then a copy of hooks/engramory_index_guard.py
@@ -63,6 +63,10 @@ REGISTRY = {
     "opencode": "engramory.hosts.opencode",
     "cline": "engramory.hosts.cline",
     "openclaw": "engramory.hosts.openclaw",
+    "kilo": "engramory.hosts.kilo",
+    # no hook: the MCP server (engramory.mcp) is their way to the store
+    "claude-desktop": "engramory.hosts.claude_desktop",
+    "zed": "engramory.hosts.zed",
 }
 
 
@@ -77,8 +81,31 @@ def load(name: str) -> "ModuleType":
     return importlib.import_module(REGISTRY[name])
 
 
-# --- the hook runtime (engramory.hookrun documents it; it lives here because every hook
-# imports this package anyway, and each module import costs a hook about 0.15 ms) ---------
+# --- the hook runtime, the one process under every entry script ---------------------------
+#
+# It lives here because every hook imports this package anyway, and each module import costs
+# a hook about 0.15 ms. An entry script (hooks/engramory_hook.py and its shims) puts the bundle
+# root on sys.path and calls
+#
+#     from engramory.hosts import finish, run
+#     finish(run("claude"))            # the host module's respond(raw, env)
+#     finish(run("claude", "post"))    # or another of its entry points
+#
+# `finish(code)` flushes stdout and stderr and ends the process at once, without the
+# interpreter's teardown (which costs a hook more than its own work); in process (tests) call
+# `run` alone and use the code it returns. `run_respond(respond, tag, limit, fail_open)` is
+# the same process around any callable. `run(host, entry="respond")` imports
+# `engramory.hosts.<host>` (or, for a dotted name, that module), reads stdin up to the
+# module's STDIN_LIMIT (default 256 MiB; one byte more means "not a payload we can judge":
+# the fail-open answer, with one line on stderr), calls `<entry>(raw, env)` -> (stdout,
+# stderr, exit code), and writes them: stdout with a trailing newline when not empty, stderr
+# as given.
+#
+# Fail-open policy, the same for every host: any exception of ours (import, parse, decide,
+# write) prints the module's FAIL_OPEN stdout ("" unless the host needs an answer, e.g. "{}"
+# for Cursor), one line on stderr naming the hook, and exits FAIL_OPEN_EXIT (0). Never an exit
+# the host reads as "block everything". A closed stdout pipe is ignored (the exit code still
+# carries the answer). KeyboardInterrupt also fails open.
 
 STDIN_LIMIT = 256 << 20
 HOSTS_PACKAGE = "engramory.hosts."
@@ -118,7 +145,7 @@ def answer(
 
 
 def run(host: str, entry: str = "respond", tag: str = "") -> int:
-    """The whole hook process for a host module's `entry` (see engramory.hookrun)."""
+    """The whole hook process for a host module's `entry` (see the runtime's comment above)."""
     fail_open: tuple[str, int] = ("", 0)
     explicit = tag
     tag = tag or "engramory %s hook" % host.rsplit(".", 1)[-1]

@@ -239,13 +239,13 @@ def _notice_env(payload: "Mapping[str, Any]", dialect: Dialect, env: "Mapping[st
 def notice(event: str, payload: "dict[str, Any]", dialect: Dialect, env: "Mapping[str, str] | None") -> str:
     import os
 
-    from engramory import backstop
+    from engramory import notices
 
     base = dict(os.environ) if env is None else dict(env)
     notice_env = _notice_env(payload, dialect, base)
     if event == POST:
-        return backstop.post_tool(payload, notice_env)
-    return backstop.session_start(payload, notice_env)
+        return notices.post_tool(payload, notice_env)
+    return notices.session_start(payload, notice_env)
 
 
 def respond(raw: bytes, dialect: Dialect, event: str = PRE, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
@@ -259,7 +259,7 @@ def respond(raw: bytes, dialect: Dialect, event: str = PRE, env: "Mapping[str, s
 
 
 def entries(dialect: Dialect) -> "tuple[Callable[..., tuple[str, str, int]], ...]":
-    """(respond, post, start) for a host module: the entry points engramory.hookrun calls."""
+    """(respond, post, start) for a host module: the entry points engramory.hosts.run calls."""
 
     def pre(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
         return respond(raw, dialect, PRE, env)

@@ -8,7 +8,8 @@ from __future__ import annotations
 import json
 import os
 
-from engramory import fsutil, journal, scope, secretscan
+from engramory import fsutil, scope
+from engramory.store import journal, secrets
 from engramory.sync import gitops
 
 TYPE_CHECKING = False
@@ -145,7 +146,7 @@ def commit_message(where: Where, status: Sequence[tuple[str, str]], state: dict[
         body.extend(foreign[:MESSAGE_LINES])
         if len(foreign) > MESSAGE_LINES:
             body.append("  and %d more" % (len(foreign) - MESSAGE_LINES))
-    return secretscan.redact(head + ("\n\n" + "\n".join(body) if body else "") + "\n")
+    return secrets.redact(head + ("\n\n" + "\n".join(body) if body else "") + "\n")
 
 
 def _foreign(where: Where, status: Sequence[tuple[str, str]], entries: Sequence[journal.Entry]) -> list[str]:

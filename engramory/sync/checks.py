@@ -1,4 +1,4 @@
-"""The doctor's checks of a store shared through git (rows in engramory.doctor_codes):
+"""The doctor's checks of a store shared through git (rows in engramory.doctor.codes):
 
 - `index-conflict-markers` (error): a merge left conflict markers in the index; the host loads
   them into every session. Needs no git: it runs in the SessionStart audit too.
@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import os
 
-from engramory.doctor_codes import MAX_PER_NOTE, Finding
+from engramory.doctor.codes import MAX_PER_NOTE, Finding
 from engramory.sync.indexparse import MARKER_RE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from engramory.doctor_codes import Context
-    from engramory.store import Store
+    from engramory.doctor.codes import Context
+    from engramory.store.reader import Store
 
 DRIVER = "engramory-index"
 

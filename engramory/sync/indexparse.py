@@ -8,7 +8,7 @@ a line is either an entry (keyed by the note its first link points at) or text.
   heading or target a second time in one file gets the occurrence number 2, and so on, so a
   duplicate is a line of its own and never silently folded into the first.
 - Headings, pointers, fences and HTML comments are told apart the way the store reader tells
-  them (engramory.store): nothing inside a code fence, an HTML comment or a leading YAML
+  them (engramory.store.reader): nothing inside a code fence, an HTML comment or a leading YAML
   frontmatter block is a heading or an entry.
 - Bytes that are not UTF-8 survive: the text is decoded with surrogateescape and encoded back
   the same way, so a merge never changes a byte it did not mean to.
@@ -22,7 +22,8 @@ import posixpath
 import re
 from urllib.parse import unquote
 
-from engramory.store import HEADING_RE, LINK_RE, SCHEME_RE, is_remote, local_path
+from engramory.store.pointers import LINK_RE, SCHEME_RE, is_remote, local_path
+from engramory.store.reader import HEADING_RE
 
 BOM = b"\xef\xbb\xbf"
 ENTRY = "entry"

@@ -183,7 +183,7 @@ def repair(path: str, data: bytes) -> Repair:
 # -- the command ------------------------------------------------------------------------------
 
 def _index_path(files: Sequence[str]) -> str:
-    from engramory import notes
+    from engramory.curate import notes
 
     if len(files) > 1:
         raise notes.Refusal("--resolve takes one index (%d given)" % len(files), 64)
@@ -195,7 +195,9 @@ def _index_path(files: Sequence[str]) -> str:
 
 
 def main(files: Sequence[str], dry_run: bool, as_json: bool) -> int:
-    from engramory import journal, notes, scope
+    from engramory import scope
+    from engramory.curate import notes
+    from engramory.store import journal
 
     try:
         path = _index_path(files)

@@ -19,13 +19,11 @@ from __future__ import annotations
 
 import os
 
-from engramory import journal, scope
+from engramory import scope
+from engramory.exitcodes import EX_BUSY, EX_OK, EX_REFUSED
+from engramory.store import journal
 from engramory.sync import changes, gitops, init, limits
 from engramory.sync.changes import Where
-
-EX_OK = 0
-EX_REFUSED = 1
-EX_AGAIN = 3  # the remote moved on while syncing, or the store was busy: run it again
 
 
 class Outcome:
@@ -178,7 +176,9 @@ def _conflict_text(where: Where, path: str, said: list[str]) -> str:
 
 def check_merged(where: Where, before: str | None, out: Outcome) -> None:
     """Journal what the merge brought in, then hold the merged store to what a push needs."""
-    from engramory import doctor, store
+    from engramory.doctor.codes import Context
+    from engramory.doctor.index import check_pointers
+    from engramory.store import reader as store
     from engramory.sync.checks import check_sync
 
     if before is not None:
@@ -192,8 +192,8 @@ def check_merged(where: Where, before: str | None, out: Outcome) -> None:
     except OSError:
         return
     st = store.load(where.root)
-    ctx = doctor.Context(git=False)
-    found = [f for check in (doctor.check_pointers, check_sync) for f in check(st, ctx)]
+    ctx = Context(git=False)
+    found = [f for check in (check_pointers, check_sync) for f in check(st, ctx)]
     markers = [f for f in found if f.code == "index-conflict-markers"]
     if markers:
         raise Stop("conflict-markers", "%s:%d holds conflict markers (%d line%s); nothing was pushed: repair it with "
@@ -221,7 +221,7 @@ def push(where: Where, branch: str, remote: str, out: Outcome) -> None:
     if done.code != 0:
         if "rejected" in done.text or "rejected" in done.err or "fetch first" in done.err:
             raise Stop("remote-moved", "the remote %s moved on while this sync ran (another machine pushed): nothing was "
-                                       "lost; run `engramory sync` again" % remote, EX_AGAIN)
+                                       "lost; run `engramory sync` again" % remote, EX_BUSY)
         raise Stop("push-failed", "the push to %s failed: %s; the commits are kept here: run `engramory sync` again "
                                   "once the remote is reachable" % (remote, done.err[-400:]))
     out.lines.append("pushed to %s (%s)" % (remote, merge_ref))
@@ -249,5 +249,5 @@ def sync(root: str, force: bool = False) -> Outcome:
     except gitops.GitError as exc:
         return out.stop("git-error", str(exc))
     except journal.LockTimeout as exc:
-        return out.stop("busy", str(exc), EX_AGAIN)
+        return out.stop("busy", str(exc), EX_BUSY)
     return out

@@ -14,7 +14,7 @@ is seen at the next change of any of them.
 stale or moved anchors, their stamps, and the paths that decided each verdict.
 
 Both are derived data: unreadable, malformed or foreign ones are ignored and rewritten.
-Anchor texts and reasons are stored masked (engramory.secretscan) like everything printed.
+Anchor texts and reasons are stored masked (engramory.store.secrets) like everything printed.
 """
 
 from __future__ import annotations

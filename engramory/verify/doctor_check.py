@@ -14,7 +14,7 @@ import datetime
 import os
 
 from engramory import config
-from engramory.doctor_codes import Finding
+from engramory.doctor.codes import Finding
 from engramory.verify import run
 
 TYPE_CHECKING = False

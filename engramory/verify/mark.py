@@ -107,7 +107,8 @@ def mark(root: str, rels: Sequence[str], result: Result, argv: Sequence[str], to
     """Write `verified: today` into each note (one journal entry), then keep their span
     hashes. Returns (the journal entry or None when every note already said so, {note:
     spans hashed})."""
-    from engramory import journal, notes
+    from engramory.curate import notes
+    from engramory.store import journal
 
     spans = {rel: span_hashes(result, rel) for rel in rels}
     with journal.transaction(root, "verify", list(argv)) as tx:

@@ -209,7 +209,7 @@ def verify_command(root: str) -> str:
 
 
 def render(root: str, summary: Mapping[str, Any], entries: Sequence[tuple[str, Sequence[Any]]]) -> str:
-    from engramory.doctor_codes import shown
+    from engramory.doctor.codes import shown
 
     lines = [shown(cache.row_text(note, row)) for note, row in entries]
     fence = "`" * max(3, 1 + max(_longest_run(line, "`") for line in lines))

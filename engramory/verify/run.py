@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import os
 
-from engramory import secretscan
+from engramory.store import secrets as secretscan
 from engramory.verify import anchors as A
 from engramory.verify import cache as cache_mod
 from engramory.verify.extract import extract
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Any
 
-    from engramory.store import Note
+    from engramory.store.reader import Note
 
 
 class Item:
@@ -116,7 +116,7 @@ class Result:
 def scan_notes(root: str, env: Mapping[str, str] | None = None, deadline: float | None = None) -> list[NoteScan]:
     """The live notes of the store (archive/ left out), each read once and its anchors taken;
     path anchors naming one of the store's own notes or its index are dropped."""
-    from engramory import store
+    from engramory.store import reader as store
 
     found: list[NoteScan] = []
 

@@ -15,7 +15,7 @@ _HERE = os.path.dirname(os.path.realpath(__file__))
 
 def _bundle_root():
     for root in (_HERE, os.path.dirname(os.path.dirname(_HERE))):
-        if os.path.isfile(os.path.join(root, "engramory", "hosts", "hermes.py")):
+        if os.path.isfile(os.path.join(root, "engramory", "hosts", "hermes", "__init__.py")):
             return root
     return None
 

@@ -16,7 +16,7 @@ import codex_driver
 import pytest
 from codex_model import patch_call, shell_call
 
-from engramory import install_codex
+from engramory.hosts.codex import install as install_codex
 
 pytestmark = pytest.mark.e2e
 

@@ -24,7 +24,7 @@ import common
 import differential
 from test_droid_stale import PatchDroid
 
-from engramory.hosts import droid_patch
+from engramory.hosts.droid import model as droid_patch
 
 IDX = "".join("- [note %d](note-%d.md) - hook %d\n" % (i, i, i) for i in range(6))
 N2 = "- [note 2](note-2.md) - hook 2"

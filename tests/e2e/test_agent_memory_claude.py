@@ -1,5 +1,5 @@
 """Where Claude Code 2.1.332 keeps subagent memory (`agent-memory`), measured on the real CLI,
-held against `engramory doctor --all` (engramory/stores.py).
+held against `engramory doctor --all` (engramory/store/discovery.py).
 
 Three subagents are defined, one per `memory:` scope, and the scripted model launches each
 through the Agent tool. The CLI then creates each agent's folder and shows the `MEMORY.md`

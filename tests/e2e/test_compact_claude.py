@@ -17,7 +17,8 @@ from harness import RunClaude, Text, ToolUse
 from test_curate_claude import last_tool_result
 from test_installed_claude import auto_memory_index, install, request_text
 
-from engramory import compact, journal
+from engramory.compact import apply as compact
+from engramory.store import journal
 
 pytestmark = pytest.mark.e2e
 

@@ -22,8 +22,9 @@ from harness import Text, ToolUse
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from engramory import doctor, store  # noqa: E402
 from engramory.automemory import sanitize_project_path  # noqa: E402
+from engramory.doctor import run as doctor  # noqa: E402
+from engramory.store import reader as store  # noqa: E402
 
 NOTE = "---\nname: {name}\ndescription: {desc}\nmetadata:\n  type: {type}\n---\n\nbody of {name}\n"
 

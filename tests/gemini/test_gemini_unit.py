@@ -14,9 +14,10 @@ from typing import Any, Dict
 
 import pytest
 
-from engramory import install_gemini
-from engramory.hosts import gemini, gemini_notices
-from engramory.hosts import gemini_edits as ge
+from engramory.hosts import gemini
+from engramory.hosts.gemini import install as install_gemini
+from engramory.hosts.gemini import model as ge
+from engramory.hosts.gemini import notices as gemini_notices
 
 ROOT = Path(__file__).resolve().parents[2]
 HOOK = ROOT / "hooks" / "engramory_gemini_hook.py"

@@ -33,7 +33,7 @@ class Host:
     scope: ClassVar[Tuple[str, ...]] = ("--scope", "project")
     project_dir: ClassVar[str] = "project"
     timeout: ClassVar[float] = 120
-    core_module: ClassVar[str] = ""  # a module every hook run imports (default engramory/hosts/<name>.py)
+    core_module: ClassVar[str] = ""  # a module every hook run imports (default engramory/hosts/<name>/__init__.py)
 
     # -- the pin -----------------------------------------------------------------------------------
 
@@ -85,7 +85,7 @@ class Host:
     @property
     def crash_module(self) -> str:
         """A bundle module every hook run imports, relative to the bundle."""
-        return self.core_module or "engramory/hosts/%s.py" % self.name
+        return self.core_module or "engramory/hosts/%s/__init__.py" % self.name
 
     # -- engramory as a user runs it ---------------------------------------------------------------
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from engramory import install_openclaw
 from engramory.hosts import openclaw
+from engramory.hosts.openclaw import install as install_openclaw
 
 
 def _home(tmp_path: Path) -> dict[str, str]:

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from engramory import journal
+from engramory.store import journal
 from engramory.sync import keyundo
 from tests.conftest import ROOT
 

@@ -10,7 +10,8 @@ from typing import Dict, List
 
 import pytest
 
-from engramory import doctor, store
+from engramory.doctor import run as doctor
+from engramory.store import reader as store
 from tests.unit.sync.gitkit import Kit
 
 

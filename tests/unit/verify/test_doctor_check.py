@@ -70,7 +70,7 @@ def test_a_mark_and_the_configured_age_decide_verified_old(case: tuple[Path, Pat
 
 def test_the_plain_doctor_reports_none_of_it_and_loads_no_verify_code(case: tuple[Path, Path, dict[str, str]]) -> None:
     repo, memory, env = case
-    probe = ("import sys; from engramory import doctor; rc = doctor.main(sys.argv[1:]); "
+    probe = ("import sys; from engramory.commands import doctor; rc = doctor.main(sys.argv[1:]); "
              "print(sorted(m for m in sys.modules if m.startswith('engramory.verify')))")
     done = doctor(repo, env, str(memory), code=probe)
     assert done.stdout.splitlines()[-1] == "[]"

@@ -1,4 +1,4 @@
-"""SessionStart's verify part (engramory.verify.notice, called from engramory.backstop): the
+"""SessionStart's verify part (engramory.verify.notice, called from engramory.notices): the
 notice names at most 5 stale notes, one reason each, fenced as data, with the verify command;
 it reads the summary without git once it exists, refreshes a small store in the budget and a
 large one in a detached process, drops what a stat shows fixed, and never edits a note."""
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import verify_fixture as fx
 
-from engramory import backstop
+from engramory import notices as backstop
 from engramory.automemory import sanitize_project_path
 from engramory.verify import cache, notice, run
 from engramory.verify.repo import GitCall

@@ -1,0 +1,36 @@
+"""What every command's parsing shares: an argument parser whose usage errors exit 64
+(EX_USAGE) instead of argparse's 2, which `check` uses for OVER, and the curation commands'
+parser with their exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from engramory.exitcodes import EX_USAGE
+
+
+class Parser(argparse.ArgumentParser):
+    def __init__(self, *args: object, usage_exit: int = EX_USAGE, **kwargs: object) -> None:
+        self.usage_exit = usage_exit
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        from engramory.store.secrets import emit  # argparse echoes the bad value: it may be a token
+
+        self.print_usage(sys.stderr)
+        emit("%s: error: %s\n" % (self.prog, message), sys.stderr)
+        raise SystemExit(self.usage_exit)
+
+
+# exit codes shared by new, update, archive, restore, undo
+CURATION_EXIT_HELP = (
+    "exit codes: 0 done; 1 refused (nothing changed; the message says why and what to do next); "
+    "3 the store was busy or changed while the command ran (nothing changed; run it again); "
+    "64 usage error; 66 the store folder cannot be read."
+)
+
+
+def curation(prog: str, description: str) -> Parser:
+    """The parser of a curation command (new, update, archive, restore, log, undo): their exit codes."""
+    return Parser(prog="engramory " + prog, description=description, epilog=CURATION_EXIT_HELP)

@@ -1,0 +1,333 @@
+"""Ranked lexical search over the notes of a store, live and archived, for when nothing in the
+index fits (`engramory search`: engramory.commands.search).
+
+Ranking is BM25F over three fields: the description (weight 3: it is the recall key), the
+name (weight 2) and the body (weight 1), plus a bonus when the whole query occurs verbatim
+(error strings, file names). Text is lowercased; words are runs of letters and digits, a
+dotted/slashed/colon-joined run (`foo.test.ts:42`, `ECONNREFUSED`) also counts as one token,
+words past four letters lose a plural or -ing/-ed ending, and CJK text (which has no spaces)
+is cut into overlapping character bigrams. Nothing is cached and no index file is written:
+the store is read on each run (about a millisecond per hundred notes). Standard library only.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections import Counter
+
+from engramory import scope
+from engramory.store import frontmatter
+from engramory.store.secrets import clean
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+
+WEIGHTS = {"description": 3.0, "name": 2.0, "body": 1.0}
+B = {"description": 0.5, "name": 0.3, "body": 0.75}
+K1 = 1.2
+PHRASE_BONUS = 2.0
+ARCHIVE_FACTOR = 0.9  # a live note wins a tie with an archived one
+SNIPPET_MAX = 160
+LIMIT = 10
+READ_MAX = 1 << 20  # a note past this is searched by its first megabyte only
+INDEX = "MEMORY.md"
+ARCHIVE = "archive"
+
+_CJK = "\u3040-\u30ff\u3100-\u312f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\uff66-\uff9f"
+TOKEN_RE = re.compile(
+    r"([%s]+)|((?:(?![%s])[^\W_])+(?:[._:/-](?:(?![%s])[^\W_])+)*)" % (_CJK, _CJK, _CJK)
+)
+WORD_SPLIT_RE = re.compile(r"[._:/-]")
+
+
+def _stem(word: str) -> str:
+    if len(word) <= 4 or not word.isalpha():
+        return word
+    for suffix in ("ing", "ies", "es", "ed", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            if suffix == "ies":
+                return word[:-3] + "y"
+            if suffix == "es" and not word.endswith(("ses", "xes", "zes", "ches", "shes")):
+                return word[:-1]
+            if suffix == "s" and word[-2] in "siu":  # class, redis, status: no plural to drop
+                return word
+            return word[: -len(suffix)]
+    return word
+
+
+ASCII_RE = re.compile(r"[a-z0-9]+(?:[._:/-][a-z0-9]+)*")
+_EXPANDED: dict[str, tuple[str, ...]] = {}
+
+
+def _expand(word: str) -> tuple[str, ...]:
+    """The terms one lowercase word gives: itself stemmed; a joined run (`foo.test.ts`) also
+    gives each part, and a hyphenated one (`cut-off`) its parts written together (`cutoff`)."""
+    got = _EXPANDED.get(word)
+    if got is None:
+        if WORD_SPLIT_RE.search(word):
+            parts = [w for w in WORD_SPLIT_RE.split(word) if w]
+            out = [word] + [_stem(w) for w in parts]
+            if "-" in word:
+                out.append(_stem("".join(parts)))
+            got = tuple(out)
+        else:
+            got = (_stem(word),)
+        if len(_EXPANDED) < 200_000:
+            _EXPANDED[word] = got
+    return got
+
+
+def _words(low: str) -> list[str]:
+    """Words and CJK runs of lowercased text, each CJK run cut into character bigrams."""
+    if low.isascii():
+        return ASCII_RE.findall(low)
+    out: list[str] = []
+    for cjk, word in TOKEN_RE.findall(low):
+        if cjk:
+            if len(cjk) == 1:
+                out.append(cjk)
+            else:
+                out.extend(cjk[i: i + 2] for i in range(len(cjk) - 1))
+        else:
+            out.append(word)
+    return out
+
+
+def counts(text: str) -> dict[str, int]:
+    """Term frequencies of `text`: the words counted once each in C, then expanded per
+    distinct word (a note has a few dozen)."""
+    out: dict[str, int] = {}
+    for word, c in Counter(_words(text.lower())).items():
+        if len(word) >= 2 and "\u3040" <= word[0]:
+            out[word] = out.get(word, 0) + c  # a CJK bigram: no stemming
+            continue
+        for tok in _expand(word):
+            out[tok] = out.get(tok, 0) + c
+    return out
+
+
+def tokens(text: str) -> list[str]:
+    """The search terms of `text` (see the module docstring), in order."""
+    out: list[str] = []
+    for word in _words(text.lower()):
+        if "\u3040" <= word[0]:
+            out.append(word)
+        else:
+            out.extend(_expand(word))
+    return out
+
+
+class Doc:
+    """One note, read. Its fields are tokenized only when a query term occurs in its text
+    (`counts`), so a search costs a substring test per note plus the work on real candidates."""
+
+    __slots__ = ("rel", "archived", "name", "type", "description", "body", "body_line", "desc_line",
+                 "low", "lengths", "_counts")
+
+    def __init__(self, rel: str, archived: bool, text: str) -> None:
+        self.rel = rel
+        self.archived = archived
+        fm = frontmatter.parse(text)
+        f = fm.fields
+        t = f.get("type")
+        if t is None:
+            t = fm.nested("metadata", "type")
+        self.type = t if isinstance(t, str) else None
+        desc = f.get("description")
+        self.description = desc if isinstance(desc, str) else ""
+        stem = rel.rsplit("/", 1)[-1][:-3]
+        name = f.get("name")
+        self.name = name if isinstance(name, str) and name.strip() else stem
+        self.body = text[fm.body_start:] if fm.closed else text
+        self.body_line = fm.body_line if fm.closed else 1
+        self.desc_line = fm.line_of.get("description", 0)
+        names = (self.name if self.name == stem else self.name + " " + stem).replace("-", " ")
+        self.low = (self.description + "\n" + names + "\n" + self.body).lower()
+        # field lengths in characters: BM25 only needs each length relative to the average
+        self.lengths = {"description": len(self.description), "name": len(names), "body": len(self.body)}
+        self._counts: dict[str, dict[str, int]] | None = None
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        if self._counts is None:
+            names = (self.name + " " + self.rel.rsplit("/", 1)[-1][:-3]).replace("-", " ")
+            out: dict[str, dict[str, int]] = {}
+            for field, value in (("description", self.description), ("name", names), ("body", self.body)):
+                out[field] = counts(value)
+            self._counts = out
+        return self._counts
+
+
+def _read(path: str, cut: list[tuple[str, int]] | None = None) -> str | None:
+    """The note's text, at most READ_MAX bytes of it, through the one bounded reader (a FIFO
+    or a device is refused unread). A note cut short is added to `cut` with its size."""
+    try:
+        data, st = scope.read_bounded(path, READ_MAX)
+    except OSError:
+        return None
+    if len(data) > READ_MAX:
+        if cut is not None:
+            cut.append((path, max(st.st_size, len(data))))
+        data = data[:READ_MAX]
+    return data.decode("utf-8", "replace")
+
+
+def load(root: str, include_archive: bool = True, cut: list[tuple[str, int]] | None = None) -> list[Doc]:
+    """Every live note (`ROOT/*.md` but the index) and, with `include_archive`, every note
+    under `ROOT/archive/`. Dot files and symlinks are skipped; a note past READ_MAX is
+    searched by its first READ_MAX bytes and listed in `cut` (path, size)."""
+    docs: list[Doc] = []
+    folders = [("", False)] + ([(ARCHIVE, True)] if include_archive else [])
+    for sub, archived in folders:
+        folder = os.path.join(root, sub) if sub else root
+        try:
+            with os.scandir(folder) as it:
+                found = sorted((e.name, e) for e in it)
+        except OSError:
+            continue
+        for name, entry in found:
+            if name.startswith(".") or not name.lower().endswith(".md") or (not sub and name == INDEX):
+                continue
+            try:
+                if entry.is_symlink() or not entry.is_file(follow_symlinks=False):
+                    continue
+            except OSError:
+                continue
+            text = _read(entry.path, cut)
+            if text is None:
+                continue
+            docs.append(Doc(sub + "/" + name if sub else name, archived, text))
+    return docs
+
+
+class Hit:
+    __slots__ = ("doc", "score", "line", "snippet")
+
+    def __init__(self, doc: Doc, score: float, line: int, snippet: str) -> None:
+        self.doc = doc
+        self.score = score
+        self.line = line
+        self.snippet = snippet
+
+    def as_dict(self, rank: int) -> dict[str, object]:
+        d = self.doc
+        return {
+            "rank": rank, "path": d.rel, "name": d.name, "type": d.type, "archived": d.archived,
+            "score": round(self.score, 4), "description": clean(d.description)[:SNIPPET_MAX],
+            "line": self.line, "snippet": self.snippet,
+        }
+
+
+STOPWORDS = frozenset(
+    "a an and are as at be by can do does for from has have how i in into is it its me my of on or "
+    "our should that the their this to was we were what when where which who why will with you your".split()
+)
+
+
+def _probe(term: str) -> str:
+    """A substring every text that tokenizes to `term` contains (stems drop endings; -ies
+    became -y)."""
+    return term[:-1] if term.endswith("y") and len(term) > 3 else term
+
+
+def rank(docs: Sequence[Doc], query: str, type_: str | None = None, limit: int = LIMIT) -> list[Hit]:
+    all_terms = list(dict.fromkeys(tokens(query)))
+    terms = [t for t in all_terms if t not in STOPWORDS] or all_terms
+    if not terms:
+        return []
+    pool = [d for d in docs if type_ is None or d.type == type_]
+    if not pool:
+        return []
+    count = len(pool)
+    avg = {f: (sum(d.lengths[f] for d in pool) / count) or 1.0 for f in WEIGHTS}
+    probes = [_probe(t) for t in terms]
+    candidates = [d for d in pool if any(p in d.low for p in probes)]
+    df: dict[str, int] = dict.fromkeys(terms, 0)
+    for d in candidates:
+        fields = d.counts()
+        for t in terms:
+            if t in fields["description"] or t in fields["body"] or t in fields["name"]:
+                df[t] += 1
+    idf = {t: math.log(1 + (count - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
+    phrase = " ".join(query.lower().split())
+    use_phrase = len(phrase) >= 4 and len(all_terms) > 1
+    scored: list[tuple[float, str, Doc]] = []
+    for d in candidates:
+        score = 0.0
+        fields = d.counts()
+        for t in terms:
+            if not df[t]:
+                continue
+            tf = 0.0
+            for f, w in WEIGHTS.items():
+                c = fields[f].get(t)
+                if c:
+                    tf += w * c / (1 - B[f] + B[f] * d.lengths[f] / avg[f])
+            if tf:
+                score += idf[t] * tf / (K1 + tf)
+        if score <= 0:
+            continue
+        if use_phrase:
+            if phrase in d.description.lower():
+                score += PHRASE_BONUS * 1.5
+            elif phrase in d.body.lower():
+                score += PHRASE_BONUS
+        if d.archived:
+            score *= ARCHIVE_FACTOR
+        scored.append((score, d.rel, d))
+    scored.sort(key=lambda s: (-s[0], s[1]))
+    hits = []
+    for score, _, d in scored[: max(limit, 0)]:
+        line, snippet = _snippet(d, terms)
+        hits.append(Hit(d, score, line, snippet))
+    return hits
+
+
+def _snippet(d: Doc, terms: Sequence[str]) -> tuple[int, str]:
+    """The body line with the most query terms (else the description line), cut short."""
+    best, best_i, best_line = 0, -1, ""
+    wanted = set(terms)
+    for i, line in enumerate(d.body.split("\n")):
+        if not line.strip():
+            continue
+        got = len(wanted.intersection(tokens(line)))
+        if got > best:
+            best, best_i, best_line = got, i, line
+    if best_i < 0:
+        return d.desc_line, _cut(d.description)
+    return d.body_line + best_i, _cut(best_line)
+
+
+def _cut(text: str) -> str:
+    text = " ".join(clean(text).split())
+    return text if len(text) <= SNIPPET_MAX else text[: SNIPPET_MAX - 1].rstrip() + "\u2026"
+
+
+def search(root: str, query: str, type_: str | None = None, limit: int = LIMIT,
+           include_archive: bool = True, cut: list[tuple[str, int]] | None = None) -> list[Hit]:
+    return rank(load(root, include_archive, cut), query, type_, limit)
+
+
+def cut_note(root: str, cut: list[tuple[str, int]]) -> str:
+    """The stderr line for notes searched only in part, with their sizes and the limit."""
+    shown = ", ".join("%s (%s bytes)" % (os.path.relpath(p, root), "{:,}".format(n)) for p, n in cut[:5])
+    more = " and %d more" % (len(cut) - 5) if len(cut) > 5 else ""
+    return ("engramory search: note: only the first %s bytes of %s%s were searched; a note holds one fact: "
+            "split %s (`engramory doctor` lists every note over its size cap)\n"
+            % ("{:,}".format(READ_MAX), shown, more, "it" if len(cut) == 1 else "them"))
+
+
+def render(hits: Iterable[Hit], root: str) -> str:
+    out = []
+    for i, h in enumerate(hits, 1):
+        d = h.doc
+        mark = " [archived]" if d.archived else ""
+        out.append("%d. %s (%s)%s  score %.2f\n   %s\n   %s:%d: %s" % (
+            i, d.rel, d.type or "untyped", mark, h.score, _cut(d.description) or "(no description)",
+            d.rel, h.line, h.snippet))
+    return "\n".join(out) + ("\n" if out else "")
+
+

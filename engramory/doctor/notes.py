@@ -1,0 +1,417 @@
+"""The doctor's checks of one note at a time (files, frontmatter, labels, relative dates), near
+duplicates, and recall readiness: what the host's memory selector reads."""
+
+from __future__ import annotations
+
+import datetime
+import functools
+import re
+
+from engramory.doctor.codes import (
+    ERROR,
+    FUTURE_SLACK_DAYS,
+    MAX_PER_NOTE,
+    WARNING,
+    Context,
+    Finding,
+    _n,
+    shown,
+)
+from engramory.doctor.index import _Groups, host_window
+from engramory.doctor.scan import _compiled, _find_all, _starts_word
+from engramory.store import frontmatter
+from engramory.store import reader as store_mod
+from engramory.store.reader import PROTOCOL, TYPES, Note, Store
+from engramory.store.secrets import quote
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+
+# -- one note at a time ------------------------------------------------------------------------
+
+def check_files(st: Store, ctx: Context) -> Iterator[Finding]:
+    cap = st.config.note_max_bytes
+    for n in st.notes:
+        if n.error is not None:
+            code, reason = n.error
+            if code == "file-unreadable":
+                yield Finding(code, n.rel, 0, "cannot read it (%s): fix its permissions or remove it" % reason)
+            elif code == "file-not-utf8":
+                yield Finding(code, n.rel, 0, "%s: save it as UTF-8" % reason)
+            elif not n.archived:
+                yield Finding(code, n.rel, 0, "%s bytes, over the %s-byte cap per note (%s); split it "
+                              "into one fact per note" % (_n(n.size), _n(cap), reason))
+            continue
+        if n.size > cap and not n.archived:
+            yield Finding("note-too-large", n.rel, 0,
+                          "%s bytes, over the %s-byte cap per note (noteMaxBytes): one note holds one fact; "
+                          "split it or trim it" % (_n(n.size), _n(cap)))
+
+
+_ABSENT = object()
+PROTOCOL_FIELDS = ("name", "description", "type", "created", "updated")
+CLAUDE_FIELDS = ("name", "description")
+
+
+@functools.lru_cache(maxsize=4)
+def _future_limit(today: datetime.date) -> str:
+    """The last date that is not yet in the future, as ISO text (compared as text)."""
+    return (today + datetime.timedelta(days=FUTURE_SLACK_DAYS)).isoformat()
+
+
+def frontmatter_findings(n: Note, today: datetime.date) -> list[Finding]:
+    """Everything wrong with one note's frontmatter, judged by the note's form; at most
+    MAX_PER_NOTE of one code per note, then one line with the count of the rest (a hostile
+    note of 100,000 malformed lines is one problem, not 100,000 findings)."""
+    found = _frontmatter_findings(n, today)
+    if len(found) <= MAX_PER_NOTE:
+        return found
+    per: dict[str, int] = {}
+    out = []
+    for f in found:
+        k = per[f.code] = per.get(f.code, 0) + 1
+        if k <= MAX_PER_NOTE:
+            out.append(f)
+    for code, k in per.items():
+        if k > MAX_PER_NOTE:
+            out.append(Finding(code, n.rel, 0, "and %s more %s problems in this note's frontmatter"
+                               % (_n(k - MAX_PER_NOTE), code)))
+    return out
+
+
+def _frontmatter_findings(n: Note, today: datetime.date) -> list[Finding]:
+    fm = n.fm
+    assert fm is not None
+    out: list[Finding] = []
+    rel = n.rel
+    for p in fm.problems:
+        message = p.message
+        if p.code == "fm-missing":
+            first = (n.text or "").lstrip("\ufeff").lstrip()
+            if first.startswith("```") or first.startswith("~~~"):
+                out.append(Finding("fm-second-block", rel, 1, "the frontmatter is wrapped in a code fence, so "
+                                   "no reader sees it: remove the fence"))
+                continue
+            message = "no frontmatter: start the note with ---, name, description, type, created, updated, ---"
+        out.append(Finding(p.code, rel, p.line, message))
+    if not fm.present:
+        return out
+    f = fm.fields
+    line_of = fm.line_of
+    protocol = n.form == PROTOCOL
+    required = PROTOCOL_FIELDS if protocol else CLAUDE_FIELDS
+    dates: dict[str, str] = {}  # valid ISO dates compare correctly as text
+    for key in required:
+        if key not in f:
+            if key not in line_of:  # when it is there but unreadable, that is already reported
+                out.append(Finding("fm-missing-field", rel, 1, "missing %s%s: add it" % (key, (
+                    " (this note has dates or a top-level type, so it follows the full protocol)"
+                    if protocol else ""))))
+            continue
+        value = f[key]
+        line = line_of.get(key, 1)
+        if isinstance(value, dict):
+            out.append(Finding("fm-not-text", rel, line, "%s must be one line of text, not a nested block" % key))
+            continue
+        if value is None or not value.strip():
+            out.append(Finding("fm-empty-field", rel, line, "%s is empty: fill it in" % key))
+            continue
+        if key == "created" or key == "updated":
+            if frontmatter.is_valid_date(value):
+                dates[key] = value
+            elif not any(p.code == "fm-bad-date" and p.line == line for p in fm.problems):
+                out.append(Finding("fm-bad-date", rel, line, "%s %s is not a real YYYY-MM-DD date"
+                                   % (key, quote(value, 30))))
+    # the type, in whichever place the form keeps it
+    if protocol:
+        t = f.get("type")
+        tline, label = line_of.get("type", 1), "type"
+        meta_t = fm.nested("metadata", "type")
+        if isinstance(t, str) and isinstance(meta_t, str) and meta_t.strip() and meta_t != t:
+            out.append(Finding("fm-type-conflict", rel, line_of.get("metadata.type", 1),
+                               "metadata.type %s disagrees with type %s: keep one" % (quote(meta_t, 20), quote(t, 20))))
+    else:
+        meta = f.get("metadata", _ABSENT)
+        tline, label = line_of.get("metadata.type", line_of.get("metadata", 1)), "metadata.type"
+        t = None
+        if meta is _ABSENT:
+            if "metadata" not in line_of:
+                out.append(Finding("fm-missing-field", rel, 1,
+                                   "missing the type: add `metadata:` with `  type: user|feedback|project|reference`, "
+                                   "or the protocol's top-level type plus created/updated"))
+        elif meta is None:
+            out.append(Finding("fm-empty-field", rel, tline, "metadata is empty: add `  type: ...` under it"))
+        elif not isinstance(meta, dict):
+            out.append(Finding("fm-not-text", rel, tline, "metadata must be a nested block holding type"))
+        elif "type" not in meta:
+            if "metadata.type" not in line_of:
+                out.append(Finding("fm-missing-field", rel, tline, "metadata has no type: add `  type: ...` under it"))
+        else:
+            t = meta["type"]
+            if t is None or not t.strip():
+                out.append(Finding("fm-empty-field", rel, tline, "metadata.type is empty: use user, feedback, "
+                                   "project or reference"))
+                t = None
+    if isinstance(t, str) and t.strip() and t not in TYPES:
+        out.append(Finding("fm-unknown-type", rel, tline,
+                           "%s %s is not one of user, feedback, project, reference" % (label, quote(t, 30))))
+    # names and dates
+    name = f.get("name")
+    if protocol and isinstance(name, str) and name.strip() and name != n.slug:
+        out.append(Finding("fm-name-mismatch", rel, line_of.get("name", 1),
+                           "name %s differs from the file name %s: [[links]] use the name, so rename one to "
+                           "match" % (quote(name, 60), quote(n.slug, 60))))
+    if dates:
+        created, updated = dates.get("created"), dates.get("updated")
+        if created and updated and updated < created:
+            out.append(Finding("fm-date-order", rel, line_of.get("updated", 1),
+                               "updated %s is before created %s: fix whichever is wrong" % (updated, created)))
+        limit = _future_limit(today)
+        for key, d in dates.items():
+            if d > limit:
+                out.append(Finding("fm-future-date", rel, line_of.get(key, 1),
+                                   "%s %s is in the future (today is %s): use the date the fact was written"
+                                   % (key, d, today.isoformat())))
+    # a second block right after the first: readers that stop at the first miss its fields
+    if fm.closed and "---" in n.body[:400]:
+        rest = n.body.lstrip("\r\n \t")
+        if rest.startswith("---"):
+            nl = rest.find("\n")
+            after = rest[nl + 1:nl + 200] if nl >= 0 else ""
+            if frontmatter.KEY_RE.match(after) and ":" in after.split("\n", 1)[0]:
+                line = fm.body_line + n.body[:len(n.body) - len(rest)].count("\n")
+                out.append(Finding("fm-second-block", rel, line,
+                                   "a second frontmatter block: merge its fields into the first and delete it"))
+    return out
+
+
+def check_frontmatter(st: Store, ctx: Context) -> Iterator[Finding]:
+    for n in st.notes:
+        if n.fm is not None:
+            yield from frontmatter_findings(n, ctx.today)
+
+
+# Every pattern below starts with a literal word, so the regex engine can jump straight to
+# candidate positions instead of trying a long alternation at every character: that is what
+# keeps the doctor linear and fast on 10,000 notes. Word boundaries at the start are checked
+# by hand (`_starts_word`), because a leading \b would hide the literal prefix.
+
+_LABEL_BEFORE = re.compile(r"[ \t]*(?:>[ \t]*)?(?:#{1,6}[ \t]+)?(?:[-*+][ \t]+)?(?:\*\*|__|\*|_)?\Z")
+_LABEL_AFTER = re.compile(r"(?:\*\*|__|\*|_)?[ \t]*[:\uff1a]")
+_HOW_TO_APPLY = re.compile(r"how[ \t]+to[ \t]+apply")
+
+
+def has_label(low: str, label: str) -> bool:
+    """Whether the lowercased body has `label` ("why" or "how to apply") as a line-start label.
+    Only the first hit on a line can be a label (a label has nothing but markup before it),
+    so after a miss the search moves on to the next line: each line is looked at once."""
+    finder = _HOW_TO_APPLY if label != "why" else None
+    pos = 0
+    while True:
+        if finder is None:
+            start = low.find("why", pos)
+            end = start + 3
+        else:
+            m = finder.search(low, pos)
+            start, end = (m.start(), m.end()) if m else (-1, -1)
+        if start < 0:
+            return False
+        nl = low.rfind("\n", pos, start)  # pos is always a line start
+        line_start = nl + 1 if nl >= 0 else pos
+        if _LABEL_BEFORE.match(low, line_start, start) and _LABEL_AFTER.match(low, end):
+            return True
+        nl = low.find("\n", start)
+        if nl < 0:
+            return False
+        pos = nl + 1
+
+
+_WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_PERIODS = "night|week|weekend|month|quarter|year|sprint|" + _WEEKDAYS
+_NUM = r"(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|a\s+few|a\s+couple\s+of|couple\s+of|several|\d+)"
+_UNITS = r"(?:days?|weeks?|months?|years?)"
+RELATIVE_PATTERNS = _compiled((
+    r"yesterday\b", r"today\b", r"tomorrow\b", r"tonight\b",
+    r"this\s+(?:morning|afternoon|evening|coming\s+(?:%s)|past\s+(?:%s)|%s)\b" % (_PERIODS, _PERIODS, _PERIODS),
+    r"last\s+(?:%s)\b" % _PERIODS,
+    r"next\s+(?:%s)\b" % _PERIODS,
+    r"in\s+%s\s+%s\b" % (_NUM, _UNITS),
+    r"the\s+(?:other\s+day|day\s+(?:before|after))\b",
+))
+# "<n> <units> ago" / "from now" are found from their last word, then checked backwards
+_AGO = re.compile(r"(?:ago|from\s+now)\b")
+_AGO_BEFORE = re.compile(r"(?<![A-Za-z0-9])%s\s+%s\s+\Z" % (_NUM, _UNITS))
+
+
+def relative_dates(low: str) -> list[tuple[int, int]]:
+    """(start, end) of each relative date expression in lowercased text."""
+    spans = [(m.start(), m.end()) for m in _find_all(RELATIVE_PATTERNS, low)]
+    for m in (_AGO.finditer(low) if "ago" in low or "from now" in low else ()):
+        if not _starts_word(low, m.start()):
+            continue
+        window = max(0, m.start() - 40)
+        b = _AGO_BEFORE.search(low, window, m.start())
+        if b:
+            spans.append((b.start(), m.end()))
+    spans.sort()
+    return spans
+
+
+def labels_and_dates(n: Note) -> Iterator[Finding]:
+    """Why/How labels and relative dates of one live note whose text is at hand."""
+    if n.fm is None:
+        return
+    t = n.type
+    if t not in ("feedback", "project"):
+        return
+    low = n.body.lower()
+    missing = [label for word, label in (("why", "Why:"), ("how to apply", "How to apply:"))
+               if not has_label(low, word)]
+    if missing:
+        yield Finding("labels-missing", n.rel, n.fm.body_line,
+                      "a %s note needs %s as line-start label%s (e.g. **Why:** ... / **How to apply:** ...): "
+                      "say why the rule exists and what to do next time"
+                      % (t, " and ".join(missing), "s" if len(missing) > 1 else ""),
+                      severity=ERROR if n.form == PROTOCOL else WARNING)
+    if t == "project" and len(low) == len(n.body):
+        for start, end in relative_dates(low)[:MAX_PER_NOTE]:
+            yield Finding("relative-date", n.rel, n.line_at(start),
+                          "relative date %s will rot: write the absolute date (YYYY-MM-DD)"
+                          % quote(n.body[start:end], 40))
+
+
+def check_labels_and_dates(st: Store, ctx: Context) -> Iterator[Finding]:
+    for n in st.live:
+        yield from labels_and_dates(n)
+
+
+
+
+# -- near duplicates ---------------------------------------------------------------------------
+
+WORD_RE = re.compile(r"\w+")
+STOPWORDS = frozenset(
+    "a an and are as at be by for from has have in into is it its of on or that the this to was were "
+    "will with we our you your i my me".split()
+)
+
+
+def check_duplicates(st: Store, ctx: Context) -> Iterator[Finding]:
+    """Same type and either the same description words (any order, case and punctuation,
+    stopwords aside) or the same body text once case and spacing are normalised. Each note
+    gets two text keys and lands in a bucket: linear in the number of notes, never pairwise."""
+    by_desc = _Groups()
+    by_body = _Groups()
+    stop = STOPWORDS
+    for n in st.live:
+        t = n.type
+        if t not in TYPES or n.error is not None:
+            continue
+        desc = n.description
+        if desc:
+            words = {w for w in WORD_RE.findall(desc.lower()) if w not in stop}
+            if len(words) >= 3:
+                by_desc.add(t + ":" + " ".join(sorted(words)), n)
+        if n.body_key is not None:
+            by_body.add("%s:%d" % (t, n.body_key), n)
+    reported: set[str] = set()
+    pairs: tuple[tuple[str, Iterable[list[Note]]], ...] = (
+        ("the same description words", by_desc.groups()), ("the same body text", by_body.groups()))
+    for why, buckets in pairs:
+        for group in buckets:
+            if len(group) < 2:
+                continue
+            first = group[0]
+            for n in group[1:]:
+                if n.rel in reported:
+                    continue
+                reported.add(n.rel)
+                yield Finding("near-duplicate", n.rel, 0,
+                              "%s note with %s as %s: if they hold one fact, merge them by hand (the doctor "
+                              "never merges)" % (n.type, why, shown(first.rel)))
+
+
+# -- recall: what the host's memory selector reads --------------------------------------------
+# Measured on Claude Code 2.1.332 (tests/e2e/test_recall_scan.py): besides the index, a side
+# call offers its model the 200 newest notes (by modification time) as one line each,
+# `- [type] path (mtime): description`, read from the first 30 lines / 65,536 bytes of each
+# note; `name:` is not sent. So the description is all the selector judges relevance from.
+
+GENERIC_DESCRIPTIONS = frozenset(
+    "note notes memory memories todo misc miscellaneous info information stuff things tbd wip "
+    "placeholder description summary details general update updates fix fixes untitled test".split())
+DESCRIPTION_MIN_WORDS = 4
+DESCRIPTION_MAX_CHARS = 300
+
+
+def _desc_words(desc: str) -> list[str]:
+    return WORD_RE.findall(desc.lower())
+
+
+def check_descriptions(st: Store, ctx: Context) -> Iterator[Finding]:
+    by_text = _Groups()
+    for n in st.live:
+        desc = n.description
+        if n.error is not None or desc is None or not desc.strip():
+            continue  # a missing or empty description is fm-missing-field / fm-empty-field
+        words = _desc_words(desc)
+        slug_words = WORD_RE.findall(n.slug.lower().replace("_", " "))
+        why = ""
+        if len(desc) > DESCRIPTION_MAX_CHARS:
+            why = "%s characters: the selector reads it whole beside every other note; keep one line under %d" % (
+                _n(len(desc)), DESCRIPTION_MAX_CHARS)
+        elif all(w in GENERIC_DESCRIPTIONS or w.isdigit() for w in words) or words == slug_words:
+            why = "%s says nothing the file name does not" % quote(desc, 60)
+        elif len(words) < DESCRIPTION_MIN_WORDS:
+            why = "%s is %d word%s" % (quote(desc, 60), len(words), "" if len(words) == 1 else "s")
+        if why:
+            yield Finding("description-weak", n.rel, n.fm.line_of.get("description", 1) if n.fm else 0,
+                          "%s; the host's selector picks notes by description alone: say what the note is "
+                          "about, specifically, in one line" % why)
+        key = " ".join(words)
+        if key:
+            by_text.add(key, n)
+    for group in by_text.groups():
+        if len(group) < 2:
+            continue
+        first = group[0]
+        same_type = len({n.type for n in group}) == 1
+        if same_type and len({w for w in _desc_words(first.description or "") if w not in STOPWORDS}) >= 3:
+            continue  # near-duplicate already reports these
+        for n in group[1:]:
+            yield Finding("description-collision", n.rel, 0,
+                          "the same description as %s: the host's selector cannot tell the two apart; "
+                          "describe what each one is about" % shown(first.rel))
+
+
+def _window_lines(st: Store) -> int:
+    """How many lines of the index the host loads (pointers past them are never read)."""
+    raw = st.index_raw or b""
+    assert st.caps is not None
+    end = host_window(st.caps).loaded_length(raw)
+    return raw.count(b"\n", 0, end) + (1 if end and not raw[:end].endswith(b"\n") else 0)
+
+
+def check_recall(st: Store, ctx: Context) -> Iterator[Finding]:
+    for n in st.live:
+        if n.error is None and not n.host_reads:
+            yield Finding("recall-fm-unread", n.rel, 1,
+                          "the frontmatter ends past line %d or byte %s, where the host's recall scan stops "
+                          "reading: it sees no description or type for this note; move name, description "
+                          "and type to the top and keep the block short"
+                          % (store_mod.HOST_SCAN_LINES, _n(store_mod.HOST_SCAN_BYTES)))
+    if not st.index_read or st.streamed and st.stopped:
+        return
+    window = _window_lines(st)
+    in_window = {p.rel for p in st.pointers if p.exists and not p.escapes and p.line <= window}
+    anywhere = {p.rel for p in st.pointers if p.exists and not p.escapes}
+    newest = sorted(st.notes, key=lambda n: -n.mtime)[:store_mod.HOST_CANDIDATES]
+    candidates = {n.rel for n in newest}
+    for n in st.live:
+        if n.rel in in_window or n.rel in candidates or n.rel not in anywhere:
+            continue  # notes in no index line at all are note-orphan / note-link-only
+        yield Finding("recall-unreachable", n.rel, 0,
+                      "indexed only past the %s lines the host loads, and not among the %d newest notes its "
+                      "selector is offered: no session can recall it; compact the index"
+                      % (_n(window), store_mod.HOST_CANDIDATES))

@@ -1,0 +1,277 @@
+"""The doctor's content scan: secrets (masked), prompt injection and hidden characters, in a
+few linear C-speed passes over batches of notes."""
+
+from __future__ import annotations
+
+import bisect
+import re
+import unicodedata
+
+from engramory.doctor.codes import MAX_PER_NOTE, Context, Finding
+from engramory.store import secrets
+from engramory.store.reader import Note, Store
+from engramory.store.secrets import quote
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator, Sequence
+
+
+# -- pattern helpers (the note checks use them too) --------------------------------------------
+
+_starts_word = secrets.starts_word
+_literal = secrets.literal
+
+
+def _compiled(patterns: Iterable[str]) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    return tuple((_literal(p), re.compile(p)) for p in patterns)
+
+
+def _find_all(patterns: Sequence[tuple[str, re.Pattern[str]]], text: str) -> list[re.Match[str]]:
+    """Every match of any pattern that starts a word, in text order. Short texts (one
+    note's) are first checked for the pattern's literal start, which is cheaper than a
+    search; a long text (a batch) holds most literals somewhere, so it is searched directly."""
+    hits = []
+    check = len(text) < 4096
+    for literal, rx in patterns:
+        if not check or literal in text:
+            for m in rx.finditer(text):
+                if _starts_word(text, m.start()):
+                    hits.append(m)
+    hits.sort(key=lambda m: m.start())
+    return hits
+
+
+# Why:/How to apply: as line-start labels: **Why:**, **Why**:, Why:, ## Why:, - Why:, > Why:,
+# and a full-width colon. A short "How:" or a heading with no colon does not count.
+# -- content: secrets, injection, hidden text ---------------------------------------------------
+
+_HIDDEN_CLASS = (
+    "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b\u200c\u200e\u200f\u202a-\u202e"
+    "\u2060-\u2064\u2066-\u206f\u3164\ufeff\uffa0\U000e0000-\U000e007f"
+)
+HIDDEN_RE = re.compile("[%s]" % _HIDDEN_CLASS)
+ZWJ = "\u200d"
+
+# The credential patterns and the masker are secretscan's (one set for everything engramory
+# prints or writes); the batch scan below runs them over many notes at once.
+TOKEN_PATTERNS = secrets.TOKEN_PATTERNS
+ASSIGN_PATTERNS = secrets.ASSIGN_PATTERNS
+_INJ_OBJECTS = (
+    r"(?:instructions?|rules|guidelines|prompts?|directions|directives|messages|context|constraints)"
+)
+_INJ_QUALIFIED = (
+    r"\s+(?:(?:(?:all|any|the|your|my|of|these)\s+)*"
+    r"(?:previous|prior|above|earlier|preceding|system|original|safety|developer|existing)\s+%s"
+    r"|(?:all|any|your)\s+(?:instructions|rules|guidelines))" % _INJ_OBJECTS
+)
+_REVEAL_TAIL = (
+    r"\s+(?:(?:the|your|all|any|my)\s+)?(?:system\s+prompt|hidden\s+instructions|secrets|api\s+keys?"
+    r"|credentials|passwords|private\s+keys?|env(?:ironment)?\s+variables|\.env\b)"
+)
+_SEND_TAIL = (
+    r"\b[^\n]{0,80}?\b(?:secrets?|keys?|tokens?|credentials?|passwords?|env(?:ironment)?|ssh|cookies?"
+    r"|conversation|history|memor(?:y|ies))\b[^\n]{0,80}?(?:https?://|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
+)
+# Instructions aimed at the agent reading the note, matched on lowercased text.
+# (gate, patterns): a family runs only when one of its gate words occurs; a gate is a word
+# every match of the family must contain ("send" needs an address). Over the whole batch a
+# gate is one cheap pass that can save seven.
+INJECTION_FAMILIES = (
+    ((), _compiled([v + _INJ_QUALIFIED for v in ("ignore", "disregard", "forget", "override", "bypass")]
+                   + [r"you\s+are\s+now\b", r"new\s+system\s+prompt\b",
+                      r"do\s+not\s+(?:tell|inform|alert|notify)\s+the\s+user"])),
+    ((),
+     _compiled([v + _REVEAL_TAIL for v in ("reveal", "print", "show", "output", "leak", "dump", "disclose",
+                                           "expose")])),
+    (("http", "@"),
+     _compiled([v + _SEND_TAIL for v in ("send", "upload", "forward", "exfiltrate", "transmit", "email", "mail")])),
+)
+
+
+mask = secrets.mask
+entropy = secrets.entropy
+looks_random = secrets.looks_random
+
+
+_SEP = "\n\x00\n"  # between notes in a batch: no pattern can match across it
+
+
+class _Batch:
+    """Many notes joined into one string, so each pattern is searched once for the whole
+    store rather than once per note: the scan then costs C-speed passes over the text
+    instead of tens of Python calls per note. `starts` maps an offset back to its note."""
+
+    __slots__ = ("text", "starts", "_last")
+
+    def __init__(self, parts: list[str]) -> None:
+        self.text = _SEP.join(parts)
+        self._last = (-1, 0, 1)
+        self.starts = []
+        pos = 0
+        for part in parts:
+            self.starts.append(pos)
+            pos += len(part) + len(_SEP)
+
+    def locate(self, offset: int) -> tuple[int, int]:
+        """(note index, 1-based line within that note) of an offset. Counting goes on from
+        the last offset asked for when it is in the same note and not before it, so a scan
+        that asks in text order costs one pass over the text, however many matches it has."""
+        i = bisect.bisect_right(self.starts, offset) - 1
+        last_i, last_off, last_line = self._last
+        if last_i == i and last_off <= offset:
+            line = last_line + self.text.count("\n", last_off, offset)
+        else:
+            line = self.text.count("\n", self.starts[i], offset) + 1
+        self._last = (i, offset, line)
+        return i, line
+
+
+def scan_notes(notes: Sequence[Note]) -> list[Finding]:
+    """Secrets (masked), instructions aimed at the agent, and hidden characters, for many
+    notes at once. Non-ASCII notes are searched in their NFKC form with hidden characters
+    removed, so look-alike and split-up words are caught too. ASCII notes are batched
+    apart from the rest: one non-ASCII character would make Python store the whole joined
+    text at two or four bytes per character, and every search over it slower."""
+    plain = [i for i, n in enumerate(notes) if (n.text or "").isascii()]
+    other = [i for i, n in enumerate(notes) if not (n.text or "").isascii()]
+    per_note: list[list[tuple[str, int, str]]] = [[] for _ in notes]
+    for group in (plain, other):
+        if group:
+            for i, items in zip(group, _scan_group([notes[i] for i in group])):
+                per_note[i] = items
+    out: list[Finding] = []
+    for n, items in zip(notes, per_note):
+        counts: dict[str, int] = {}
+        for code, line, message in items:
+            counts[code] = counts.get(code, 0) + 1
+            if counts[code] <= MAX_PER_NOTE:
+                out.append(Finding(code, n.rel, line, message))
+    return out
+
+
+def _scan_group(notes: Sequence[Note]) -> list[list[tuple[str, int, str]]]:
+    """Per note, every content match as (code, line, message), before the per-note cap."""
+    texts = [n.text or "" for n in notes]
+    ascii_ = [t.isascii() for t in texts]
+    lows = [t.lower() if a else _seen(t) for t, a in zip(texts, ascii_)]
+    raw = _Batch(texts)
+    low = _Batch(lows)
+    big, big_low = raw.text, low.text
+    found: list[list[tuple[str, int, str]]] = [[] for _ in notes]  # per note: (code, line, message)
+    tokens: list[list[tuple[int, int]]] = [[] for _ in notes]  # reported spans, per note
+
+    for kind, _literal, rx in TOKEN_PATTERNS:  # one pass each: a literal check first would be two
+        for m in rx.finditer(big):
+            if not _starts_word(big, m.start()):
+                continue
+            i, line = raw.locate(m.start())
+            tokens[i].append((m.start() - raw.starts[i], m.end() - raw.starts[i]))
+            value = m.group()
+            if not secrets.token_counts(kind, value):
+                continue
+            shown = "the header %s" % quote(value, 50) if kind == secrets.PRIVATE_KEY else mask(value)
+            found[i].append(("secret", line, "%s (%s): remove it from memory, rotate it, and record only "
+                                              "where it lives" % (kind, shown)))
+    for spans in tokens:
+        spans.sort()
+    for _literal, rx in ASSIGN_PATTERNS:
+        for m in rx.finditer(big_low):
+            i, line = low.locate(m.start())
+            if ascii_[i]:
+                # an ASCII note's lowercase copy lines up with it character for character
+                start, end = m.start(1) - low.starts[i], m.end(1) - low.starts[i]
+                value = texts[i][start:end]
+                spans = tokens[i]
+                k = bisect.bisect_right(spans, (start, 1 << 62)) - 1
+                if k >= 0 and spans[k][0] <= start < spans[k][1]:
+                    continue
+            else:
+                value = m.group(1)
+            if not looks_random(value):
+                continue
+            key = big_low[m.start():m.start(1)].strip(" \t:='\"")
+            found[i].append(("secret", line, "a %s assignment = %s: remove the value and record only where "
+                                             "it lives (password manager, env var name)" % (quote(key, 30), mask(value))))
+    hits: list[list[re.Match[str]]] = [[] for _ in notes]
+    for gate, family in INJECTION_FAMILIES:
+        if not gate or any(word in big_low for word in gate):
+            for m in _find_all(family, big_low):
+                hits[low.locate(m.start())[0]].append(m)
+    for i, note_hits in enumerate(hits):
+        note_hits.sort(key=lambda m: m.start())
+        for m in note_hits:
+            disguised = not ascii_[i] and m.group() not in texts[i].lower()
+            found[i].append(("injection", low.locate(m.start())[1],
+                             "reads as an instruction to the agent%s: %s; a human should read this note and "
+                             "delete it if nobody meant it" % (
+                                 " (disguised with hidden or look-alike characters)" if disguised else "",
+                                 quote(m.group(), 60))))
+    for i, text in enumerate(texts):
+        if not ascii_[i]:
+            found[i].extend(_hidden(text))
+    return found
+
+
+def _seen(text: str) -> str:
+    """What a reader sees, lowercased: hidden characters dropped, look-alikes folded (NFKC)."""
+    if HIDDEN_RE.search(text):
+        text = HIDDEN_RE.sub("", text)
+    if not unicodedata.is_normalized("NFKC", text):
+        text = unicodedata.normalize("NFKC", text)
+    return text.lower()
+
+
+def _hidden(text: str) -> list[tuple[str, int, str]]:
+    """Hidden characters, at most MAX_PER_NOTE + 1 of each kind (the rest would be capped
+    anyway), with line numbers counted on from the previous hit: one pass over the text."""
+    out = []
+    pos_line = [0, 1]
+
+    def line_of(offset: int) -> int:
+        if offset < pos_line[0]:
+            pos_line[0], pos_line[1] = 0, 1
+        pos_line[1] += text.count("\n", pos_line[0], offset)
+        pos_line[0] = offset
+        return pos_line[1]
+
+    found = 0
+    for m in HIDDEN_RE.finditer(text):
+        if m.start() == 0 and m.group() == "\ufeff":
+            continue
+        out.append(("hidden-unicode", line_of(m.start()),
+                    "invisible/bidirectional character U+%04X can hide or reorder text: read the raw "
+                    "file and remove it" % ord(m.group())))
+        found += 1
+        if found > MAX_PER_NOTE:
+            break
+    pos_line[0], pos_line[1] = 0, 1
+    pos = text.find(ZWJ)
+    found = 0
+    while pos >= 0 and found <= MAX_PER_NOTE:
+        before = text[pos - 1] if pos else " "
+        after = text[pos + 1] if pos + 1 < len(text) else " "
+        if ord(before) < 0x2000 or ord(after) < 0x2000:  # between two emoji it joins them
+            out.append(("hidden-unicode", line_of(pos),
+                        "zero-width joiner U+200D outside an emoji sequence can hide text: remove it"))
+            found += 1
+        pos = text.find(ZWJ, pos + 1)
+    return out
+
+
+def scan_note(n: Note) -> list[Finding]:
+    """The content findings for one note."""
+    return scan_notes([n])
+
+
+QUICK_INDEX_CHARS = 1 << 16  # the quick audit scans this much of an index for secrets
+
+
+def check_content(st: Store, ctx: Context) -> Iterator[Finding]:
+    notes = [n for n in st.notes if n.text is not None]
+    if st.index_text is not None and not (ctx.quick and len(st.index_text) > QUICK_INDEX_CHARS):
+        # the index is loaded into every session: the worst place for a secret or an injection
+        index = Note(st.index_path, st.index_name, False)
+        index.text = st.index_text
+        notes.append(index)
+    yield from scan_notes(notes)

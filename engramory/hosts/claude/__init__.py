@@ -1,0 +1,155 @@
+"""Claude Code PreToolUse adapter (also what Cursor runs when it loads Claude hooks).
+
+Contract: exit 0 always. A deny is one JSON object with hookSpecificOutput.hookEventName =
+"PreToolUse", permissionDecision "deny" and permissionDecisionReason; a nudge carries only
+additionalContext; otherwise nothing is printed. Never "allow" or "ask": the guard must not
+approve anything on the user's behalf. Any failure of our own is a silent exit 0 (fail open,
+engramory.hosts.run), with one line on stderr, which Claude Code keeps in its debug log.
+"""
+
+from engramory import jsonlite, scope
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from engramory.guard import Decision
+    from engramory.size import Window
+
+STDIN_LIMIT = 256 << 20  # a payload is an edit; past this it is not one we can judge
+TAG = "engramory guard"
+
+# --- registry declarations (see engramory/hosts/__init__.py) ---
+NAME = "claude"
+TITLE = "Claude Code"
+VERIFIED = "2.1.332"
+INSTALLER = "engramory.hosts.claude.install"
+# Measured on 2.1.332 (shared reference, corrections of 2026-12): 200 lines, 25,000 UTF-16
+# units of the trimmed text; frontmatter and HTML comments do not count against the lines.
+
+
+def window() -> "Window":
+    """How this host loads an index (imported only when asked: hot path)."""
+    from engramory import size
+
+    return size.Window(
+        unit=size.UTF16, lines=200, size=25_000, trim=True, skip_frontmatter=True, skip_comments=True,
+        note="measured on Claude Code 2.1.332",
+    )
+
+
+def index_paths(cwd: str, env: "Mapping[str, str]") -> "list[str]":
+    """The project's auto-memory index: `autoMemoryDirectory` (local, then user settings)
+    when set, else `<config>/projects/<project>/memory/MEMORY.md` (engramory.automemory).
+    `cwd` may be "" (then only CLAUDE_PROJECT_DIR decides)."""
+    from engramory import automemory
+
+    out: list[str] = []
+    for project in automemory.project_candidates({"cwd": cwd}, env):
+        index = automemory.auto_memory_index(project, env)
+        if index is not None and index not in out:
+            out.append(index)
+    return out
+
+
+def parse(raw: bytes) -> "dict[str, Any] | None":
+    try:
+        payload = jsonlite.loads(jsonlite.decode_payload(raw))
+    except ValueError:
+        return None
+    return payload if isinstance(payload, dict) else None
+
+
+def _roots(payload: "dict[str, Any]") -> "list[str]":
+    roots = payload.get("workspace_roots")
+    roots = [r for r in roots if isinstance(r, str)] if isinstance(roots, list) else []
+    environ = scope.environ()
+    env_root = environ.get("CURSOR_PROJECT_DIR") or environ.get("CLAUDE_PROJECT_DIR")
+    if env_root:
+        roots.append(env_root)
+    return roots
+
+
+def request_from(payload: "dict[str, Any]") -> "Any":
+    from engramory import edits
+
+    cwd = payload.get("cwd")
+    return edits.normalise(payload.get("tool_name"), payload.get("tool_input"), cwd, _roots(payload))
+
+
+def render(decision: "Decision") -> str:
+    from engramory.guard import DENY
+
+    if decision.action == DENY:
+        inner = {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": decision.message,
+        }
+    else:
+        inner = {"hookEventName": "PreToolUse", "additionalContext": decision.message}
+    return jsonlite.dumps({"hookSpecificOutput": inner})
+
+
+def from_cursor(payload: "dict[str, Any]") -> bool:
+    """Whether Cursor is running this Claude hook through its third-party hook loading. Its
+    payloads carry Cursor's own fields and its camel-case event name."""
+    return (
+        "cursor_version" in payload
+        or payload.get("hook_event_name") == "preToolUse"
+        or ("conversation_id" in payload and "generation_id" in payload)
+    )
+
+
+def respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
+    """stdin bytes -> (stdout, stderr, exit code). A payload from Cursor is answered in
+    Cursor's own protocol (deny = exit 2), since whether Cursor honours a Claude-shaped
+    answer from a Claude hook is unverified; exit 2 denies in both hosts."""
+    payload = parse(raw)
+    if payload is not None and from_cursor(payload):
+        from engramory.hosts import cursor
+
+        return cursor.handle(raw, env)
+    return _handle_payload(payload, env), "", 0
+
+
+def handle(raw: bytes, env: "Mapping[str, str] | None" = None) -> str:
+    """stdin bytes -> stdout text ("" for no opinion)."""
+    return respond(raw, env)[0]
+
+
+def _handle_payload(payload: "dict[str, Any] | None", env: "Mapping[str, str] | None") -> str:
+    if payload is None:
+        return ""
+    path = scope.raw_path(payload.get("tool_input"))
+    if path is None:
+        return ""
+    cwd = payload.get("cwd")
+    environ = scope.environ() if env is None else env
+    full = scope.resolve_path(path, cwd if isinstance(cwd, str) else None, _roots(payload))
+    alias = None
+    if not scope.interesting(full, environ):
+        # A file of another name may still be the project's auto-memory index: the target
+        # its MEMORY.md links to (dotfiles, docs/agent-memory.md).
+        alias = scope.index_alias(full, index_paths(cwd if isinstance(cwd, str) else "", environ))
+        if alias is None:
+            return ""  # the common case: a file no store cares about; nothing more is imported
+    req = request_from(payload)
+    if req is None:
+        return ""
+    if alias is not None:
+        req.path = alias  # judged as the index the host loads, with its caps and its name
+    from engramory import guard
+
+    decision = guard.evaluate(req, env, window())
+    if decision is None:
+        return ""
+    return render(decision)
+
+
+def main(argv: "list[str] | None" = None) -> int:
+    """The PreToolUse hook process (engramory.hosts.run: bounded stdin, fail open)."""
+    from engramory.hosts import run
+
+    return run(NAME)

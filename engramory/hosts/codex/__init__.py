@@ -1,0 +1,444 @@
+"""OpenAI Codex CLI: hook dialect, edit model and index locations (verified on 0.171.0).
+
+Dialect (measured on the real CLI, shared reference "Codex CLI 0.171.0"):
+- PreToolUse stdin: `tool_name` "apply_patch" with the raw patch, exactly as the model sent it,
+  in `tool_input.command`; or "Bash" (Codex's `exec_command`) with the shell text in
+  `tool_input.command` and its `workdir` as the payload's `cwd`. Codex intercepts an
+  `apply_patch <<'EOF' ... EOF` heredoc run through the shell and applies it itself, and only
+  the Bash hook sees it, so both are read here.
+- The one deny Codex honours: stdout exactly
+  `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny",
+  "permissionDecisionReason":"<non-empty>"}}`, exit 0. Any extra key, an empty reason or
+  other text on stdout turns it into an allow, so nothing else is ever printed there.
+- Exit 2 with text on stderr blocks the call: this module never exits 2, and every failure of
+  its own is a silent exit 0 (fail open) with one line on stderr.
+- A PreToolUse `additionalContext` without a decision reaches the model (a developer message):
+  that is the nudge.
+
+Edit model: engramory.patches with rules CODEX, the one V4A model, measured against this CLI
+(tests/codex: generated and hand-picked patches through the tool and the shell). On top of it,
+what only a whole patch shows: Add File writes over any file already there; Move to writes the
+result at the destination (over any file there) and removes the source; every file is
+computed before any is written, so one failure and nothing is written, and two operations on
+one file refuse the whole patch.
+
+Codex's own managed memory ($CODEX_HOME/memories/) is Codex's business: its consolidation
+agent rewrites MEMORY.md there through the same hooks, so it is never judged unless listed in
+ENGRAMORY_INDEX_PATH or ENGRAMORY_CODEX_GUARD_MEMORIES=1. The index a user keeps for Codex
+(the store its AGENTS.md names, or ENGRAMORY_INDEX_PATH) is guarded like any other.
+"""
+
+from engramory import jsonlite, scope
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from engramory import patches
+    from engramory.guard import Decision
+    from engramory.size import Window
+
+# --- registry declarations (see engramory/hosts/__init__.py) ---
+NAME = "codex"
+TITLE = "OpenAI Codex CLI"
+VERIFIED = "0.171.0"
+INSTALLER = "engramory.hosts.codex.install"
+
+TAG = "engramory codex guard"
+STDIN_LIMIT = 256 << 20
+PATCH_TOOL = "apply_patch"
+SHELL_TOOL = "Bash"
+SHELL_PATCH_TOOL = "apply_patch (through the shell)"
+GUARD_MEMORIES_ENV = "ENGRAMORY_CODEX_GUARD_MEMORIES"
+AGENTS_FILES = ("AGENTS.override.md", "AGENTS.md")
+AGENTS_READ_LIMIT = 1 << 20
+
+
+def window() -> "Window":
+    """Codex loads no MEMORY.md of its own into the model's context: the index a user keeps
+    for Codex is read on demand, so it is held to the standard caps, in bytes."""
+    from engramory import size
+
+    return size.Window(
+        note="Codex loads AGENTS.md (32,768 bytes), not the index: the standard caps, in bytes",
+    )
+
+
+# --- where things are -------------------------------------------------------------------------
+
+
+def codex_home(env: "Mapping[str, str]") -> str:
+    home = env.get("CODEX_HOME", "").strip()
+    return scope.abspath(scope.expanduser(home)) if home else scope.expanduser("~/.codex")
+
+
+def memories_dir(env: "Mapping[str, str]") -> str:
+    """Codex's own managed memory folder (real path)."""
+    return scope.realpath(scope.join(codex_home(env), "memories"))
+
+
+def exempt(path: str, env: "Mapping[str, str]") -> bool:
+    """Whether `path` lies in Codex's own memory folder and is left to Codex."""
+    if env.get(GUARD_MEMORIES_ENV, "").strip() not in ("", "0"):
+        return False
+    real = scope.realpath(path)
+    mem = memories_dir(env)
+    if not (real == mem or real.startswith(mem + scope.sep)):
+        return False
+    listed = scope.index_paths(env)
+    return not (listed is not None and real in listed)
+
+
+def _agents_files(cwd: str, env: "Mapping[str, str]") -> "list[str]":
+    """The instruction files Codex loads for `cwd`: $CODEX_HOME's, then each folder's from the
+    project root (the nearest folder above holding .git) down to cwd; AGENTS.override.md
+    replaces AGENTS.md in the same folder."""
+    folders = []
+    d = scope.abspath(cwd)
+    chain = [d]
+    while True:
+        if scope.isdir(scope.join(d, ".git")) or scope.isfile(scope.join(d, ".git")):
+            folders = list(reversed(chain))
+            break
+        parent = scope.dirname(d)
+        if parent == d:
+            folders = [scope.abspath(cwd)]
+            break
+        d = parent
+        chain.append(d)
+    out = []
+    for folder in [codex_home(env)] + folders:
+        for name in AGENTS_FILES:
+            p = scope.join(folder, name)
+            if scope.isfile(p):
+                out.append(p)
+                break
+    return out
+
+
+def index_paths(cwd: str, env: "Mapping[str, str]") -> "list[str]":
+    """The indexes the AGENTS.md files Codex loads for `cwd` name (any path ending in the
+    index file name, relative ones taken from that file's folder), outside Codex's own memory
+    folder. Paths may not exist."""
+    import re
+
+    name = scope.index_name(env)[0]
+    pattern = re.compile(r"""(?:^|(?<=[\s`'"(<\[]))([^\s`'"()<>\[\]]*%s)(?=$|[\s`'")>\],.;:])""" % re.escape(name))
+    out: list[str] = []
+    for path in _agents_files(cwd, env):
+        try:
+            text = scope.read_bounded(path, AGENTS_READ_LIMIT - 1)[0].decode("utf-8", "replace")
+        except OSError:
+            continue
+        base = scope.dirname(path)
+        for m in pattern.finditer(text):
+            raw = m.group(1)
+            if "<" in raw or "*" in raw:
+                continue  # a placeholder such as <root>/MEMORY.md
+            full = scope.resolve_path(raw, base)
+            if full not in out and not exempt(full, env):
+                out.append(full)
+    return out
+
+
+# --- the edit model: Codex's apply_patch (engramory.patches, rules CODEX) ----------------------
+
+
+
+def parse_patch(text: str) -> "list[patches.FileOp]":
+    """A patch's file operations, read the way Codex reads them (a little more leniently
+    about surrounding blank lines, which can only make the guard judge more).
+    patches.PatchError when Codex would refuse it. (engramory.patches is imported only on
+    the way to a patch: most calls this hook sees are shell commands without one.)"""
+    from engramory import patches
+
+    return patches.parse_v4a(text, patches.CODEX)
+
+
+def read_file(path: str) -> "bytes | None":
+    from engramory.guard import read_regular
+
+    return read_regular(path)
+
+
+class Write:
+    """One file a patch changes: its bytes now and after (None: missing / removed)."""
+
+    __slots__ = ("path", "before", "after")
+
+    def __init__(self, path: str, before: "bytes | None", after: "bytes | None") -> None:
+        self.path = path
+        self.before = before
+        self.after = after
+
+    def __repr__(self) -> str:
+        return "Write(%r, %s -> %s)" % (
+            self.path, None if self.before is None else len(self.before), None if self.after is None else len(self.after),
+        )
+
+
+def predict(ops: "list[patches.FileOp]", cwd: "str | None", read: "Any" = read_file) -> "list[Write]":
+    """Every file the patch writes or removes, with its bytes after; patches.PatchError when
+    Codex would apply none of it (it verifies every file before writing any)."""
+    from engramory import patches
+
+    writes: list[Write] = []
+    seen: set[str] = set()
+    for op in ops:
+        path = scope.resolve_path(op.path, cwd)
+        target = scope.resolve_path(op.move_to, cwd) if op.move_to else path
+        for p in {path, target}:
+            if p in seen:
+                raise patches.PatchError("multiple operations target %s" % p)
+            seen.add(p)
+        if op.kind == patches.ADD:
+            writes.append(Write(path, read(path), (op.content or "").encode("utf-8")))
+            continue
+        before = read(path)
+        if before is None:
+            raise patches.PatchError("failed to read %s" % path)
+        if op.kind == patches.DELETE:
+            writes.append(Write(path, before, None))
+            continue
+        after = patches.update(before, op.hunks, patches.CODEX, path)
+        if target != path:
+            writes.append(Write(target, read(target), after))
+            writes.append(Write(path, before, None))
+        else:
+            writes.append(Write(path, before, after))
+    return writes
+
+
+# --- patches inside shell commands -------------------------------------------------------------
+
+
+def shell_patches(command: str, cwd: "str | None") -> "list[tuple[str, str | None]]":
+    """(patch text, folder it applies in) for every apply_patch a shell command runs:
+    `apply_patch <<'EOF' ... EOF` (Codex intercepts it; `cd X &&` before it moves the folder),
+    and, read generously, any other apply_patch with a patch in its text. Plain string
+    scanning: importing `re` would double this hook's cost on every shell command."""
+    out: list[tuple[str, str | None]] = []
+    for name in ("apply_patch", "applypatch"):
+        at = command.find(name)
+        while at >= 0:
+            end = at + len(name)
+            before = command[at - 1] if at else " "
+            after = command[end] if end < len(command) else " "
+            if not (before.isalnum() or before in "_./-") and not (after.isalnum() or after in "_-"):
+                line_start = command.rfind("\n", 0, at) + 1
+                found = _patch_after(command[end:])
+                if found is not None:
+                    out.append((found, _cd_folder(command[line_start:at], cwd)))
+            at = command.find(name, end)
+    return out
+
+
+def _patch_after(rest: str) -> "str | None":
+    """The patch an apply_patch word is given: its heredoc body, or a patch in its text."""
+    nl = rest.find("\n")
+    head = rest if nl < 0 else rest[:nl]
+    here = head.find("<<")
+    if here >= 0 and nl >= 0 and not head[here + 2:here + 3] == "<":
+        spec = head[here + 2:]
+        strip_tabs = spec.startswith("-")
+        spec = spec[1:] if strip_tabs else spec
+        spec = spec.lstrip(" \t")
+        if spec[:1] in ("'", '"'):
+            close = spec.find(spec[0], 1)
+            delim = spec[1:close] if close > 0 else ""
+        else:
+            stop = 0
+            while stop < len(spec) and (spec[stop].isalnum() or spec[stop] in "_\\"):
+                stop += 1
+            delim = spec[:stop].replace("\\", "")
+        if delim:
+            body: list[str] = []
+            for line in rest[nl + 1:].split("\n"):
+                check = line.lstrip("\t") if strip_tabs else line
+                if check.rstrip("\r") == delim:
+                    return "\n".join(body) + "\n"
+                body.append(check)
+            # no closing line of its own (e.g. inside `bash -lc "..."`): read the patch's span
+    from engramory.patches import BEGIN, END
+
+    begin = rest.find(BEGIN)
+    if begin >= 0:
+        end = rest.find(END, begin)
+        if end >= 0:
+            return rest[begin:end + len(END)] + "\n"
+    return None
+
+
+def _cd_folder(prefix: str, cwd: "str | None") -> "str | None":
+    """The folder a `cd <dir> &&` just before the apply_patch moves to (else `cwd`)."""
+    text = prefix.rstrip()
+    if not text.endswith("&&"):
+        return cwd
+    last = text[:-2].rsplit("&&", 1)[-1]
+    for sep in (";", "||", "|", "("):
+        last = last.rsplit(sep, 1)[-1]
+    last = last.strip()
+    if not (last.startswith("cd ") or last.startswith("cd\t")):
+        return cwd
+    raw = last[3:].strip()
+    if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"":
+        raw = raw[1:-1]
+    elif not raw or any(c in raw for c in " \t$`"):
+        return cwd  # an argument only a shell can work out: judge against the payload's folder
+    return scope.resolve_path(raw, cwd)
+
+
+# --- judging and answering -------------------------------------------------------------------
+
+
+def judge(path: str, tool: str, before: "bytes | None", after: "bytes | None", env: "Mapping[str, str]") -> "Decision | None":
+    """The core's decision on one predicted write (after None: the file is removed)."""
+    from engramory import guard
+
+    return guard.judge(path, before, after if after is not None else b"", env, window(), tool)
+
+
+def render_deny(reason: str) -> str:
+    reason = reason.strip() or "engramory blocked this edit: it would grow a memory index past its hard cap."
+    return jsonlite.dumps({
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": reason,
+        }
+    })
+
+
+def render_context(text: str) -> str:
+    return jsonlite.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": text}})
+
+
+def patches_of(payload: "Mapping[str, Any]") -> "list[tuple[str, str, str | None]]":
+    """(tool label, patch text, folder) for every patch this call would apply."""
+    tool = payload.get("tool_name")
+    tool_input = payload.get("tool_input")
+    cwd = payload.get("cwd")
+    base = cwd if isinstance(cwd, str) and cwd else None
+    if isinstance(tool_input, str):
+        command: Any = tool_input
+    elif isinstance(tool_input, dict):
+        command = tool_input.get("command")
+        if not isinstance(command, str):
+            command = tool_input.get("input", tool_input.get("patch"))
+    else:
+        return []
+    if not isinstance(command, str):
+        return []
+    if tool == SHELL_TOOL:
+        return [(SHELL_PATCH_TOOL, text, folder) for text, folder in shell_patches(command, base)]
+    from engramory.patches import BEGIN
+
+    if tool == PATCH_TOOL or BEGIN in command[:4096]:
+        return [(PATCH_TOOL, command, base)]
+    return []
+
+
+def _mentions_guarded(ops: "list[patches.FileOp]", folder: "str | None", env: "Mapping[str, str]") -> bool:
+    for op in ops:
+        for raw in (op.path, op.move_to):
+            if raw and scope.interesting(scope.resolve_path(raw, folder), env):
+                return True
+    return False
+
+
+def requests_of(payload: "Mapping[str, Any]", env: "Mapping[str, str]", notes: "list[str]") -> "list[tuple[str, Write]]":
+    """(tool label, predicted write) for every guarded file this call changes."""
+    from engramory import patches
+
+    out: list[tuple[str, Write]] = []
+    for tool, text, folder in patches_of(payload):
+        try:
+            ops = parse_patch(text)
+        except patches.PatchError:
+            continue  # Codex refuses it and writes nothing
+        if not _mentions_guarded(ops, folder, env):
+            continue  # the common case: no store file in this patch; nothing is read
+        try:
+            writes = predict(ops, folder)
+        except patches.PatchError as exc:
+            # Codex verifies every file before writing any: this patch writes nothing.
+            notes.append("%s: Codex will refuse this patch (%s); nothing to judge" % (TAG, exc))
+            continue
+        for w in writes:
+            if scope.interesting(w.path, env) and not exempt(w.path, env):
+                out.append((tool, w))
+    return out
+
+
+def handle(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
+    """PreToolUse stdin bytes -> (stdout, stderr, exit code). Exit code is always 0."""
+    environ = scope.environ() if env is None else env
+    if b"apply_patch" not in raw and b"applypatch" not in raw and b"*** Begin Patch" not in raw:
+        # Most calls are shell commands with no patch. Codex writes the payload with serde,
+        # which never escapes ASCII letters, so a patch cannot hide from this test.
+        return "", "", 0
+    try:
+        payload = jsonlite.loads(jsonlite.decode_payload(raw))
+    except ValueError as exc:
+        return "", "%s: stdin is not JSON (%s); call allowed\n" % (TAG, exc), 0
+    if not isinstance(payload, dict):
+        return "", "%s: stdin is not a JSON object; call allowed\n" % TAG, 0
+    notes: list[str] = []
+    nudges: list[str] = []
+    for tool, w in requests_of(payload, environ, notes):
+        decision = judge(w.path, tool, w.before, w.after, environ)
+        if decision is None:
+            continue
+        from engramory.guard import DENY
+
+        if decision.action == DENY:
+            return render_deny(decision.message), "", 0
+        nudges.append(decision.message)
+    err = "".join(n + "\n" for n in notes)
+    if nudges:
+        return render_context("\n\n".join(nudges)), err, 0
+    return "", err, 0
+
+
+def respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
+    """The registry's dialect entry (same as `handle`), run by engramory.hosts.run: it fails
+    open on any exception of ours (nothing on stdout, exit 0)."""
+    return handle(raw, env)
+
+
+# --- the backstops: PostToolUse and SessionStart ------------------------------------------------
+
+
+def backstop_env(payload: "Mapping[str, Any]", env: "Mapping[str, str]") -> "dict[str, str]":
+    """`env` with the indexes Codex's AGENTS.md files name added to ENGRAMORY_INDEX_PATH, so the
+    shared backstops watch them too."""
+    import os
+
+    cwd = payload.get("cwd")
+    found = index_paths(cwd if isinstance(cwd, str) and cwd else os.getcwd(), env)
+    out = dict(env)
+    if found:
+        listed = [p for p in env.get("ENGRAMORY_INDEX_PATH", "").split(os.pathsep) if p.strip()]
+        out["ENGRAMORY_INDEX_PATH"] = os.pathsep.join(listed + [p for p in found if p not in listed])
+    return out
+
+
+def post_tool_respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
+    """PostToolUse (after Bash): the shared backstop, also watching the AGENTS.md-named index."""
+    from engramory import notices
+
+    payload = notices.parse(raw)
+    if payload is None:
+        return "", "", 0
+    return notices.post_tool(payload, backstop_env(payload, scope.environ() if env is None else env)), "", 0
+
+
+def session_start_respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
+    """SessionStart: the shared notice, also for the AGENTS.md-named index."""
+    from engramory import notices
+
+    payload = notices.parse(raw)
+    if payload is None:
+        return "", "", 0
+    return notices.session_start(payload, backstop_env(payload, scope.environ() if env is None else env)), "", 0

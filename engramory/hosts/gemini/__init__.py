@@ -1,0 +1,522 @@
+"""Google Gemini CLI: BeforeTool guard, AfterTool and SessionStart notices (one entry script,
+hooks/engramory_gemini_hook.py, dispatching on `hook_event_name`).
+
+Contract, measured on Gemini CLI 0.61.0 (shared reference, measured-codex-gemini Part B):
+- BeforeTool stdin: `{session_id, transcript_path, cwd, hook_event_name, timestamp,
+  tool_name, tool_input}`; `file_path` is exactly what the model sent, relative or absolute.
+- A deny is stdout `{"decision":"deny","reason":"<text>"}` and nothing else (a trailing line
+  turns it into an allow); the model then gets `Tool execution blocked: <reason>`. Anything
+  else: no stdout, exit 0. Never `ask` (it hangs a headless session), never `allow` on
+  purpose. When stdout is empty Gemini parses stderr instead, and plain text there on exit 0
+  is an allow with a message for the user, so diagnostics on stderr never block.
+- Gemini reads any other non-zero exit with text as a deny: a missing interpreter (127) or a
+  missing script (Python's 2) would deny every call. The installed command therefore checks
+  both exist and ends in `exit 0` (engramory/hosts/gemini/install.py), and this module exits 0.
+- AfterTool `hookSpecificOutput.additionalContext` is appended to the tool result the model
+  sees; SessionStart `additionalContext` goes before the first prompt (plain stdout does not
+  reach the model).
+
+Paths (tools/edit.js, write-file.js, utils/pathCorrector.js): a leading `@` may be dropped, the
+path is URI-decoded and symlinks are resolved; a relative `replace` path that does not exist is
+"corrected" to a file of that name found elsewhere in the workspace. Every place a call may
+land is judged, so `replace MEMORY.md` on a project whose index is `notes/MEMORY.md` is
+guarded too.
+
+Window: Gemini loads its private index `<GEMINI_CLI_HOME or ~>/.gemini/tmp/<slug>/memory/
+MEMORY.md` WHOLE into every session's system instruction, with no cap (measured to 1.2 MB).
+Nothing is ever cut, so no entry "falls outside"; the standard caps are engramory's own
+policy here, to keep every session's context small, and the messages say so.
+"""
+
+
+from engramory import jsonlite, scope
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Any
+
+    from engramory.guard import Decision
+    from engramory.hosts.gemini.model import Outcome
+    from engramory.size import Window
+
+# --- registry declarations (see engramory/hosts/__init__.py) ---
+NAME = "gemini"
+TITLE = "Gemini CLI"
+VERIFIED = "0.61.0"
+INSTALLER = "engramory.hosts.gemini.install"
+
+STDIN_LIMIT = 256 << 20
+TAG = "engramory gemini hook"
+BEFORE_TOOL = "BeforeTool"
+AFTER_TOOL = "AfterTool"
+SESSION_START = "SessionStart"
+WRITE_FILE = "write_file"
+REPLACE = "replace"
+SHELL = "run_shell_command"
+GEMINI_DIR = ".gemini"
+SEARCH_DIR_LIMIT = 2000  # Gemini's own search stops after 50 folders; look further, never less
+WINDOW_TEXT = (
+    "Gemini CLI loads this index whole into every session (it sets no limit of its own), so "
+    "these caps are engramory's: they keep every session's context small"
+)
+
+
+def window() -> "Window":
+    from engramory import size
+
+    return size.Window(
+        unit=size.BYTES, lines=None, size=None,
+        note="measured on Gemini CLI 0.61.0: MEMORY.md loads whole, no cap (up to 1.2 MB tried); "
+        "the standard caps are engramory's own policy",
+    )
+
+
+# -- where Gemini keeps its index -------------------------------------------------------------
+
+
+def gemini_home(env: "Mapping[str, str]") -> str:
+    """The folder holding `.gemini/`: $GEMINI_CLI_HOME, else the home folder."""
+    base = env.get("GEMINI_CLI_HOME") or env.get("HOME") or scope.expanduser("~")
+    return scope.join(base, GEMINI_DIR)
+
+
+def slugify(text: str) -> str:
+    out = []
+    for ch in text.lower():
+        out.append(ch if ("a" <= ch <= "z" or "0" <= ch <= "9") else "-")
+    slug = "".join(out)
+    while "--" in slug:
+        slug = slug.replace("--", "-")
+    return slug.strip("-") or "project"
+
+
+def project_slug(project: str, env: "Mapping[str, str]", scan: bool = True) -> str:
+    """The short id Gemini files a project's temp folder under: its entry in projects.json,
+    else the folder that names it as owner, else the slug it would be given."""
+    base = gemini_home(env)
+    project = scope.normpath(project)
+    try:
+        raw = scope.read_bounded(scope.join(base, "projects.json"), (1 << 20) - 1)[0]
+        data = jsonlite.loads(raw.decode("utf-8", "replace"))
+        slug = data.get("projects", {}).get(project) if isinstance(data, dict) else None
+        if isinstance(slug, str) and slug and "/" not in slug and slug not in (".", ".."):
+            return slug
+    except (OSError, ValueError, AttributeError):
+        pass
+    if not scan:  # the hot path: Gemini registers the project in projects.json at startup
+        return slugify(scope.basename(project) or "project")
+    try:
+        tmp = scope.join(base, "tmp")
+        for name in sorted(scope.listdir(tmp)):
+            try:
+                raw = scope.read_bounded(scope.join(tmp, name, ".project_root"), 4095)[0]
+            except OSError:
+                continue
+            if raw.decode("utf-8", "replace").strip() == project:
+                return name
+    except OSError:
+        pass
+    return slugify(scope.basename(project) or "project")
+
+
+def private_index(project: str, env: "Mapping[str, str]", scan: bool = True) -> str:
+    return scope.join(gemini_home(env), "tmp", project_slug(project, env, scan), "memory", scope.INDEX_NAME)
+
+
+
+
+def index_paths(cwd: str, env: "Mapping[str, str]") -> "list[str]":
+    """The project's private memory index (it need not exist yet)."""
+    return [private_index(cwd, env)] if cwd else []
+
+
+# -- where a call lands -------------------------------------------------------------------
+
+
+def _uri_decode(text: str) -> str:
+    """JavaScript's decodeURIComponent, or `text` itself where it would throw."""
+    if "%" not in text:
+        return text
+    out = bytearray()
+    i = 0
+    raw = text.encode("utf-8", "surrogatepass")
+    while i < len(raw):
+        if raw[i] == 0x25:
+            pair = raw[i + 1 : i + 3]
+            if len(pair) != 2 or not all(c in b"0123456789abcdefABCDEF" for c in pair):
+                return text
+            out.append(int(pair, 16))
+            i += 3
+        else:
+            out.append(raw[i])
+            i += 1
+    try:
+        return out.decode("utf-8")
+    except UnicodeDecodeError:
+        return text
+
+
+def _defensive(path: str, target: str) -> str:
+    """Gemini's resolveDefensiveToolPath: `@dir/x` means `dir/x` unless `@dir` exists."""
+    if scope.isfile(scope.join(target, path)) or scope.isdir(scope.join(target, path)):
+        return path
+    if path.startswith("@") and len(path) > 1:
+        stripped = path[1:].lstrip("/\\")
+        if path.startswith(("@/", "@\\")):
+            return stripped or path
+        first = stripped.replace("\\", "/").split("/")[0]
+        if first:
+            literal = scope.join(target, "@" + first)
+            if scope.isfile(literal) or scope.isdir(literal):
+                return path
+            return stripped
+    return path
+
+
+def _exists(path: str) -> bool:
+    try:
+        scope.stat(path)
+        return True
+    except (OSError, ValueError):
+        return False
+
+
+def _real(path: str) -> "list[str]":
+    """Gemini's resolveToRealPath of an absolute path: URI-decoded, then symlinks resolved.
+    The path as named comes first when it is a link (a `MEMORY.md` link is the index Gemini
+    loads, whatever its target is called), and both spellings when decoding changes it."""
+    literal = scope.normpath(path)
+    out = [scope.realpath(literal)]
+    if out[0] != literal:
+        out.insert(0, literal)
+    decoded = _uri_decode(path[7:] if path.startswith("file://") else path)
+    if decoded != path:
+        extra = scope.realpath(scope.normpath(decoded if scope.isabs(decoded) else scope.join(scope.getcwd(), decoded)))
+        if extra not in out:
+            out.append(extra)
+    return out
+
+
+def search_workspace(root: str, rel: str, limit: int = SEARCH_DIR_LIMIT) -> "list[str]":
+    """Files named like `rel` whose path ends with it, breadth first under `root` (regular
+    files only, links not followed), as Gemini's path correction looks for them."""
+    import os
+
+    name = scope.basename(rel)
+    tail = rel.replace("\\", "/")
+    found: list[str] = []
+    queue = [root]
+    seen = 0
+    while queue and seen < limit:
+        folder = queue.pop(0)
+        seen += 1
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    queue.append(entry.path)
+                elif entry.name == name and entry.is_file(follow_symlinks=False) and entry.path.endswith(tail):
+                    found.append(entry.path)
+            except OSError:
+                continue
+    return found
+
+
+def landing_paths(tool: str, raw: str, cwd: str, name: str, paths: "Sequence[str] | None") -> "list[str]":
+    """Every absolute path this call may write, as Gemini resolves `file_path`. `name` and
+    `paths`: the index name and ENGRAMORY_INDEX_PATH entries in force (see `names`)."""
+    clean = raw.replace("\x00", "")
+    if scope.isabs(clean) or clean.startswith("file://"):
+        return _real(clean)
+    sanitized = _defensive(clean, cwd)
+    direct = scope.join(cwd, sanitized)
+    out = _real(direct)
+    if tool == REPLACE and not _exists(direct) and _may_be_index(scope.basename(sanitized), name, paths):
+        for found in search_workspace(cwd, sanitized):
+            for p in _real(found):
+                if p not in out:
+                    out.append(p)
+    return out
+
+
+def names(env: "Mapping[str, str]") -> "tuple[str, list[str] | None]":
+    """(the index file name, the explicit index paths or None), without importing config."""
+    return scope.index_name(env)[0], scope.index_paths(env)
+
+
+def _may_be_index(base: str, name: str, paths: "Sequence[str] | None") -> bool:
+    return base == name or base in {scope.basename(p) for p in paths or ()}
+
+
+def guarded_index(path: str, name: str, paths: "Sequence[str] | None") -> bool:
+    """An index this guard keeps (engramory.guard's identity: by name, by link, or by
+    ENGRAMORY_INDEX_PATH). Gemini's private index is named MEMORY.md: guarded by default."""
+    return scope.is_index(path, name, paths)
+
+
+# -- judging ------------------------------------------------------------------------------
+
+
+def _n(value: int) -> str:
+    return "{:,}".format(value)
+
+
+def _shape(lines: int, nbytes: int) -> bytes:
+    """Bytes of exactly `lines` lines and `nbytes` bytes, for sizing a Bound by the one rule."""
+    # Clamped: a bound past the read limit is over every cap anyway, and must not cost memory.
+    from engramory.guard import READ_LIMIT
+
+    lines = min(max(lines, 0), READ_LIMIT)
+    nbytes = min(max(nbytes, lines), READ_LIMIT)
+    if lines == 0:
+        return b""
+    return b"\n" * (lines - 1) + b"x" * (nbytes - lines + 1)
+
+
+def _trace(env: "Mapping[str, str]", path: str, tool: str, outcome: "Outcome", strategy: str) -> None:
+    from engramory.guard import TRACE_ENV
+    from engramory.hosts.gemini.model import Bound
+
+    target = env.get(TRACE_ENV)
+    if not target:
+        return
+    record: dict[str, Any] = {"host": NAME, "path": path, "tool": tool, "strategy": strategy,
+                              "refused": outcome is None}
+    if isinstance(outcome, Bound):
+        record["bound"] = {"lines": outcome.lines, "bytes": outcome.nbytes}
+        record["after"] = None
+    else:
+        record["after"] = outcome.hex() if outcome is not None else None
+    try:
+        with open(target, "a", encoding="utf-8") as f:
+            f.write(jsonlite.dumps(record) + "\n")
+    except OSError:
+        pass
+
+
+def judge(path: str, tool: str, before: "bytes | None", outcome: "Outcome", env: "Mapping[str, str]") -> "Decision | None":
+    """The core's decision (guard.judge) on one predicted change; a Bound is judged as a
+    file of exactly its size. Read-only rules apply even when the host writes nothing."""
+    from engramory import guard
+    from engramory.hosts.gemini.model import Bound
+
+    if outcome is None:
+        return guard.judge(path, None, b"", env, window(), tool) if not _index(path, env) else None
+    after = _shape(outcome.lines, outcome.nbytes) if isinstance(outcome, Bound) else outcome
+    decision = guard.judge(path, before, after, env, window(), tool)
+    if decision is not None and decision.action == guard.DENY and decision.caps is not None:
+        if isinstance(outcome, Bound):
+            decision.message = decision.message.replace(" would ", " would, at most, ", 1)
+            decision.message += " (An upper bound: %s, so it is sized as if the edit lands.)" % outcome.why
+        decision.message += " " + WINDOW_TEXT + "."
+    return decision
+
+
+def _index(path: str, env: "Mapping[str, str]") -> bool:
+    return guarded_index(path, *names(env))
+
+
+def _read(path: str) -> "bytes | None":
+    from engramory.guard import read_regular
+
+    return read_regular(path)
+
+
+def _str(value: "Any") -> str:
+    return value if isinstance(value, str) else ""
+
+
+def decide(payload: "dict[str, Any]", env: "Mapping[str, str]") -> "Decision | None":
+    """The deny for one BeforeTool payload, or None."""
+    tool = _str(payload.get("tool_name"))
+    tool_input = payload.get("tool_input")
+    if not isinstance(tool_input, dict):
+        return None
+    cwd = _str(payload.get("cwd")) or env.get("GEMINI_PROJECT_DIR", "") or env.get("GEMINI_CWD", "")
+    if not scope.isabs(cwd):
+        cwd = scope.getcwd()
+    if tool == SHELL:
+        return _shell_decision(tool_input, cwd, env)
+    if tool not in (WRITE_FILE, REPLACE):
+        return None
+    raw = tool_input.get("file_path")
+    if not isinstance(raw, str) or not raw:
+        return None
+    name, paths = names(env)
+    worst: Decision | None = None
+    private = private_index(cwd, env, scan=False)
+    linked = scope.realpath(private) if scope.islink(private) else ""
+    for path in landing_paths(tool, raw, cwd, name, paths):
+        if linked and scope.realpath(path) == linked:
+            path = private  # the target of Gemini's private index, written by its own name
+        if guarded_index(path, name, paths):
+            decision = _index_decision(tool, tool_input, path, env)
+        elif scope.store_root_for(path, paths) is not None:
+            decision = judge(path, tool, None, None, env)  # read-only rules only
+        else:
+            continue
+        if decision is not None and decision.action == "deny":
+            return decision
+        worst = worst or decision
+    return worst
+
+
+def _index_decision(tool: str, tool_input: "dict[str, Any]", path: str, env: "Mapping[str, str]") -> "Decision | None":
+    from engramory.hosts.gemini import model as ge
+
+    before = _read(path)
+    if before is None and _exists(path):
+        return _unread_decision(tool, tool_input, path, env)
+    outcome: Outcome
+    if tool == WRITE_FILE:
+        content = tool_input.get("content")
+        if not isinstance(content, str):
+            return None
+        outcome = ge.write_file(before, content)
+        strategy = ge.WRITE
+        other = ge.unescape(content)
+        if other != content:  # a model that is not Gemini 2/3 gets its content unescaped first
+            alt = ge.write_file(before, other)
+            if alt.count(b"\n") > outcome.count(b"\n") or len(alt) > len(outcome):
+                outcome = ge.Bound(max(_lines(alt), _lines(outcome)), max(len(alt), len(outcome)),
+                                   "Gemini unescapes write_file content for some models")
+                strategy = "bound"
+    else:
+        old, new = tool_input.get("old_string"), tool_input.get("new_string")
+        if not isinstance(old, str) or not isinstance(new, str):
+            return None
+        outcome, strategy = ge.replace(before, old, new, tool_input.get("allow_multiple") is True)
+    _trace(env, path, tool, outcome, strategy)
+    return judge(path, tool, before, outcome, env)
+
+
+def _unread_decision(tool: str, tool_input: "dict[str, Any]", path: str, env: "Mapping[str, str]") -> "Decision | None":
+    """An index that exists but cannot be read in time (past guard.READ_LIMIT, not a regular
+    file, no permission): a write_file is judged by its content (CRLF counted in), a replace
+    by its worst case, new_string added in full."""
+    from engramory import guard
+
+    try:
+        size = scope.stat(path).st_size
+    except (OSError, ValueError):
+        size = 0
+    why = "the index could not be read (%s bytes, or not a regular file)" % _n(size)
+    if tool == WRITE_FILE:
+        content = tool_input.get("content")
+        if not isinstance(content, str):
+            return None
+        from engramory.hosts.gemini import model as ge
+
+        data = ge.encode(content)
+        return judge(path, tool, None, ge.Bound(_lines(data), len(data) + data.count(b"\n"), why), env)
+    new = tool_input.get("new_string")
+    if not isinstance(new, str):
+        return None
+    decision = guard.judge_bound(path, None, new, env, window(), tool, why, (None, size))
+    if decision is not None and decision.action == guard.DENY:
+        decision.message += " " + WINDOW_TEXT + "."
+    return decision
+
+
+def _lines(data: bytes) -> int:
+    from engramory.size import count_lines
+
+    return count_lines(data)
+
+
+def _shell_targets(command: str) -> "list[str]":
+    """Files a shell command appends to (`>> f`, `tee -a f`): growth Gemini never shows us."""
+    import re
+
+    out = []
+    for m in re.finditer(r"(?:>>|\btee\s+(?:-a|--append)\s+)\s*(\"[^\"]+\"|'[^']+'|[^\s;&|<>]+)", command):
+        word = m.group(1)
+        out.append(word[1:-1] if word[:1] in "\"'" else word)
+    return out
+
+
+def _shell_decision(tool_input: "dict[str, Any]", cwd: str, env: "Mapping[str, str]") -> "Decision | None":
+    """Deny an append to an index that is already at or over a hard cap: any text it adds
+    grows it past the cap. Other shell writes are reported after the fact (AfterTool)."""
+    command = tool_input.get("command")
+    if not isinstance(command, str) or (">>" not in command and "tee" not in command):
+        return None
+    from engramory import guard
+    from engramory.size import count_lines
+
+    name, paths = names(env)
+    base = _str(tool_input.get("dir_path"))
+    base = scope.join(cwd, base) if base else cwd
+    for word in _shell_targets(command):
+        path = scope.resolve_path(word, base)
+        if not guarded_index(path, name, paths):
+            continue
+        before = _read(path)
+        if before is None:
+            continue
+        caps, notes = guard.caps_for(path, env, window())
+        lines, nbytes = count_lines(before), len(before)
+        if lines < caps.hard_lines and nbytes < caps.hard_bytes:
+            continue
+        d = guard.Decision(
+            guard.DENY,
+            "engramory blocked this %s: it appends to the memory index %s, which is already at its "
+            "hard cap (%s lines / %s bytes; caps %s / %s), so anything added grows it past the cap. "
+            "%s. Edit the index with replace or write_file instead (the guard checks those). %s%s"
+            % (SHELL, path, _n(lines), _n(nbytes), _n(caps.hard_lines), _n(caps.hard_bytes), WINDOW_TEXT,
+               guard.COMPACT_STEPS, (" " + " ".join(notes)) if notes else ""),
+            path,
+        )
+        return d
+    return None
+
+
+# -- the dialect ----------------------------------------------------------------------------
+
+
+def parse(raw: bytes) -> "dict[str, Any] | None":
+    """The payload object, or None. AfterTool's `tool_response` (the tool's whole output, up
+    to megabytes) is cut off unread: nothing here needs it, and JSON.stringify puts it last
+    (`,"tool_response":` cannot occur inside a JSON string, whose quotes are escaped)."""
+    cut = raw.rfind(b',"tool_response":')
+    if cut > 0 and raw.rstrip().endswith(b"}"):
+        raw = raw[:cut] + b"}"
+    try:
+        payload = jsonlite.loads(jsonlite.decode_payload(raw))
+    except ValueError:
+        return None
+    return payload if isinstance(payload, dict) else None
+
+
+def render_deny(decision: "Decision") -> str:
+    return jsonlite.dumps({"decision": "deny", "reason": decision.message})
+
+
+def respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
+    """stdin bytes -> (stdout, stderr, exit code). Exit code is always 0."""
+    environ = scope.environ() if env is None else env
+    payload = parse(raw)
+    if payload is None:
+        return "", "", 0  # not a payload we can read: no opinion (an allow)
+    event = payload.get("hook_event_name")
+    if event in (AFTER_TOOL, SESSION_START):
+        from engramory.hosts.gemini import notices as gemini_notices
+
+        handler = gemini_notices.after_tool if event == AFTER_TOOL else gemini_notices.session_start
+        return handler(payload, environ), "", 0
+    if event not in (BEFORE_TOOL, None):
+        return "", "", 0
+    decision = decide(payload, environ)
+    if decision is not None and decision.action == "deny":
+        return render_deny(decision), "", 0
+    return "", "", 0
+
+
+def main(argv: "list[str] | None" = None) -> int:
+    from engramory.hosts import run
+
+    return run(NAME)

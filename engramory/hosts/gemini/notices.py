@@ -1,0 +1,158 @@
+"""Gemini CLI: where its private memory index lives, and the AfterTool and SessionStart
+notices (imported by engramory.hosts.gemini only for those events and for index_paths)."""
+
+from engramory import jsonlite, scope
+from engramory.hosts.gemini import (  # noqa: F401 - gemini_home, project_slug, slugify: part of this interface
+    AFTER_TOOL,
+    SESSION_START,
+    SHELL,
+    WINDOW_TEXT,
+    _n,
+    _str,
+    gemini_home,
+    private_index,
+    project_slug,
+    slugify,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from engramory.config import Settings
+
+
+# -- the notices after a tool and at session start -----------------------------------------
+
+
+def known_indexes(payload: "Mapping[str, Any]", env: "Mapping[str, str]") -> "list[str]":
+    from engramory import config
+
+    out: list[str] = []
+    for p in config.from_env(env).index_paths or ():
+        if p not in out:
+            out.append(p)
+    cwd = _str(payload.get("cwd"))
+    if cwd and scope.isabs(cwd):
+        p = private_index(cwd, env)
+        if p not in out:
+            out.append(p)
+    return out
+
+
+def _written_paths(payload: "Mapping[str, Any]", cwd: str, settings: "Settings") -> "list[str]":
+    """Where a write_file or replace may have written, resolved as the guard resolves it (the
+    tool's output is not read: see gemini.parse)."""
+    from engramory.hosts.gemini import REPLACE, WRITE_FILE, landing_paths
+
+    tool_input = payload.get("tool_input")
+    raw = tool_input.get("file_path") if isinstance(tool_input, dict) else None
+    if payload.get("tool_name") not in (WRITE_FILE, REPLACE) or not isinstance(raw, str) or not raw or not cwd:
+        return []
+    return landing_paths(str(payload.get("tool_name")), raw, cwd, settings.index_name, settings.index_paths)
+
+
+def _mentioned_indexes(tool_input: "Any", cwd: str, settings: "Settings") -> "list[str]":
+    """Index files a shell command names (`>> notes/MEMORY.md`, `sed -i ... MEMORY.md`)."""
+    if not isinstance(tool_input, dict) or not isinstance(tool_input.get("command"), str):
+        return []
+    command = tool_input["command"]
+    wanted = {settings.index_name} | {scope.basename(p) for p in settings.index_paths or ()}
+    if not any(w in command for w in wanted):
+        return []  # the common case, decided without tokenizing
+    base = _str(tool_input.get("dir_path"))
+    base = scope.join(cwd, base) if base else cwd
+    for sep in ";&|<>()'\"`=\t\n\r":
+        command = command.replace(sep, " ")
+    out = []
+    for word in command.split(" "):
+        if word and scope.basename(word) in wanted:
+            path = scope.resolve_path(word, base)
+            if path not in out:
+                out.append(path)
+    return out
+
+
+def over_text(r: "Any") -> str:
+    c = r.caps
+    lines = "an unread number of lines" if r.lines is None else "%s lines" % _n(r.lines)
+    return "the memory index %s is over its hard cap: %s and %s bytes (hard cap %s lines / %s bytes). %s." % (
+        r.path, lines, _n(r.nbytes), _n(c.hard_lines), _n(c.hard_bytes), WINDOW_TEXT)
+
+
+def warn_text(r: "Any") -> str:
+    c = r.caps
+    return ("the memory index %s is past its warn cap: %s lines and %s bytes (warn %s / %s, hard %s / %s); "
+            "plan a compaction pass before adding much more." % (
+                r.path, _n(r.lines or 0), _n(r.nbytes), _n(c.warn_lines), _n(c.warn_bytes),
+                _n(c.hard_lines), _n(c.hard_bytes)))
+
+
+def after_tool(payload: "Mapping[str, Any]", env: "Mapping[str, str]") -> str:
+    """AfterTool: a notice when an index changed and is now past a cap; "" otherwise."""
+    from engramory import config, notices
+    from engramory.size import OK, OVER
+
+    settings = config.from_env(env)
+    cwd = _str(payload.get("cwd"))
+    indexes = known_indexes(payload, env)
+    written = _written_paths(payload, cwd, settings)
+    if payload.get("tool_name") == SHELL:
+        written += _mentioned_indexes(payload.get("tool_input"), cwd, settings)
+    for path in written:
+        if path and scope.is_index(path, settings.index_name, settings.index_paths) and path not in indexes:
+            indexes.append(path)
+    spath = notices.state_path(env, "gemini-" + _str(payload.get("session_id")))
+    state = notices.load_state(spath)
+    now = {p: notices.signature(p) for p in indexes}
+    changed = [p for p in indexes if state.get(p) != now[p] and now[p] != "-"]
+    if not changed:
+        return ""
+    merged = dict(state)
+    merged.update(now)
+    notices.save_state(spath, merged)
+    tool = _str(payload.get("tool_name"))[:80] or "tool"
+    lines = []
+    for p in changed:
+        reading = notices.read_index(p, env)
+        if reading is None or reading.status == OK:
+            continue
+        if reading.status == OVER:
+            from engramory.guard import COMPACT_STEPS  # only for a notice: guard and edits cost 0.25 ms
+
+            lines.append("after this %s call, %s Compact it now with replace or write_file on the index "
+                         "(the guard checks those). %s" % (tool, over_text(reading), COMPACT_STEPS))
+        else:
+            lines.append("after this %s call, %s" % (tool, warn_text(reading)))
+    if not lines:
+        return ""
+    return _context(AFTER_TOOL, "engramory: " + " ".join(lines))
+
+
+def session_start(payload: "Mapping[str, Any]", env: "Mapping[str, str]") -> str:
+    from engramory import notices
+    from engramory.size import OK, OVER
+
+    indexes = known_indexes(payload, env)
+    spath = notices.state_path(env, "gemini-" + _str(payload.get("session_id")))
+    notices.save_state(spath, {p: notices.signature(p) for p in indexes})
+    lines = []
+    for p in indexes:
+        reading = notices.read_index(p, env)
+        if reading is None or reading.status == OK:
+            continue
+        if reading.status == OVER:
+            lines.append(over_text(reading) + " Compact it first (pointer-ify long lines, merge duplicates, "
+                         "archive cold notes); edits that grow it are refused until it fits.")
+        else:
+            lines.append(warn_text(reading))
+    if not lines:
+        return ""
+    return _context(SESSION_START, "engramory: " + " ".join(lines))
+
+
+def _context(event: str, text: str) -> str:
+    from engramory.guard import masked
+
+    return jsonlite.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": masked(text)}})

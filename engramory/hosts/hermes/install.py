@@ -1,0 +1,919 @@
+"""`engramory install --host hermes` / `engramory uninstall --host hermes`: put the index
+guard plugin into Hermes Agent and enable it; take out exactly that.
+
+Where things go (the Hermes home is $HERMES_HOME when set, else ~/.hermes):
+- `<home>/plugins/engramory/`: the plugin (plugin.yaml, __init__.py), a copy of the
+  engramory package beside it, and the shell-hook script under hooks/, with a manifest of
+  the files copied. A copy, not a pointer to this checkout: Hermes imports the plugin in its
+  own Python, and the copy keeps working if the checkout moves or goes.
+- `<home>/config.yaml`: `engramory` added to `plugins.enabled` (Hermes loads no plugin that
+  is not listed there) and taken out of `plugins.disabled` (which would win).
+
+config.yaml is the user's YAML, and this runtime has no YAML library. `hermes plugins enable`
+would do the job but rewrites the whole file through a YAML dump, dropping the user's
+comments and layout. So the installer makes one minimal line edit instead: it adds a
+`- engramory` item to the `enabled` list (or writes the list, or the `plugins:` block, when
+missing) and leaves every other byte alone. It edits only shapes it fully understands (a
+top-level `plugins:` block mapping, `enabled:` as a block or one-line flow list of plain
+names) and refuses anything else, untouched, with the command to run instead. When PyYAML
+is importable the whole file must also parse before the edit, and parse after it to the same
+data with only `engramory` added to or removed from the lists. A change is shown as a diff
+(--dry-run) or backed up and replaced atomically; a second install changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+
+from engramory import __version__, fsutil
+from engramory.install.bundle import (
+    MANIFEST,
+    prune_empty,
+    read_manifest,
+    remove_listed,
+    safe_rel,
+    source_root,
+    take_out_bundle,
+)
+from engramory.install.settings import Change, SettingsError, apply_change, read_regular, unified_diff
+from engramory.install.smoke import Report, modules_of, smoke
+from engramory.install.steps import apply_or_delete, run_verb
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Mapping
+    from typing import Any
+
+HOST = "hermes"
+PLUGIN = "engramory"
+PLUGIN_SOURCE = "hermes/engramory"  # in the bundle: plugin.yaml and __init__.py
+SHELL_HOOK = "hooks/engramory_hermes_shell_hook.py"
+BOM = b"\xef\xbb\xbf"
+RESTART = "Hermes loads plugins when a session starts: start a new session (`hermes plugins list` shows it enabled)."
+ENABLE_BY_HAND = "run `hermes plugins enable %s --no-allow-tool-override` instead (it rewrites config.yaml)" % PLUGIN
+
+_KEY = re.compile(r"""^(?P<indent> *)(?P<key>[A-Za-z_][\w.-]*|"[^"\\]*"|'[^']*')[ \t]*:(?=\s|$)(?P<rest>.*)$""")
+_PLAIN = re.compile(r"^[\w./@+-][\w./@+ -]*$")
+
+
+def hermes_home(env: Mapping[str, str] | None = None) -> str:
+    environ = os.environ if env is None else env
+    home = environ.get("HERMES_HOME", "").strip()
+    if home:
+        return os.path.abspath(os.path.expanduser(home))
+    if sys.platform == "win32":
+        local = environ.get("LOCALAPPDATA", "").strip()
+        return os.path.join(local, "hermes") if local else os.path.expanduser("~/AppData/Local/hermes")
+    return os.path.expanduser("~/.hermes")
+
+
+class Target:
+    def __init__(self, home: str) -> None:
+        self.home = home
+        self.config = os.path.join(home, "config.yaml")
+        self.plugin_dir = os.path.join(home, "plugins", PLUGIN)
+        self.manifest = os.path.join(self.plugin_dir, MANIFEST)
+
+
+# -- config.yaml, line by line --------------------------------------------------------------------
+
+
+def _strip_comment(value: str) -> str:
+    """A one-line YAML value without its comment (a `#` after whitespace, outside quotes)."""
+    quote = None
+    for i, ch in enumerate(value):
+        if quote:
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and (i == 0 or value[i - 1] in " \t"):
+            return value[:i].rstrip()
+    return value.rstrip()
+
+
+def _scalar(text: str) -> str | None:
+    """A plain or quoted one-line name, or None when it is anything else."""
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        inner = text[1:-1]
+        return inner if "\\" not in inner and text[0] not in inner else None
+    return text if _PLAIN.match(text) else None
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _blank(line: str) -> bool:
+    s = line.strip()
+    return not s or s.startswith("#")
+
+
+class ConfigText:
+    """config.yaml as lines, with where the plugins block and its lists are."""
+
+    def __init__(self, path: str, raw: bytes | None) -> None:
+        self.path = path
+        self.raw = raw
+        self.bom = bool(raw and raw.startswith(BOM))
+        body = raw[3:] if raw and self.bom else (raw or b"")
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise SettingsError("%s: not UTF-8 text (byte %d); Hermes reads it as UTF-8: fix it, then run this again" % (path, exc.start)) from None
+        self.newline = "\r\n" if "\r\n" in text else "\n"
+        self.lines = text.replace("\r\n", "\n").split("\n")
+        if self.lines and self.lines[-1] == "":
+            self.lines.pop()
+            self.final_newline = True
+        else:
+            self.final_newline = not self.lines
+        self._check()
+
+    def refuse(self, why: str) -> SettingsError:
+        return SettingsError("%s: %s; it was left untouched: %s" % (self.path, why, ENABLE_BY_HAND))
+
+    def _check(self) -> None:
+        seen_content = False
+        for n, line in enumerate(self.lines, 1):
+            if "\t" in line[: _indent(line) + 1] and line.strip():
+                raise self.refuse("line %d is indented with a tab, which YAML does not allow" % n)
+            s = line.strip()
+            if s.startswith("%") and _indent(line) == 0:
+                raise self.refuse("line %d is a YAML directive this installer does not handle" % n)
+            if s in ("---", "...") or s.startswith("--- "):
+                if seen_content:
+                    raise self.refuse("it holds more than one YAML document (line %d)" % n)
+                continue
+            if _blank(line):
+                continue
+            if not seen_content and _indent(line) == 0 and not _KEY.match(line):
+                raise self.refuse("its top level is not a mapping of keys (line %d: %r)" % (n, line[:40]))
+            seen_content = True
+
+    def render(self) -> bytes:
+        text = self.newline.join(self.lines)
+        if self.lines and self.final_newline:
+            text += self.newline
+        return (BOM if self.bom else b"") + text.encode("utf-8")
+
+    # where things are
+
+    def top_key(self, name: str) -> int | None:
+        found = [i for i, line in enumerate(self.lines) if _indent(line) == 0 and self._key(line) == name]
+        if len(found) > 1:
+            raise self.refuse("the key %r appears %d times at the top level" % (name, len(found)))
+        return found[0] if found else None
+
+    @staticmethod
+    def _key(line: str) -> str | None:
+        m = _KEY.match(line)
+        if not m:
+            return None
+        key = m.group("key")
+        return key[1:-1] if key[0] in "'\"" else key
+
+    def block_end(self, start: int, indent: int) -> int:
+        """The index after the last line belonging to the value of the key on `start`."""
+        end = start + 1
+        last = start + 1
+        while end < len(self.lines):
+            line = self.lines[end]
+            if not _blank(line):
+                if _indent(line) <= indent and not (line.lstrip().startswith("-") and _indent(line) == indent and indent > 0):
+                    break
+                last = end + 1
+            end += 1
+        return last
+
+    def child_indent(self, start: int, end: int) -> int | None:
+        for line in self.lines[start + 1 : end]:
+            if not _blank(line):
+                return _indent(line)
+        return None
+
+    def child_key(self, start: int, end: int, indent: int, name: str) -> int | None:
+        found = []
+        for i in range(start + 1, end):
+            line = self.lines[i]
+            if _blank(line):
+                continue
+            if _indent(line) < indent:
+                raise self.refuse("line %d is indented less than the rest of the plugins block" % (i + 1))
+            if _indent(line) == indent and self._key(line) == name:
+                found.append(i)
+        if len(found) > 1:
+            raise self.refuse("plugins.%s appears %d times" % (name, len(found)))
+        return found[0] if found else None
+
+
+def _list_items(cfg: ConfigText, key_line: int, indent: int) -> tuple[str, list[tuple[int, str | None]], int]:
+    """(shape, [(line index, name or None)], index after the list) for `key:` at `indent`.
+    shape: "block", "flow" (one-line [..]) or "null"; raises for anything else."""
+    line = cfg.lines[key_line]
+    m = _KEY.match(line)
+    assert m is not None
+    value = _strip_comment(m.group("rest")).strip()
+    if value.startswith("["):
+        if not value.endswith("]") or value.count("[") != 1 or "{" in value:
+            raise cfg.refuse("line %d holds a list this installer cannot edit safely" % (key_line + 1))
+        inner = value[1:-1].strip()
+        names = [] if not inner else [_scalar(x) for x in inner.split(",")]
+        if any(x is None for x in names):
+            raise cfg.refuse("line %d holds list items this installer cannot read" % (key_line + 1))
+        return "flow", [(key_line, x) for x in names], key_line + 1
+    if value not in ("", "~", "null"):
+        raise cfg.refuse("line %d: %s is not a list of plugin names" % (key_line + 1, line.strip()[:60]))
+    items: list[tuple[int, str | None]] = []
+    i = key_line + 1
+    end = key_line + 1
+    while i < len(cfg.lines):
+        item = cfg.lines[i]
+        if _blank(item):
+            i += 1
+            continue
+        s = item.lstrip(" ")
+        if not (s.startswith("- ") or s == "-") or _indent(item) < indent:
+            if _indent(item) > indent:
+                raise cfg.refuse("line %d continues a list item over several lines" % (i + 1))
+            break
+        items.append((i, _scalar(_strip_comment(s[1:]))))
+        i += 1
+        end = i
+    if value in ("~", "null") and items:
+        raise cfg.refuse("line %d is null but is followed by list items" % (key_line + 1))
+    return ("block" if items else "null"), items, end
+
+
+def _with_yaml(before: bytes | None, after: bytes, path: str, name: str, added: bool) -> None:
+    """When PyYAML is at hand: the file must parse, and the edit must change nothing but
+    `name`'s place in plugins.enabled / plugins.disabled."""
+    try:
+        import yaml  # type: ignore[import-untyped]
+    except ImportError:
+        return
+
+    def load(data: bytes | None) -> Any:
+        return yaml.safe_load(data.decode("utf-8-sig")) if data else None
+
+    try:
+        old = load(before)
+    except yaml.YAMLError as exc:
+        raise SettingsError(
+            "%s: not valid YAML (%s); fix it, then run this again" % (path, str(exc).splitlines()[0])
+        ) from None
+    try:
+        new = load(after)
+    except yaml.YAMLError:
+        new = ()  # cannot equal anything below
+
+    def without_us(data: Any) -> str:
+        # Everything but `name` in the two lists; an empty or null list and a plugins block
+        # left empty count as absent (Hermes reads them all as "nothing").
+        data = json.loads(json.dumps(data, default=str)) if data is not None else {}
+        if isinstance(data, dict) and isinstance(data.get("plugins"), dict):
+            plugins = data["plugins"]
+            for key in ("enabled", "disabled"):
+                if isinstance(plugins.get(key), list):
+                    plugins[key] = [x for x in plugins[key] if x != name]
+                if key in plugins and not plugins[key]:
+                    del plugins[key]
+            if not plugins:
+                del data["plugins"]
+        elif isinstance(data, dict) and "plugins" in data and not data["plugins"]:
+            del data["plugins"]
+        return json.dumps(data, sort_keys=True)
+
+    def listed(data: Any, key: str) -> bool:
+        plugins = data.get("plugins") if isinstance(data, dict) else None
+        items = plugins.get(key) if isinstance(plugins, dict) else None
+        return isinstance(items, list) and name in items
+
+    ok = new != () and without_us(old) == without_us(new)
+    if ok and added:
+        ok = listed(new, "enabled") and not listed(new, "disabled")
+    elif ok:
+        ok = not listed(new, "enabled")
+    if not ok:
+        raise SettingsError(
+            "%s: a minimal edit would not give the intended YAML (a layout this installer "
+            "misreads); it was left untouched: %s" % (path, ENABLE_BY_HAND)
+        )
+
+
+def enable_text(cfg: ConfigText, name: str = PLUGIN) -> list[str]:
+    """Edit `cfg` so that `name` is in plugins.enabled and not in plugins.disabled. Returns
+    what was done, one line each (empty: already so)."""
+    report: list[str] = []
+    nl_item = "- " + name
+    top = cfg.top_key("plugins")
+    if top is None:
+        while cfg.lines and cfg.lines[-1].strip() == "":
+            cfg.lines.pop()
+        cfg.lines.extend(["plugins:", "  enabled:", "  " + nl_item])
+        cfg.final_newline = True
+        return ["added plugins.enabled: [%s]" % name]
+    m = _KEY.match(cfg.lines[top])
+    assert m is not None
+    value = _strip_comment(m.group("rest")).strip()
+    comment = m.group("rest").strip()[len(value):].strip()
+    if value in ("{}", "~", "null") and cfg.block_end(top, 0) == top + 1:
+        cfg.lines[top] = "plugins:" + (" " + comment if comment else "")
+        cfg.lines[top + 1 : top + 1] = ["  enabled:", "  " + nl_item]
+        return ["added plugins.enabled: [%s]" % name]
+    if value:
+        raise cfg.refuse("`plugins:` holds %r, not a block of settings" % value[:40])
+    end = cfg.block_end(top, 0)
+    indent = cfg.child_indent(top, end)
+    if indent is None:
+        cfg.lines[top + 1 : top + 1] = ["  enabled:", "  " + nl_item]
+        return ["added plugins.enabled: [%s]" % name]
+
+    # out of plugins.disabled first: it would win over enabled
+    disabled = cfg.child_key(top, end, indent, "disabled")
+    if disabled is not None:
+        shape, items, _ = _list_items(cfg, disabled, indent)
+        ours = [i for i, x in items if x == name]
+        if ours:
+            if shape == "flow":
+                _rewrite_flow(cfg, disabled, [x for _, x in items if x != name])
+            else:
+                for i in reversed(ours):
+                    del cfg.lines[i]
+            report.append("removed %s from plugins.disabled (it would keep the plugin off)" % name)
+            end = cfg.block_end(top, 0)
+
+    enabled = cfg.child_key(top, end, indent, "enabled")
+    pad = " " * indent
+    if enabled is None:
+        cfg.lines[top + 1 : top + 1] = [pad + "enabled:", pad + nl_item]
+        report.append("added plugins.enabled: [%s]" % name)
+        return report
+    shape, items, after = _list_items(cfg, enabled, indent)
+    if any(x == name for _, x in items):
+        return report
+    if shape == "flow":
+        _rewrite_flow(cfg, enabled, [x for _, x in items] + [name])
+    elif shape == "block":
+        last = items[-1][0]
+        cfg.lines.insert(last + 1, " " * _indent(cfg.lines[last]) + nl_item)
+    else:
+        line = cfg.lines[enabled]
+        m = _KEY.match(line)
+        assert m is not None
+        if _strip_comment(m.group("rest")).strip() in ("~", "null"):
+            cfg.lines[enabled] = pad + "enabled:"
+        cfg.lines.insert(enabled + 1, pad + nl_item)
+    report.append("added %s to plugins.enabled" % name)
+    return report
+
+
+def disable_text(cfg: ConfigText, name: str = PLUGIN, drop_empty: bool = False) -> list[str]:
+    """Take `name` out of plugins.enabled. With `drop_empty` (install created them), an
+    `enabled:` list and a `plugins:` block left empty go too."""
+    top = cfg.top_key("plugins")
+    if top is None:
+        return []
+    end = cfg.block_end(top, 0)
+    indent = cfg.child_indent(top, end)
+    if indent is None:
+        return []
+    enabled = cfg.child_key(top, end, indent, "enabled")
+    if enabled is None:
+        return []
+    shape, items, after = _list_items(cfg, enabled, indent)
+    ours = [i for i, x in items if x == name]
+    if not ours:
+        return []
+    rest = [x for _, x in items if x != name]
+    if shape == "flow":
+        _rewrite_flow(cfg, enabled, rest)
+    else:
+        for i in reversed(ours):
+            del cfg.lines[i]
+    if drop_empty and not rest:
+        del cfg.lines[enabled]
+        end = cfg.block_end(top, 0)
+        if cfg.child_indent(top, end) is None:
+            del cfg.lines[top]
+        while cfg.lines and cfg.lines[-1].strip() == "":
+            cfg.lines.pop()
+    return ["removed %s from plugins.enabled" % name]
+
+
+def _rewrite_flow(cfg: ConfigText, index: int, items: list[Any]) -> None:
+    line = cfg.lines[index]
+    start, stop = line.index("["), line.index("]") + 1
+    cfg.lines[index] = line[:start] + "[" + ", ".join(items) + "]" + line[stop:]
+
+
+# -- the plugin folder ---------------------------------------------------------------------------
+
+
+def plugin_files(source: str) -> list[tuple[str, str]]:
+    """(source path, path inside the plugin folder) for everything the plugin needs."""
+    out: list[tuple[str, str]] = []
+    for name in ("plugin.yaml", "__init__.py"):
+        out.append((os.path.join(source, PLUGIN_SOURCE, name), name))
+    package = os.path.join(source, "engramory")
+    for folder, dirs, names in os.walk(package):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
+        for n in sorted(names):
+            if n.endswith(".py") or n == "py.typed":
+                full = os.path.join(folder, n)
+                out.append((full, os.path.relpath(full, source).replace(os.sep, "/")))
+    out.append((os.path.join(source, SHELL_HOOK), SHELL_HOOK))
+    return out
+
+
+def _read(path: str) -> bytes | None:
+    """Stat first, regular files only, bounded (installer.read_regular): None when missing."""
+    return read_regular(path)
+
+
+def _plan_files(target: Target, files: list[tuple[str, str]]) -> tuple[list[str], list[str], list[str]]:
+    """(new, updated, stale) relative paths; raises when the folder is not ours."""
+    manifest = read_manifest(target.manifest)
+    if os.path.lexists(target.plugin_dir):
+        if os.path.islink(target.plugin_dir) or not os.path.isdir(target.plugin_dir):
+            raise SettingsError("%s exists and is not a folder engramory installed; move it away, then run this again" % target.plugin_dir)
+        if manifest is None and os.listdir(target.plugin_dir):
+            raise SettingsError(
+                "%s exists but was not installed by engramory (no %s in it); move it away, then run this again"
+                % (target.plugin_dir, MANIFEST)
+            )
+    new, updated = [], []
+    for src, rel in files:
+        have = _read(os.path.join(target.plugin_dir, rel))
+        if have is None:
+            new.append(rel)
+        elif have != _read(src):
+            updated.append(rel)
+    wanted = {rel for _, rel in files}
+    stale = [f for f in (manifest or {}).get("files", []) if isinstance(f, str) and f not in wanted and safe_rel(f)]
+    return new, updated, stale
+
+
+# -- install / uninstall ------------------------------------------------------------------------
+
+
+def _usage(args: argparse.Namespace, what: str) -> int | None:
+    if (getattr(args, "scope", "user") or "user") != "user":
+        sys.stderr.write(
+            "engramory %s: --scope %s does not apply to Hermes: a plugin lives in the Hermes home "
+            "(set HERMES_HOME to choose another)\n" % (what, args.scope)
+        )
+        return 64
+    if getattr(args, "link", False):
+        sys.stderr.write("engramory %s: --link is not available for --host hermes; the plugin is always a copy\n" % what)
+        return 64
+    return None
+
+
+def install(args: argparse.Namespace) -> int:
+    """`engramory install --host hermes`: 0 done, 1 refused (nothing changed), 64 usage."""
+    bad = _usage(args, "install")
+    if bad is not None:
+        return bad
+    target = Target(hermes_home())
+    if getattr(args, "check", False):
+        return run_check(target, as_json=bool(getattr(args, "json", False)))
+    return run_verb("install", lambda: _install(target, bool(getattr(args, "dry_run", False))), target.home)
+
+
+def _config_change(target: Target, enable: bool, drop_empty: bool = False) -> tuple[Change, list[str]]:
+    raw = _read(target.config) if not os.path.isdir(target.config) else None
+    if os.path.isdir(target.config):
+        raise SettingsError("%s is a folder, not a file; move it away, then run this again" % target.config)
+    cfg = ConfigText(target.config, raw)
+    report = enable_text(cfg) if enable else disable_text(cfg, drop_empty=drop_empty)
+    after = cfg.render() if report else raw
+    if report:
+        assert after is not None
+        _with_yaml(raw, after, target.config, PLUGIN, enable)
+    return Change(target.config, raw, after), report
+
+
+def _install(target: Target, dry_run: bool) -> int:
+    out = sys.stdout.write
+    source = source_root()
+    files = plugin_files(source)
+    missing = [src for src, _ in files if not os.path.isfile(src)]
+    if missing:
+        raise SettingsError("%s is missing from this bundle: it cannot install the Hermes plugin" % missing[0])
+    new, updated, stale = _plan_files(target, files)
+    old_manifest = read_manifest(target.manifest)
+    change, report = _config_change(target, enable=True)
+
+    out("engramory install --host hermes (%s%s)\n" % (target.home, ", dry run: nothing is written" if dry_run else ""))
+    out("  plugin: %s %d files to %s (%d new, %d updated, %d unchanged)\n" % (
+        "would copy" if dry_run else "copied", len(new) + len(updated), target.plugin_dir,
+        len(new), len(updated), len(files) - len(new) - len(updated)))
+    for rel in stale:
+        out("    - %s (no longer in the bundle: %s)\n" % (rel, "would remove" if dry_run else "removed"))
+    out("  config: %s\n" % target.config)
+    for line in report or ["%s is already in plugins.enabled" % PLUGIN]:
+        out("    %s\n" % line)
+    import shutil
+
+    if shutil.which("hermes") is None:
+        out("  note: no `hermes` command on PATH; the plugin takes effect in sessions of the Hermes "
+            "that uses %s\n" % target.home)
+    if os.environ.get("HERMES_SAFE_MODE", "").strip().lower() in ("1", "true", "yes"):
+        out("  note: HERMES_SAFE_MODE is set: Hermes loads no plugin while it is\n")
+    if dry_run:
+        diff = unified_diff(target.config, change.before, change.after)
+        out(diff if diff else "  config: no change\n")
+        return 0
+
+    # The plugin's files and manifest first, config.yaml last: Hermes never sees the plugin
+    # enabled before its files are all there.
+    if new or updated or stale or old_manifest is None:
+        claim: dict[str, Any] = {"installer": "engramory", "host": HOST, "version": __version__,
+                 "files": sorted({rel for _, rel in files} | set((old_manifest or {}).get("files", [])))}
+        claim["config"] = (old_manifest or {}).get("config") or {}
+        fsutil.write_atomic(target.manifest, (json.dumps(claim, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+        for src, rel in files:
+            if rel in new or rel in updated:
+                with open(src, "rb") as f:
+                    data = f.read()
+                fsutil.write_atomic(os.path.join(target.plugin_dir, rel), data, mode=os.stat(src).st_mode & 0o777)
+        remove_listed(target.plugin_dir, stale)
+        prune_empty(target.plugin_dir)
+    _record(target, files, old_manifest, change)
+    saved = apply_change(change)
+    if saved:
+        out("  backup of the previous config.yaml: %s\n" % saved)
+    if change.changed or new or updated:
+        out("  " + RESTART + "\n")
+    else:
+        out("  already installed: nothing changed.\n")
+    return 0
+
+
+def _record(target: Target, files: list[tuple[str, str]], old: dict[str, Any] | None, change: Change) -> None:
+    config = dict((old or {}).get("config") or {})
+    if change.changed and "created_file" not in config:
+        config["created_file"] = change.before is None
+        before = ConfigText(target.config, change.before)
+        config["created_plugins"] = before.top_key("plugins") is None
+    manifest = {"installer": "engramory", "host": HOST, "version": __version__,
+                "files": sorted(rel for _, rel in files), "config": config}
+    current = read_manifest(target.manifest)
+    if current is not None and json.dumps(current, sort_keys=True) == json.dumps(manifest, sort_keys=True):
+        return  # a no-op install writes nothing
+    fsutil.write_atomic(target.manifest, (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+
+
+def uninstall(args: argparse.Namespace) -> int:
+    """`engramory uninstall --host hermes`: 0 done, 1 refused (nothing changed), 64 usage."""
+    bad = _usage(args, "uninstall")
+    if bad is not None:
+        return bad
+    target = Target(hermes_home())
+    return run_verb("uninstall", lambda: _uninstall(target, bool(getattr(args, "dry_run", False))), target.home)
+
+
+def _uninstall(target: Target, dry_run: bool) -> int:
+    out = sys.stdout.write
+    manifest = read_manifest(target.manifest)
+    record = (manifest or {}).get("config") or {}
+    change, report = _config_change(target, enable=False, drop_empty=bool(record.get("created_plugins")))
+    if change.after is not None and record.get("created_file") and not change.after.strip(BOM + b" \r\n"):
+        change.after = None  # install created the file and nothing else is in it now
+    verb = "would remove" if dry_run else "removed"
+    out("engramory uninstall --host hermes (%s%s)\n" % (target.home, ", dry run: nothing is written" if dry_run else ""))
+    out("  config: %s: %s\n" % (target.config, "; ".join(report) if report else "%s is not in plugins.enabled" % PLUGIN))
+    if manifest is not None:
+        out("  plugin: %s %s (%d files)\n" % (verb, target.plugin_dir, len(manifest["files"])))
+    elif os.path.isdir(target.plugin_dir):
+        out("  plugin: %s was not installed by engramory; left alone\n" % target.plugin_dir)
+    else:
+        out("  plugin: nothing installed at %s\n" % target.plugin_dir)
+    if dry_run:
+        diff = unified_diff(target.config, change.before, change.after)
+        if diff:
+            out(diff)
+        return 0
+    # config.yaml first: Hermes never finds the plugin enabled while its files are gone.
+    saved = apply_or_delete(change)
+    if manifest is not None:
+        out(take_out_bundle(target.plugin_dir, "remove", manifest, target.manifest, target.manifest))
+    if saved:
+        out("  backup of the previous config.yaml: %s\n" % saved)
+    return 0
+
+
+# -- install --check ------------------------------------------------------------------------
+
+# Run with Hermes's own Python: import the plugin the way hermes_cli.plugins does (as
+# `hermes_plugins.<slug>` from its folder), call its register(ctx) with a stand-in context that
+# records the hooks, import every module of the package the plugin put on sys.path, then feed
+# each pre_tool_call callback a write_file of a 400-line MEMORY.md and print what it answered.
+_PLUGIN_SMOKE = r"""
+import importlib, importlib.util, json, os, sys, types
+plugin_dir, index, modules = sys.argv[1], sys.argv[2], sys.argv[3:]
+out = {"hooks": [], "bad": [], "answers": [], "error": None, "package": None}
+try:
+    if "hermes_plugins" not in sys.modules:
+        ns = types.ModuleType("hermes_plugins")
+        ns.__path__ = []
+        sys.modules["hermes_plugins"] = ns
+    name = "hermes_plugins.engramory"
+    spec = importlib.util.spec_from_file_location(name, os.path.join(plugin_dir, "__init__.py"),
+                                                  submodule_search_locations=[plugin_dir])
+    module = importlib.util.module_from_spec(spec)
+    module.__package__ = name
+    module.__path__ = [plugin_dir]
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    hooks = {}
+    class Ctx:
+        def register_hook(self, hook, fn):
+            hooks.setdefault(hook, []).append(fn)
+        def __getattr__(self, attr):
+            return lambda *a, **k: None
+    module.register(Ctx())
+    out["hooks"] = sorted(hooks)
+    for m in modules:
+        try:
+            importlib.import_module(m)
+        except BaseException as exc:
+            out["bad"].append("%s: %r" % (m, exc))
+    pkg = sys.modules.get("engramory")
+    out["package"] = getattr(pkg, "__file__", None)
+    out["foreign"] = sorted(n for n, m in list(sys.modules.items()) if (n == "engramory" or n.startswith("engramory."))
+                            and not os.path.realpath(getattr(m, "__file__", None) or plugin_dir).startswith(
+                                os.path.realpath(plugin_dir) + os.sep))
+    body = "".join("- [note %d](note-%d.md) %s\n" % (i, i, "x" * 60) for i in range(400))
+    for fn in hooks.get("pre_tool_call", []):
+        answer = fn(tool_name="write_file", args={"path": index, "content": body}, task_id="engramory-check",
+                    tool_call_id="engramory-check", session_id="engramory-check")
+        out["answers"].append(answer if isinstance(answer, (dict, type(None))) else repr(answer))
+except BaseException as exc:
+    out["error"] = repr(exc)
+print(json.dumps(out, default=repr))
+"""
+_PIP_EXEC = re.compile(r"""^'''exec' "([^"]+)" """)
+
+
+def _shebang_python(script: str) -> str | None:
+    """The Python a pip-made console script (`hermes`) runs with: its `#!` line, or the
+    `exec` line pip writes when that path holds a space."""
+    try:
+        head = read_regular(script, limit=1 << 16)
+    except SettingsError:
+        return None
+    if not head or not head.startswith(b"#!"):
+        return None
+    lines = head.decode("utf-8", "replace").splitlines()
+    first = lines[0][2:].strip()
+    if first and " " not in first and "python" in os.path.basename(first):
+        return first
+    m = _PIP_EXEC.match(lines[1] if len(lines) > 1 else "")
+    return m.group(1) if m else None
+
+
+def hermes_python(env: Mapping[str, str] | None = None) -> tuple[str | None, str]:
+    """(Hermes's Python, where it was found): $ENGRAMORY_HERMES_PYTHON, else the interpreter
+    of the `hermes` command on PATH. (None, why) when neither is known."""
+    import shutil
+
+    environ = os.environ if env is None else env
+    configured = environ.get("ENGRAMORY_HERMES_PYTHON", "").strip()
+    if configured:
+        if os.path.isfile(configured) and os.access(configured, os.X_OK):
+            return configured, "ENGRAMORY_HERMES_PYTHON"
+        return None, "ENGRAMORY_HERMES_PYTHON=%s is not a Python that can run" % configured
+    command = shutil.which("hermes", path=environ.get("PATH"))
+    if command is None:
+        return None, "no `hermes` command on PATH"
+    python = _shebang_python(command)
+    if python and os.path.isfile(python) and os.access(python, os.X_OK):
+        return python, "the `hermes` command (%s)" % command
+    return None, "the `hermes` command (%s) does not name a Python this can run" % command
+
+
+def _smoke_env(target: Target, environ: Mapping[str, str], tmp: str) -> dict[str, str]:
+    env = dict(environ)
+    env.update(HERMES_HOME=target.home, TERMINAL_CWD=tmp)
+    return env
+
+
+def _culprits(environ: Mapping[str, str]) -> str:
+    names = sorted(k for k in environ if k.startswith("ENGRAMORY_") and k != "ENGRAMORY_HERMES_PYTHON")
+    return "; ENGRAMORY_* in force: " + ", ".join(names) if names else ""
+
+
+def _smoke_plugin(target: Target, python: str, modules: list[str], environ: Mapping[str, str], report: Any) -> None:
+    import subprocess
+    import tempfile
+
+    fix = "run `engramory install --host hermes` again (it copies the whole plugin), then start a new Hermes session"
+    with tempfile.TemporaryDirectory(prefix="engramory-check-") as tmp:
+        index = os.path.join(tmp, "MEMORY.md")
+        try:
+            proc = subprocess.run([python, "-c", _PLUGIN_SMOKE, target.plugin_dir, index, *modules],
+                                  capture_output=True, timeout=60, env=_smoke_env(target, environ, tmp), cwd=tmp)
+        except (OSError, subprocess.SubprocessError) as exc:
+            report.problem("could not run Hermes's Python %s to load the plugin: %s" % (python, exc),
+                           "set ENGRAMORY_HERMES_PYTHON to the Python of the Hermes venv, then run this again")
+            return
+    lines = proc.stdout.decode("utf-8", "replace").strip().splitlines()
+    err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+    try:
+        got = json.loads(lines[-1]) if lines else None
+    except ValueError:
+        got = None
+    if not isinstance(got, dict):
+        report.problem("loading the plugin with %s failed (exit %d%s)"
+                       % (python, proc.returncode, ": " + err[-1][:200] if err else ""), fix)
+        return
+    if got.get("error"):
+        report.problem("Hermes could not load the plugin (%s): Hermes lists it with that error and every "
+                       "tool runs unguarded" % str(got["error"])[:300], fix)
+        return
+    for line in got.get("bad") or []:
+        report.problem("%s does not import with Hermes's Python: the guard would allow every write" % str(line)[:300], fix)
+    package = got.get("package")
+    if isinstance(package, str) and not os.path.realpath(package).startswith(os.path.realpath(target.plugin_dir) + os.sep):
+        report.note("the plugin runs the engramory package at %s, not its own copy" % package)
+    foreign = [str(n) for n in got.get("foreign") or []]
+    if foreign:
+        report.note("%d engramory module%s came from outside the plugin's copy (another engramory installed in "
+                    "that Python: %s)" % (len(foreign), "" if len(foreign) == 1 else "s", ", ".join(foreign[:5])))
+    if "pre_tool_call" not in (got.get("hooks") or []):
+        report.problem("the plugin's register() set no pre_tool_call hook: nothing judges write_file or patch", fix)
+        return
+    answers = got.get("answers") or []
+    if not any(isinstance(a, dict) and a.get("action") == "block" for a in answers):
+        report.problem(
+            "a smoke run shows the guard would not act: the plugin's pre_tool_call allowed a write_file of a "
+            "400-line MEMORY.md (answer %r%s%s)" % (answers[0] if answers else None,
+                                                    "; stderr: " + err[-1][:200] if err else "", _culprits(environ)),
+            "fix what the lines above name (unset the ENGRAMORY_* variables named), or " + fix)
+        return
+    report.ok("the plugin loads with %s and its pre_tool_call blocked a smoke write_file of a 400-line MEMORY.md" % python)
+
+
+def _smoke_shell_hook(target: Target, environ: Mapping[str, str], report: Any) -> None:
+    """The shell-hook copy (for a `hooks:` entry in config.yaml) runs as `python3 -I -S`."""
+    import shutil
+    import tempfile
+
+    script = os.path.join(target.plugin_dir, SHELL_HOOK)
+    python = shutil.which("python3", path=environ.get("PATH")) or sys.executable
+    if not (python and os.path.isfile(script)):
+        return
+    with tempfile.TemporaryDirectory(prefix="engramory-check-") as tmp:
+        index = os.path.join(tmp, "MEMORY.md")
+        body = "".join("- [note %d](note-%d.md) %s\n" % (i, i, "x" * 60) for i in range(400))
+        payload = {"hook_event_name": "pre_tool_call", "tool_name": "write_file", "cwd": tmp,
+                   "tool_input": {"path": index, "content": body}}
+        ran = smoke([python, "-I", "-S", script], payload, env=_smoke_env(target, environ, tmp), cwd=tmp)
+    answer = ran.json()
+    if ran.error or not (isinstance(answer, dict) and answer.get("action") == "block"):
+        why = ran.error or ran.last_error_line()
+        report.problem("the shell hook %s (for a `hooks:` entry in config.yaml) did not block a smoke write_file "
+                       "of a 400-line MEMORY.md under %s -I -S (exit %d, %r%s%s)"
+                       % (script, python, ran.rc, ran.stdout[:80], "; " + why if why else "", _culprits(environ)),
+                       "run `engramory install --host hermes` again")
+    else:
+        report.ok("the shell hook %s blocks a smoke write_file under %s -I -S" % (SHELL_HOOK, python))
+
+
+# Run with Hermes's own Python: read config.yaml's `hooks:` as Hermes reads them, and give
+# each pre_tool_call entry that runs our shell hook the callback Hermes would register for it
+# (agent.shell_hooks, hermes-agent 0.19.0) a write_file of a 400-line MEMORY.md.
+_SHELL_SMOKE = r"""
+import json, sys
+index = sys.argv[1]
+out = {"entries": [], "error": None}
+try:
+    from hermes_cli.config import load_config
+    from agent import shell_hooks
+    cfg = load_config()
+    accept = shell_hooks._resolve_effective_accept(cfg, False)
+    body = "".join("- [note %d](note-%d.md) %s\n" % (i, i, "x" * 60) for i in range(400))
+    for spec in shell_hooks.iter_configured_hooks(cfg):
+        if "engramory_hermes_shell_hook" not in spec.command:
+            continue
+        entry = {"event": spec.event, "command": spec.command, "matcher": spec.matcher,
+                 "tools": [t for t in ("write_file", "patch") if spec.matches_tool(t)],
+                 "consent": bool(accept or shell_hooks._is_allowlisted(spec.event, spec.command))}
+        if spec.event == "pre_tool_call":
+            answer = shell_hooks._make_callback(spec)(tool_name="write_file", args={"path": index, "content": body},
+                                                      task_id="engramory-check", session_id="engramory-check")
+            entry["answer"] = answer if isinstance(answer, (dict, type(None))) else repr(answer)
+        out["entries"].append(entry)
+except BaseException as exc:
+    out["error"] = repr(exc)
+print(json.dumps(out, default=repr))
+"""
+
+
+def _check_wired_shell_hooks(target: Target, python: str, environ: Mapping[str, str], report: Any) -> None:
+    """Shell-hook entries of config.yaml that run our hook, read and run by Hermes's own code."""
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="engramory-check-") as tmp:
+        try:
+            proc = subprocess.run([python, "-c", _SHELL_SMOKE, os.path.join(tmp, "MEMORY.md")], capture_output=True,
+                                  timeout=60, env=_smoke_env(target, environ, tmp), cwd=tmp)
+        except (OSError, subprocess.SubprocessError) as exc:
+            report.note("the shell hooks in config.yaml were not checked: %s" % exc)
+            return
+    lines = proc.stdout.decode("utf-8", "replace").strip().splitlines()
+    try:
+        got = json.loads(lines[-1]) if lines else None
+    except ValueError:
+        got = None
+    if not isinstance(got, dict) or got.get("error"):
+        why = got.get("error") if isinstance(got, dict) else "exit %d" % proc.returncode
+        report.note("the shell hooks in config.yaml were not checked: Hermes's hook code did not run (%s)" % str(why)[:200])
+        return
+    fix = "fix the `hooks: pre_tool_call:` entry in %s (matcher \"write_file|patch\", the command `python3 -I -S <absolute path of %s>`)" % (
+        target.config, SHELL_HOOK)
+    for entry in got.get("entries") or []:
+        if not isinstance(entry, dict):
+            continue
+        label = "the shell hook `%s` (config.yaml hooks.%s)" % (str(entry.get("command"))[:120], entry.get("event"))
+        if entry.get("event") != "pre_tool_call":
+            report.problem("%s is not under pre_tool_call: Hermes never asks it before a write" % label, fix)
+            continue
+        missed = [t for t in ("write_file", "patch") if t not in (entry.get("tools") or [])]
+        if missed:
+            report.problem("%s: its matcher %r does not select %s" % (label, entry.get("matcher"), ", ".join(missed)), fix)
+        answer = entry.get("answer")
+        if not (isinstance(answer, dict) and answer.get("action") == "block"):
+            report.problem("%s let a smoke write_file of a 400-line MEMORY.md through (answer %r%s)"
+                           % (label, answer, _culprits(environ)), fix)
+        else:
+            report.ok("%s blocks a smoke write_file (run by Hermes's own shell-hook code)" % label)
+        if not entry.get("consent"):
+            report.note("%s has no recorded consent: Hermes without a terminal leaves it out unless --accept-hooks, "
+                        "HERMES_ACCEPT_HOOKS=1 or `hooks_auto_accept: true` (the plugin needs none)" % label)
+
+
+def run_check(target: Target, env: Mapping[str, str] | None = None, as_json: bool = False) -> int:
+    """`engramory install --host hermes --check`: is the guard really on in Hermes? The
+    plugin's files are there; it is enabled (and not disabled, and no safe mode); its package
+    imports with Hermes's own Python the way Hermes imports a plugin; a smoke write_file of a
+    400-line MEMORY.md fed to its pre_tool_call is blocked; and the shell-hook copy blocks
+    the same under `python3 -I -S`. 0 healthy, 1 a problem (each with its fix). Changes
+    nothing."""
+
+    environ = os.environ if env is None else env
+    report = Report("engramory install --host hermes --check (%s)" % target.home)
+    reinstall = "run `engramory install --host hermes`, then start a new Hermes session"
+    manifest = read_manifest(target.manifest)
+    files: list[str] = []
+    if manifest is None:
+        report.problem("no engramory plugin in %s" % target.plugin_dir, reinstall)
+    else:
+        files = [f for f in manifest["files"] if isinstance(f, str) and safe_rel(f)]
+        gone = [f for f in files if not os.path.isfile(os.path.join(target.plugin_dir, f))]
+        if gone:
+            report.problem("%d plugin files are missing (%s)" % (len(gone), ", ".join(gone[:3])), reinstall)
+        else:
+            report.ok("plugin files: all %d in %s" % (len(files), target.plugin_dir))
+    try:
+        cfg = ConfigText(target.config, _read(target.config))
+        todo = enable_text(cfg)
+        if todo:
+            report.problem("%s is not enabled in %s (to do: %s): Hermes does not load it"
+                           % (PLUGIN, target.config, "; ".join(todo)),
+                           "run `engramory install --host hermes` (or `hermes plugins enable %s`)" % PLUGIN)
+        else:
+            report.ok("%s is in plugins.enabled of %s" % (PLUGIN, target.config))
+    except SettingsError as exc:
+        report.problem(str(exc), "fix config.yaml, then run this again")
+    if environ.get("HERMES_SAFE_MODE", "").strip().lower() in ("1", "true", "yes"):
+        report.problem("HERMES_SAFE_MODE is set in this environment: Hermes loads no plugin while it is",
+                       "unset HERMES_SAFE_MODE before starting Hermes")
+    if manifest is not None and os.path.isfile(os.path.join(target.plugin_dir, "__init__.py")):
+        python, where = hermes_python(environ)
+        if python is None:
+            python = sys.executable
+            report.note("Hermes's Python is not known (%s): the plugin was loaded with %s instead; set "
+                        "ENGRAMORY_HERMES_PYTHON to the Python of the Hermes venv to check with that one" % (where, python))
+        else:
+            report.ok("Hermes's Python: %s (from %s)" % (python, where))
+            _check_wired_shell_hooks(target, python, environ, report)
+        _smoke_plugin(target, python, modules_of(files), environ, report)
+        _smoke_shell_hook(target, environ, report)
+    if as_json:
+        sys.stdout.write(json.dumps(report.as_json(), indent=2) + "\n")
+        return 0 if report.healthy else 1
+    return report.finish("the plugin is installed and enabled, loads, and blocks an over-cap write_file")
+
+
+def check(args: argparse.Namespace) -> int:
+    """The registry's INSTALLER contract: `install --host hermes --check`."""
+    return run_check(Target(hermes_home()), as_json=bool(getattr(args, "json", False)))
