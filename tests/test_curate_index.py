@@ -81,7 +81,7 @@ def test_index_name_env_names_the_index_the_commands_write_and_judge(cli: Cli, s
     assert (store / "MEMORY.md").read_text() == full_index()
     receipt = json.loads(r.stdout)
     assert receipt["index"]["path"] == "AGENTS.md"
-    assert "(the-user-is-a-backend-lead-on.md)" in (store / "AGENTS.md").read_text()
+    assert "(user-backend-lead-payments.md)" in (store / "AGENTS.md").read_text()
     # and it is held to the caps like any index
     (store / "AGENTS.md").write_text(full_index())
     before = files(store)

@@ -40,6 +40,15 @@ def dry_run_or(work: Callable[[], int]) -> Callable[[], int]:
 
 # -- checks every writing command shares ----------------------------------------------------------
 
+def description_warnings(desc: str, slug: str) -> list[str]:
+    """The doctor's description-weak finding for a note `new` or `update` writes, as a receipt
+    warning: the same judgement (store.descriptions.weakness), so the two never disagree."""
+    from engramory.store import descriptions
+
+    why = descriptions.weakness(desc, slug)
+    return [] if why is None else ["doctor would warn description-weak: %s; %s" % (why, descriptions.ADVICE)]
+
+
 def read_only(root: str, rels: Sequence[str]) -> None:
     cfg = config.load_store_config(root)
     for rel in rels:

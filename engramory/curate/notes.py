@@ -69,9 +69,17 @@ def check_slug(name: str) -> str:
 
 
 def suggest_slug(text: str) -> str:
-    """A slug made from the ASCII words of `text` (for derived names and suggestions)."""
+    """A slug made from the ASCII words of `text` (for derived names and suggestions): its
+    first words that are not stopwords, and never all of the description's words, so the
+    doctor's description-weak check (store.descriptions.weakness), which flags a description
+    that only repeats the file name, accepts what `new` derives."""
+    from engramory.store import descriptions
+
     words = re.findall(r"[a-z0-9]+", text.lower())
-    slug = "-".join(words[:DERIVED_WORDS])
+    picked = ([w for w in words if w not in STOPWORDS] or words)[:DERIVED_WORDS]
+    while len(picked) > 1 and picked == descriptions.words(text):
+        picked = picked[:-1]
+    slug = "-".join(picked)
     while len(slug) > SLUG_MAX - 4 and "-" in slug:
         slug = slug.rsplit("-", 1)[0]
     return slug[: SLUG_MAX - 4]

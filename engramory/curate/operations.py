@@ -100,6 +100,7 @@ def new(args: argparse.Namespace, raw: list[str]) -> int:
         line_no = index.insert_pointer(args.type, pline)
         after = index.encode()
         warnings = curate_index.judge(root, irel, before, after, "new", added=[pline])
+        warnings += common.description_warnings(desc, name)
         if tx.read(rel) is not None:
             raise Refusal("%s exists but is not a note the store could read; move it aside" % rel)
         data = text.encode("utf-8")

@@ -195,6 +195,8 @@ def run(args: argparse.Namespace, raw: list[str]) -> int:
         entry = _entry(args, index, irel, note, type_, desc)
         after = index.encode()
         entry.warnings += curate_index.judge(root, irel, before, after, "update", entry.removed, entry.added)
+        if args.description is not None:
+            entry.warnings += common.description_warnings(desc, note.slug)
         data = text_after.encode("utf-8")
         tx.write(rel, data)
         tx.write(irel, after)

@@ -19,7 +19,7 @@ from engramory.doctor.codes import (
 )
 from engramory.doctor.index import _Groups, host_window
 from engramory.doctor.scan import _compiled, _find_all, _starts_word
-from engramory.store import frontmatter
+from engramory.store import descriptions, frontmatter
 from engramory.store import reader as store_mod
 from engramory.store.reader import PROTOCOL, TYPES, Note, Store
 from engramory.store.secrets import quote
@@ -338,15 +338,8 @@ def check_duplicates(st: Store, ctx: Context) -> Iterator[Finding]:
 # `- [type] path (mtime): description`, read from the first 30 lines / 65,536 bytes of each
 # note; `name:` is not sent. So the description is all the selector judges relevance from.
 
-GENERIC_DESCRIPTIONS = frozenset(
-    "note notes memory memories todo misc miscellaneous info information stuff things tbd wip "
-    "placeholder description summary details general update updates fix fixes untitled test".split())
-DESCRIPTION_MIN_WORDS = 4
-DESCRIPTION_MAX_CHARS = 300
-
-
 def _desc_words(desc: str) -> list[str]:
-    return WORD_RE.findall(desc.lower())
+    return descriptions.words(desc)
 
 
 def check_descriptions(st: Store, ctx: Context) -> Iterator[Finding]:
@@ -356,19 +349,10 @@ def check_descriptions(st: Store, ctx: Context) -> Iterator[Finding]:
         if n.error is not None or desc is None or not desc.strip():
             continue  # a missing or empty description is fm-missing-field / fm-empty-field
         words = _desc_words(desc)
-        slug_words = WORD_RE.findall(n.slug.lower().replace("_", " "))
-        why = ""
-        if len(desc) > DESCRIPTION_MAX_CHARS:
-            why = "%s characters: the selector reads it whole beside every other note; keep one line under %d" % (
-                _n(len(desc)), DESCRIPTION_MAX_CHARS)
-        elif all(w in GENERIC_DESCRIPTIONS or w.isdigit() for w in words) or words == slug_words:
-            why = "%s says nothing the file name does not" % quote(desc, 60)
-        elif len(words) < DESCRIPTION_MIN_WORDS:
-            why = "%s is %d word%s" % (quote(desc, 60), len(words), "" if len(words) == 1 else "s")
+        why = descriptions.weakness(desc, n.slug)
         if why:
             yield Finding("description-weak", n.rel, n.fm.line_of.get("description", 1) if n.fm else 0,
-                          "%s; the host's selector picks notes by description alone: say what the note is "
-                          "about, specifically, in one line" % why)
+                          "%s; %s" % (why, descriptions.ADVICE))
         key = " ".join(words)
         if key:
             by_text.add(key, n)

@@ -167,6 +167,7 @@ def create(root: str, irel: str, target: paths.Target, file_text: str) -> Answer
         after = index.encode()
         warnings = curate_index.judge(root, irel, before, after, "create", added=[pline], retry=receipt.RETRY)
         warnings += [m for _, m in notecheck.Problems(note, len(data), st.config.note_max_bytes).warnings]
+        warnings += common.description_warnings(desc, slug)
         tx.write(rel, data)
         tx.write(irel, after)
     facts = receipt.index_facts(root, irel, after, rel)

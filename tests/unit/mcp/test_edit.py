@@ -209,3 +209,12 @@ def test_a_read_only_note_stays_as_it_is(root: Path) -> None:
                           old_str="Where", new_str="Here")
     assert r["isError"] and "read-only" in text(r)
     assert (root / "ref-000.md").read_bytes() == before
+
+
+def test_create_warns_in_its_receipt_what_the_doctor_would_warn_of_the_description(root: Path) -> None:
+    weak = note_text("payments-freeze", "payments freeze", "project", "Frozen until 2026-12-20.")
+    r = create(Client(root), "payments-freeze", weak)
+    assert not r["isError"], text(r)
+    assert "description-weak" in text(r) and "says nothing the file name does not" in text(r)
+    r = create(Client(root), "rerun-flaky", GOOD)
+    assert not r["isError"] and "description-weak" not in text(r), text(r)
