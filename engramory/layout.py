@@ -9,6 +9,7 @@ engramory.store.secrets): a deny names the entries that would fall outside, and 
 import on a deny is a tenth of a millisecond.
 """
 
+from engramory import hiddenchars
 from engramory.size import CHARS, HEAD_TAIL, JS_SPACE, UTF16, text_units
 
 TYPE_CHECKING = False
@@ -457,16 +458,9 @@ def lost_entries(window: "Window", before: bytes, after: bytes, removed: "list[s
 # steer the agent that reads the hook's message. So every echo is cut short, stripped of
 # control, invisible and bidirectional characters, and put in quotes.
 
-# Zero-width, word-joiner, bidi embedding/override/isolate marks, soft hyphen, BOM, and the
-# Unicode "tag" block: none is visible, all can hide or reorder text.
-HIDDEN = frozenset(
-    [0x00AD, 0x034F, 0x061C, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x180E, 0x3164, 0xFEFF, 0xFFA0]
-    + list(range(0x200B, 0x2010))
-    + list(range(0x202A, 0x202F))
-    + list(range(0x2060, 0x2070))
-    + list(range(0xFE00, 0xFE10))
-    + list(range(0xE0000, 0xE0080))
-)
+# What is hidden (zero-width, bidi, soft hyphen, BOM, tags, joiners and variation selectors)
+# is engramory.hiddenchars' one table; an excerpt drops all of it.
+HIDDEN = hiddenchars.ANY
 
 
 def clean(text: str) -> str:

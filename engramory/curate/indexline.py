@@ -24,15 +24,15 @@ from __future__ import annotations
 
 import re
 
+from engramory import hiddenchars
 from engramory.curate.notes import Refusal, n
 from engramory.doctor.codes import INDEX_LINE_MAX as LINE_MAX  # counted here in the window's unit
-from engramory.layout import HIDDEN, quote
+from engramory.layout import quote
 from engramory.size import text_units
 from engramory.store import secrets
 from engramory.store.pointers import LINK_RE, note_links
 
 SEPARATOR = " \u2014 "
-ZWJ = 0x200D
 
 _DASHES = re.compile(r"-{3,}")
 
@@ -44,11 +44,7 @@ def _bad_char(text: str, i: int) -> bool:
     o = ord(text[i])
     if o < 0x20 or 0x7F <= o < 0xA0 or 0xD800 <= o < 0xE000:
         return True
-    if o == ZWJ:  # joins two emoji; anywhere else it hides text (the doctor's rule)
-        before = ord(text[i - 1]) if i else 0x20
-        after = ord(text[i + 1]) if i + 1 < len(text) else 0x20
-        return before < 0x2000 or after < 0x2000
-    return o in HIDDEN
+    return hiddenchars.hidden_at(text, i)  # the doctor's rule, from the one table
 
 
 def field(name: str, value: str) -> str:

@@ -7,6 +7,7 @@ import bisect
 import re
 import unicodedata
 
+from engramory import hiddenchars
 from engramory.doctor.codes import MAX_PER_NOTE, Context, Finding
 from engramory.store import secrets
 from engramory.store.reader import Note, Store
@@ -46,12 +47,8 @@ def _find_all(patterns: Sequence[tuple[str, re.Pattern[str]]], text: str) -> lis
 # and a full-width colon. A short "How:" or a heading with no colon does not count.
 # -- content: secrets, injection, hidden text ---------------------------------------------------
 
-_HIDDEN_CLASS = (
-    "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b\u200c\u200e\u200f\u202a-\u202e"
-    "\u2060-\u2064\u2066-\u206f\u3164\ufeff\uffa0\U000e0000-\U000e007f"
-)
-HIDDEN_RE = re.compile("[%s]" % _HIDDEN_CLASS)
-ZWJ = "\u200d"
+# The table is engramory.hiddenchars' (the same one quoting and index lines use).
+HIDDEN_RE = hiddenchars.always_re()
 
 # The credential patterns and the masker are secretscan's (one set for everything engramory
 # prints or writes); the batch scan below runs them over many notes at once.
@@ -215,8 +212,8 @@ def _scan_group(notes: Sequence[Note]) -> list[list[tuple[str, int, str]]]:
 
 def _seen(text: str) -> str:
     """What a reader sees, lowercased: hidden characters dropped, look-alikes folded (NFKC)."""
-    if HIDDEN_RE.search(text):
-        text = HIDDEN_RE.sub("", text)
+    if hiddenchars.any_re().search(text):
+        text = hiddenchars.any_re().sub("", text)
     if not unicodedata.is_normalized("NFKC", text):
         text = unicodedata.normalize("NFKC", text)
     return text.lower()
@@ -246,16 +243,13 @@ def _hidden(text: str) -> list[tuple[str, int, str]]:
         if found > MAX_PER_NOTE:
             break
     pos_line[0], pos_line[1] = 0, 1
-    pos = text.find(ZWJ)
-    found = 0
-    while pos >= 0 and found <= MAX_PER_NOTE:
-        before = text[pos - 1] if pos else " "
-        after = text[pos + 1] if pos + 1 < len(text) else " "
-        if ord(before) < 0x2000 or ord(after) < 0x2000:  # between two emoji it joins them
-            out.append(("hidden-unicode", line_of(pos),
-                        "zero-width joiner U+200D outside an emoji sequence can hide text: remove it"))
-            found += 1
-        pos = text.find(ZWJ, pos + 1)
+    for at, code in hiddenchars.contextual(text)[:MAX_PER_NOTE + 1]:
+        if code == hiddenchars.ZWJ:
+            why = "zero-width joiner U+200D outside an emoji sequence can hide text: remove it"
+        else:
+            why = ("variation selector U+%04X with no character to vary, or in a run, can carry hidden "
+                   "data: read the raw file and remove it" % code)
+        out.append(("hidden-unicode", line_of(at), why))
     return out
 
 
