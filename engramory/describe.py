@@ -15,6 +15,7 @@ store config. An index larger than READ_LIMIT is judged by its size on disk alon
 
 from engramory import scope
 from engramory.size import BYTES, OVER, verdict
+from engramory.size import n as _n
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -118,9 +119,6 @@ def read_index(
                 reading.more += 1
     return reading
 
-
-def _n(value: int) -> str:
-    return "{:,}".format(value)
 
 
 def size_text(r: "Reading") -> str:

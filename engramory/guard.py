@@ -30,6 +30,7 @@ One pipeline, read -> predict -> judge:
 
 from engramory import config, edits, scope
 from engramory.size import BYTES, STANDARD, Caps, Window
+from engramory.size import n as _n
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -104,9 +105,6 @@ class Decision:
     def __repr__(self) -> str:
         return "Decision(%r, %r)" % (self.action, self.message[:60])
 
-
-def _n(value: int) -> str:
-    return "{:,}".format(value)
 
 
 def is_index(path: str, settings: "config.Settings") -> bool:

@@ -328,3 +328,8 @@ class Window:
 # The window of an index whose host is not known (an ENGRAMORY_INDEX_PATH file a CLI check
 # looks at, or a host that loads no index of its own): the standard caps, in bytes.
 STANDARD = Window(note="the standard caps, in bytes")
+
+
+def n(value: int) -> str:
+    """A count as every message prints it: 25,000 (the one formatter; a test holds it so)."""
+    return "{:,}".format(value)

@@ -5,8 +5,9 @@ a store's read-only rules. engramory.guard holds the one decision and calls in h
 """
 
 from engramory import edits, scope
-from engramory.guard import COMPACT_STEPS, DENY, NUDGE, Decision, _n, _prelude, decide, judge, masked
+from engramory.guard import COMPACT_STEPS, DENY, NUDGE, Decision, _prelude, decide, judge, masked
 from engramory.size import BYTES, STANDARD
+from engramory.size import n as _n
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

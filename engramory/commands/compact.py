@@ -31,7 +31,6 @@ from engramory.commands.parser import Parser
 from engramory.compact.apply import (
     JSON_STYLE,
     CompactError,
-    _n,
     apply,
     host_unit,
     parse_target,
@@ -41,6 +40,7 @@ from engramory.compact.apply import (
     render_text,
 )
 from engramory.exitcodes import EX_DATAERR, EX_OK, EX_USAGE
+from engramory.size import n as _n
 from engramory.store import reader as store_mod
 from engramory.store.secrets import emit, emit_json
 

@@ -19,6 +19,7 @@ from engramory.compact import plan as compactplan
 from engramory.compact.work import Measure, Plan, Target
 from engramory.exitcodes import EX_DATAERR, EX_NOINPUT
 from engramory.size import Caps, Window
+from engramory.size import n as _n
 from engramory.store import reader as store_mod
 from engramory.store.secrets import redact_json
 
@@ -37,9 +38,6 @@ class CompactError(Exception):
         self.code = code
         self.message = message
 
-
-def _n(value: int) -> str:
-    return "{:,}".format(value)
 
 
 def _signed(value: int) -> str:

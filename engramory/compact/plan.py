@@ -58,6 +58,7 @@ from engramory.compact.work import Plan as Plan
 from engramory.compact.work import Target as Target
 from engramory.compact.work import text_tokens as text_tokens
 from engramory.size import Caps, Window
+from engramory.size import n as _n
 from engramory.store.reader import ARCHIVE, READ_MAX, TYPES, WIKI_RE, Note, Store, read_bounded
 from engramory.store.secrets import redact
 
@@ -76,9 +77,6 @@ GROUP = "group"
 PROPOSE_MERGE = "propose-merge"
 OPERATIONS = (POINTERIFY, DROP_DUPLICATE, DROP_DEAD, MERGE_IDENTICAL, ARCHIVE_COLD, GROUP)
 
-
-def _n(value: int) -> str:
-    return "{:,}".format(value)
 
 
 # -- the planner --------------------------------------------------------------------------

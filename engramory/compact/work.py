@@ -24,9 +24,6 @@ HEADING_LINE_RE = re.compile(r"[ \t]*(#{1,6})[ \t]+(.*?)[ \t#]*\Z")
 WORD_RE = re.compile(r"\w+")
 
 
-def _n(value: int) -> str:
-    return "{:,}".format(value)
-
 
 class Measure:
     """An index's size as the guard counts it under the host's window: `lines` and `units`

@@ -14,6 +14,7 @@ import sys
 
 from engramory.exitcodes import EX_NOINPUT, EX_REFUSED, EX_USAGE
 from engramory.layout import comment_lines
+from engramory.size import n as n
 from engramory.store import frontmatter
 from engramory.store.pointers import note_links
 from engramory.store.reader import HEADING_RE, TYPES, heading_type
@@ -39,9 +40,6 @@ class Refusal(Exception):
         super().__init__(message)
         self.code = code
 
-
-def n(value: int) -> str:
-    return "{:,}".format(value)
 
 
 def today() -> str:

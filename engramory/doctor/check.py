@@ -9,6 +9,7 @@ from engramory.config import window_problems
 from engramory.describe import read_index
 from engramory.exitcodes import EX_OK, EX_OVER, EX_WARN
 from engramory.size import OK, OVER, WARN
+from engramory.size import n as _n
 from engramory.store.secrets import quote
 
 TYPE_CHECKING = False
@@ -44,9 +45,6 @@ def check_file(path: str, env: Mapping[str, str] | None = None, window: Window |
         "not_utf8": None if r.not_utf8 is None else {"byte": r.not_utf8[0], "line": r.not_utf8[1]},
     }
 
-
-def _n(value: int) -> str:
-    return "{:,}".format(value)
 
 
 def describe(r: dict[str, Any]) -> str:

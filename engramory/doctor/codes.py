@@ -125,9 +125,6 @@ class Context:
         self.quick = quick  # the SessionStart audit: errors only, on a time budget
 
 
-def _n(value: int) -> str:
-    return "{:,}".format(value)
-
 
 def shown(path: str) -> str:
     """A path as printed: a file name is text from the disk too, so a newline, a control or

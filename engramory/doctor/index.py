@@ -6,8 +6,9 @@ import os
 
 from engramory import config
 from engramory import size as size_mod
-from engramory.doctor.codes import ERROR, INDEX_LINE_MAX, MAX_PER_NOTE, Context, Finding, _n, shown
+from engramory.doctor.codes import ERROR, INDEX_LINE_MAX, MAX_PER_NOTE, Context, Finding, shown
 from engramory.size import OVER, WARN, verdict
+from engramory.size import n as _n
 from engramory.store import pointers
 from engramory.store import reader as store_mod
 from engramory.store.reader import ARCHIVE, TYPES, Note, Store

@@ -14,11 +14,11 @@ from engramory.doctor.codes import (
     WARNING,
     Context,
     Finding,
-    _n,
     shown,
 )
 from engramory.doctor.index import _Groups, host_window
 from engramory.doctor.scan import _compiled, _find_all, _starts_word
+from engramory.size import n as _n
 from engramory.store import descriptions, frontmatter
 from engramory.store import reader as store_mod
 from engramory.store.reader import PROTOCOL, TYPES, Note, Store

@@ -16,11 +16,11 @@ from engramory.doctor.codes import (
     SEVERITIES,
     WARNING,
     Finding,
-    _n,
     shown,
 )
 from engramory.doctor.run import Capped
 from engramory.exitcodes import EX_OK, EX_REFUSED
+from engramory.size import n as _n
 from engramory.store.reader import Store
 
 TYPE_CHECKING = False

@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     # a host's own judge of a tool whose input names its files itself: (tool_input, cwd, env)
     PatchJudge = Callable[[dict[str, Any], "str | None", "Mapping[str, str] | None"], "Decision | None"]
 
-STDIN_LIMIT = 256 << 20
 WRITE = "write"
 EDIT = "edit"
 PRE = "PreToolUse"

@@ -17,6 +17,7 @@ from engramory.curate.notes import NEEDS_LABELS
 from engramory.doctor import notes as doctor_notes
 from engramory.doctor import scan
 from engramory.doctor.codes import ERROR
+from engramory.size import n as _n
 from engramory.store import reader as store
 from engramory.store import secrets as secretscan
 
@@ -24,9 +25,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from engramory.store.reader import Note
 
-
-def _n(value: int) -> str:
-    return "{:,}".format(value)
 
 
 def probe(rel: str, text: str) -> Note:

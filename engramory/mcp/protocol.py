@@ -23,6 +23,7 @@ import json
 import sys
 
 from engramory import __version__
+from engramory.size import n as _n
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -239,9 +240,6 @@ def _short(value: object, limit: int = 80) -> str:
     text = str(value)
     return text if len(text) <= limit else text[: limit - 1] + "\u2026"
 
-
-def _n(value: int) -> str:
-    return "{:,}".format(value)
 
 
 # -- the stdio loop ------------------------------------------------------------------------------

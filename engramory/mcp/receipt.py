@@ -12,6 +12,7 @@ from engramory.curate import index as curate_index
 from engramory.curate import notes
 from engramory.mcp import paths
 from engramory.mcp.result import Answer
+from engramory.size import n as _n
 from engramory.store import journal
 
 TYPE_CHECKING = False
@@ -28,9 +29,6 @@ RETRY = ROOM + " call memory_edit again"
 def transaction(root: str, command: str, *shown: str) -> journal.Transaction:
     return journal.transaction(root, "mcp", [command, *shown], timeout=LOCK_TIMEOUT)
 
-
-def _n(value: int) -> str:
-    return "{:,}".format(value)
 
 
 def index_facts(root: str, irel: str, data: bytes | None, rel: str | None = None) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import os
 
+from engramory.size import n as n
 from engramory.store import metadir
 
 TYPE_CHECKING = False
@@ -32,9 +33,6 @@ BLOB_FILE_MAX = 8 << 20  # bytes of one kept version
 TOTAL = ".total"
 _HEX = frozenset("0123456789abcdef")
 
-
-def n(value: int) -> str:
-    return "{:,}".format(value)
 
 
 def is_digest(value: object) -> bool:

@@ -11,10 +11,7 @@ import shlex
 
 from engramory import guard
 from engramory.hosts import claude
-
-
-def _n(value: int) -> str:
-    return "{:,}".format(value)
+from engramory.size import n as _n
 
 
 def over_cap(index_path: str, data: bytes) -> str | None:

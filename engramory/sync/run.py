@@ -21,6 +21,7 @@ import os
 
 from engramory import scope
 from engramory.exitcodes import EX_BUSY, EX_OK, EX_REFUSED
+from engramory.size import n as _n
 from engramory.store import journal
 from engramory.sync import changes, gitops, init, limits
 from engramory.sync.changes import Where
@@ -50,9 +51,6 @@ class Stop(Exception):
         self.status = status
         self.code = code
 
-
-def _n(value: int) -> str:
-    return "{:,}".format(value)
 
 
 def preconditions(root: str) -> tuple[Where, str, str, str]:

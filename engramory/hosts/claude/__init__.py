@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     from engramory.guard import Decision
     from engramory.size import Window
 
-STDIN_LIMIT = 256 << 20  # a payload is an edit; past this it is not one we can judge
 TAG = "engramory guard"
 
 # --- registry declarations (see engramory/hosts/__init__.py) ---

@@ -46,7 +46,6 @@ VERIFIED = "0.171.0"
 INSTALLER = "engramory.hosts.codex.install"
 
 TAG = "engramory codex guard"
-STDIN_LIMIT = 256 << 20
 PATCH_TOOL = "apply_patch"
 SHELL_TOOL = "Bash"
 SHELL_PATCH_TOOL = "apply_patch (through the shell)"

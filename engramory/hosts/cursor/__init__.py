@@ -28,6 +28,7 @@ from __future__ import annotations
 import os
 
 from engramory import jsonlite, scope
+from engramory.size import n as _n
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -38,7 +39,6 @@ if TYPE_CHECKING:
     from engramory.guard import Decision
     from engramory.size import Window
 
-STDIN_LIMIT = 256 << 20
 NO_OPINION = "{}"
 FAIL_OPEN = NO_OPINION  # engramory.hosts.run prints this when the guard itself fails
 DENY_EXIT = 2
@@ -216,9 +216,6 @@ def _read(path: str) -> bytes | None:
 
     return read_regular(path)
 
-
-def _n(value: int) -> str:
-    return "{:,}".format(value)
 
 
 def user_message(decision: Decision) -> str:

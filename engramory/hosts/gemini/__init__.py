@@ -30,6 +30,7 @@ policy here, to keep every session's context small, and the messages say so.
 
 
 from engramory import jsonlite, scope
+from engramory.size import n as _n
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -46,7 +47,6 @@ TITLE = "Gemini CLI"
 VERIFIED = "0.61.0"
 INSTALLER = "engramory.hosts.gemini.install"
 
-STDIN_LIMIT = 256 << 20
 TAG = "engramory gemini hook"
 BEFORE_TOOL = "BeforeTool"
 AFTER_TOOL = "AfterTool"
@@ -260,9 +260,6 @@ def guarded_index(path: str, name: str, paths: "Sequence[str] | None") -> bool:
 
 # -- judging ------------------------------------------------------------------------------
 
-
-def _n(value: int) -> str:
-    return "{:,}".format(value)
 
 
 def _shape(lines: int, nbytes: int) -> bytes:

@@ -7,13 +7,13 @@ from engramory.hosts.gemini import (  # noqa: F401 - gemini_home, project_slug, 
     SESSION_START,
     SHELL,
     WINDOW_TEXT,
-    _n,
     _str,
     gemini_home,
     private_index,
     project_slug,
     slugify,
 )
+from engramory.size import n as _n
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

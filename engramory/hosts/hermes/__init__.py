@@ -58,7 +58,6 @@ PATCH_TOOL = "patch"
 GUARDED_TOOLS = (WRITE_TOOL, PATCH_TOOL)
 # Hermes versions whose private matcher and V4A code this adapter was checked against.
 VERIFIED_VERSIONS = ("0.19.",)
-STDIN_LIMIT = 256 << 20
 
 # --- registry declarations (see engramory/hosts/__init__.py) ---
 NAME = "hermes"
