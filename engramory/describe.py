@@ -145,8 +145,3 @@ def outside_text(r: "Reading", width: int = 200) -> str:
     # masked before the cut: a quote cut short must not leave a token's first characters standing
     shown = "; ".join("line %d %s" % (n, quote(masked(t), width)) for n, t in r.outside)
     return shown + (" and %s more" % _n(r.more) if r.more else "")
-
-
-def window_text(r: "Reading") -> str:
-    """What the host loads, in its own words: "the first 200 lines and 25,000 UTF-16 units"."""
-    return r.window.describe()

@@ -522,10 +522,6 @@ def _resolve(store: Store, p: Pointer, by_fold: dict[str, Note] | None) -> None:
     p.is_file = stat.S_ISREG(st.st_mode)
 
 
-class Stopped(Exception):
-    """The deadline given to `load` passed (the SessionStart hook's time budget)."""
-
-
 def load(root: str, env: Mapping[str, str] | None = None, visit: Callable[[Note], None] | None = None,
          deadline: float | None = None) -> Store:
     """Read the store at `root`. Raises OSError only when `root` itself is not a folder

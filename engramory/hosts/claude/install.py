@@ -73,7 +73,7 @@ from engramory.mcp import wiring
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Mapping, Sequence
     from typing import Any
 
 GUARD_SCRIPT = "engramory_index_guard.py"
@@ -501,19 +501,6 @@ def check_wiring(settings_path: str) -> tuple[list[str], list[str]]:
                 continue
             good.append("%s: %s runs (%s)" % (event, os.path.basename(path), exe))
     return good, problems
-
-
-def plugin_also_enabled(settings_paths: Iterable[str]) -> list[str]:
-    """`engramory@<marketplace>` plugin ids enabled in these settings files."""
-    found: list[str] = []
-    for path in settings_paths:
-        try:
-            enabled = JsonDoc.load(path).data.get("enabledPlugins")
-        except SettingsError:
-            continue
-        if isinstance(enabled, dict):
-            found.extend(k for k, v in enabled.items() if k.startswith(SKILL_NAME + "@") and v is True and k not in found)
-    return found
 
 
 def mcp_step(target: Target, args: argparse.Namespace, uninstall: bool) -> int:

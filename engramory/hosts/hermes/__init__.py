@@ -282,10 +282,6 @@ def hermes_internals() -> dict[str, Any] | None:
     return _HERMES if "fuzzy" in _HERMES else None
 
 
-def _reset_internals() -> None:
-    _HERMES.clear()
-
-
 # -- predictions --------------------------------------------------------------------------------
 
 
