@@ -7,6 +7,7 @@ commands raise, and the one way each of those files is read and written.
     manifest.json           what review saw, and what engramory last wrote (engramory.store.manifest)
     pending.json            the intent record of a transaction in flight (engramory.store.journal)
     lock, lock.excl         the store lock (engramory.store.journal)
+    verify.lock             held by the one verify run in the background (engramory.verify.cache)
 
 Every read goes through `scope.read_bounded` (non-blocking open, a FIFO, device or folder
 refused before a byte is read, at most limit + 1 bytes held). Anything in the way that is
@@ -35,9 +36,10 @@ PENDING = "pending.json"
 MANIFEST = "manifest.json"
 LOCK = "lock"
 LOCK_EXCL = "lock.excl"
+VERIFY_LOCK = "verify.lock"
 TMP_MARK = ".engramory-tmp-"
 
-FILES = (JOURNAL, HISTORY, PENDING, MANIFEST, LOCK, LOCK_EXCL)  # regular files, when present
+FILES = (JOURNAL, HISTORY, PENDING, MANIFEST, LOCK, LOCK_EXCL, VERIFY_LOCK)  # regular files, when present
 FOLDERS = (BLOBS,)
 
 

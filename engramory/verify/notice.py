@@ -143,13 +143,18 @@ def _refresh(root: str, cwd: str, env: Mapping[str, str], deadline: float) -> di
 def in_background(root: str, cwd: str, env: Mapping[str, str]) -> None:
     """A verify run of `root` in a detached process the hook does not wait for: a short-lived
     middle process starts it in a session of its own, with no inherited pipes, in the
-    hook's environment (which says where the host keeps its memory)."""
+    hook's environment (which says where the host keeps its memory). One at a time per
+    store: while a run holds the verify lock no other is started, and a run that finds the
+    lock taken (two hooks at once) exits without work, so sessions opened in a row on a
+    large store do not pile up verifies."""
     import subprocess
     import sys
 
+    if cache.busy(root):
+        return
     bundle = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     work = ("import sys; sys.path.insert(0, sys.argv[1]); from engramory.verify import run; "
-            "run.verify(sys.argv[2], None, sys.argv[3])")
+            "run.verify_alone(sys.argv[2], sys.argv[3])")
     spawn = ("import subprocess, sys; d = subprocess.DEVNULL; subprocess.Popen(sys.argv[1:], stdin=d, "
              "stdout=d, stderr=d, start_new_session=True, close_fds=True)")
     python = sys.executable or "python3"

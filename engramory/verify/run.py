@@ -139,6 +139,19 @@ def _item(note: str, a: A.Anchor, v: Verdict) -> Item:
                 a.form, red(a.path), v.place)
 
 
+def verify_alone(root: str, cwd: str) -> None:
+    """`verify(root, None, cwd)` unless another run of this store holds its verify lock
+    (SessionStart's detached run: engramory.verify.notice.in_background)."""
+    fd = cache_mod.claim(root)
+    if fd is None:
+        return
+    try:
+        verify(root, None, cwd)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
 def verify(root: str, repo_arg: str | None = None, cwd: str | None = None, env: Mapping[str, str] | None = None,
            deadline: float | None = None, use_cache: bool = True, keep: bool = True) -> Result:
     """Verify every live note of the store at `root`; `keep` writes the cache (the doctor,

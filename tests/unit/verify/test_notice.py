@@ -115,6 +115,34 @@ def test_the_background_process_writes_the_summary(case: tuple[Path, Path, str, 
     assert summary is not None and summary["notes"][0]["note"] == "deploy.md"
 
 
+def test_one_background_verify_at_a_time(case: tuple[Path, Path, str, dict[str, str]],
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Measured: six SessionStarts in a row on a 50,000-note store left six detached verifies
+    running side by side. While one holds the store's verify lock, no other is started, and
+    one started anyway (two hooks at once) does no work."""
+    repo, memory, commit, env = case
+    held = cache.claim(str(memory))
+    assert held is not None and held >= 0
+    assert (memory / ".engramory" / "verify.lock").is_file()
+    spawned: list[list[str]] = []
+    monkeypatch.setattr(subprocess, "run", lambda argv, **kw: spawned.append(argv))
+    try:
+        assert cache.busy(str(memory))
+        notice.in_background(str(memory), str(repo), env)
+        assert spawned == []
+        ran: list[str] = []
+        monkeypatch.setattr(run, "verify", lambda root, *a, **kw: ran.append(root))
+        run.verify_alone(str(memory), str(repo))
+        assert ran == []
+    finally:
+        os.close(held)
+    assert not cache.busy(str(memory))
+    notice.in_background(str(memory), str(repo), env)
+    assert len(spawned) == 1 and "run.verify_alone(sys.argv[2], sys.argv[3])" in " ".join(spawned[0])
+    run.verify_alone(str(memory), str(repo))
+    assert ran == [str(memory)] and not cache.busy(str(memory))
+
+
 def test_a_store_outside_any_repository_says_nothing_and_stops_asking(tmp_path: Path) -> None:
     store = tmp_path / "mem"
     fx.note(store, "deploy", "The deploy script is `scripts/deploy.sh`.")
