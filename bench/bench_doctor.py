@@ -16,7 +16,8 @@ short index line per live note under a heading per type while the index stays un
 (upstream's parse limit), 2 % archived.
 
 Targets (issue 11): peak RSS at 50,000 notes <= 80 MB; wall and CPU growing linearly
-(50,000 / 10,000 close to x5); SessionStart hook under 0.5 s at 50,000 notes; each 1 MiB
+(50,000 / 10,000 close to x5); SessionStart hook under 0.25 s at 50,000 notes (issue 21: the median of 5, after the
+first, which leaves the detached reconcile and doctor summary to make); each 1 MiB
 adversarial note audited in under 1 s. With `--empty N` (e.g. 200000): N empty notes, the
 text output against `--json` (which keeps every finding; the text run keeps a page of them).
 
@@ -115,6 +116,35 @@ def best(argv: list[str], runs: int, **kw: object) -> tuple[float, float, int]:
     return wall, cpu, rss
 
 
+def idle(root: str, limit: float = 600.0) -> None:
+    """Wait until no detached child of a SessionStart (reconcile and doctor summary, verify)
+    works on `root`: each holds a flock in .engramory/ for as long as it runs."""
+    sys.path.insert(0, REPO)
+    from engramory.store import metadir
+
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline and (metadir.held(root, metadir.BACKGROUND_LOCK)
+                                           or metadir.held(root, "verify.lock")):
+        time.sleep(0.1)
+
+
+def hook_runs(hook: list[str], root: str, env: dict[str, str], runs: int = 5) -> tuple[float, tuple[float, float, int]]:
+    """(the first SessionStart's wall time, (median wall, median CPU, peak RSS) of the next
+    `runs`): the first one on a store finds no manifest and no doctor summary and leaves a
+    detached child to make them; the later ones are what every session start costs. Between
+    runs the child is let finish, as between two sessions."""
+    import statistics
+
+    first = run_tree(hook, stdin=session_start_payload(root), env=env)[0]
+    rows = []
+    for _ in range(runs):
+        idle(root)
+        rows.append(run_tree(hook, stdin=session_start_payload(root), env=env))
+    idle(root)
+    return first, (statistics.median(r[0] for r in rows), statistics.median(r[1] for r in rows),
+                   max(r[2] for r in rows))
+
+
 def baseline_cmd(args: argparse.Namespace, tmp: str) -> tuple[list[str], str]:
     if args.baseline:
         return shlex.split(args.baseline), "given: %s" % args.baseline
@@ -202,10 +232,10 @@ def main() -> int:
             if os.path.lexists(link):
                 os.remove(link)
             os.symlink(root, link)
-            hook_row = best(hook, args.runs, stdin=session_start_payload(root), env=env) if os.path.exists(
-                hook[-1]) else (float("nan"), float("nan"), 0)
+            first, hook_row = hook_runs(hook, root, env)
             rows.append((count, ours, theirs, hook_row))
-            for what, r in (("doctor", ours), ("baseline", theirs), ("hook", hook_row)):
+            print("%8s  %-9s  %9.3f" % ("{:,}".format(count), "hook 1st", first))
+            for what, r in (("doctor", ours), ("baseline", theirs), ("hook med5", hook_row)):
                 ratio = ""
                 if what == "doctor":
                     ratio = "x%.2f / x%.2f / x%.2f" % (r[0] / theirs[0], r[1] / max(theirs[1], 1e-9),
@@ -220,8 +250,8 @@ def main() -> int:
         last = rows[-1]
         print("target peak RSS <= 80 MB at %s notes: %s (%s MB)" % (
             "{:,}".format(last[0]), "met" if last[1][2] <= 80 * 1024 else "NOT met", _mb(last[1][2])))
-        print("target SessionStart hook < 0.5 s at %s notes: %s (%.3f s)" % (
-            "{:,}".format(last[0]), "met" if last[3][0] < 0.5 else "NOT met", last[3][0]))
+        print("target SessionStart hook < 0.25 s (median of 5) at %s notes: %s (%.3f s)" % (
+            "{:,}".format(last[0]), "met" if last[3][0] < 0.25 else "NOT met", last[3][0]))
         if args.empty:
             empty_root = os.path.join(tmp, "empty")
             os.makedirs(empty_root)

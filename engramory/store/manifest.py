@@ -100,6 +100,31 @@ def load(root: str) -> tuple[dict[str, Any] | None, list[str]]:
     return obj, warnings
 
 
+TAIL = 64 << 10  # bytes read from a manifest's end to find its small fields
+
+
+def reviewed(root: str) -> int | None:
+    """The manifest's "reviewed" id from one read of its last TAIL bytes, or None when that
+    does not settle it (no manifest, one `save` did not write, a tail too long): the caller
+    then loads it whole. `save` sorts the keys, so after the one large field, "files", come
+    only "journal_seen", "pending", "reviewed", "unrecoverable" (at most 100 paths) and
+    "version"; a quote inside a path is escaped, so `"reviewed":` cannot occur within
+    "files". What SessionStart reads on a store of any size."""
+    import re
+
+    where = metadir.path(root, metadir.MANIFEST)
+    try:
+        size = os.lstat(where).st_size
+    except OSError:
+        return None
+    raw, _ = metadir.read(where, TAIL, max(0, size - TAIL))
+    if raw is None or not raw.endswith(b'"version":%d}' % VERSION):
+        return None
+    at = raw.rfind(b'"reviewed":')
+    m = re.match(rb'"reviewed":(\d{1,18}),"unrecoverable":\[', raw[at:]) if at >= 0 else None
+    return int(m.group(1)) if m else None
+
+
 def save(root: str, manifest: dict[str, Any]) -> None:
     meta = metadir.meta_dir(root)
     data = json.dumps(manifest, sort_keys=True, separators=(",", ":")).encode("utf-8")

@@ -8,6 +8,8 @@ commands raise, and the one way each of those files is read and written.
     pending.json            the intent record of a transaction in flight (engramory.store.journal)
     lock, lock.excl         the store lock (engramory.store.journal)
     verify.lock             held by the one verify run in the background (engramory.verify.cache)
+    doctor-notice.json      a large store's doctor error count for SessionStart (engramory.notices)
+    background.lock         held by the one detached reconcile of a large store (engramory.store.review)
 
 Every read goes through `scope.read_bounded` (non-blocking open, a FIFO, device or folder
 refused before a byte is read, at most limit + 1 bytes held). Anything in the way that is
@@ -37,9 +39,11 @@ MANIFEST = "manifest.json"
 LOCK = "lock"
 LOCK_EXCL = "lock.excl"
 VERIFY_LOCK = "verify.lock"
+DOCTOR_NOTICE = "doctor-notice.json"
+BACKGROUND_LOCK = "background.lock"
 TMP_MARK = ".engramory-tmp-"
 
-FILES = (JOURNAL, HISTORY, PENDING, MANIFEST, LOCK, LOCK_EXCL, VERIFY_LOCK)  # regular files, when present
+FILES = (JOURNAL, HISTORY, PENDING, MANIFEST, LOCK, LOCK_EXCL, VERIFY_LOCK, DOCTOR_NOTICE, BACKGROUND_LOCK)  # regular files, when present
 FOLDERS = (BLOBS,)
 
 
@@ -144,6 +148,53 @@ def read(where: str, limit: int, offset: int = 0) -> tuple[bytes | None, int]:
             raise damaged(where, found) from None
         raise StoreDamaged("%s cannot be read (%s); nothing was written" % (where, exc.strerror or exc)) from None
     return data, int(st.st_size)
+
+
+def claim(root: str, name: str) -> int | None:
+    """A flock on `.engramory/<name>`, as an open descriptor the caller keeps for as long as
+    its work lasts (closing it, or exiting, lets it go, so a crash leaves no stale lock); None
+    when another process holds it. Where it cannot be taken at all (no fcntl, no folder for
+    it) -1: the caller goes ahead unguarded. How a detached child of a hook makes sure it is
+    the only one of its kind for a store."""
+    try:
+        import fcntl
+    except ImportError:
+        return -1
+    d = os.path.join(root, DIR)
+    try:
+        os.mkdir(d, 0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return -1
+    if os.path.islink(d) or not os.path.isdir(d):
+        return -1
+    try:
+        fd = os.open(os.path.join(d, name), os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_NONBLOCK", 0), 0o600)
+    except OSError:
+        return -1
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    except OSError:
+        os.close(fd)
+        return -1
+    return fd
+
+
+def held(root: str, name: str) -> bool:
+    """Whether another process holds the `claim` of `name` right now (taken and let go)."""
+    if not os.path.exists(os.path.join(root, DIR, name)):
+        return False
+    fd = claim(root, name)
+    if fd is None:
+        return True
+    if fd >= 0:
+        os.close(fd)
+    return False
 
 
 def umask_mode() -> int:

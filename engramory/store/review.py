@@ -162,29 +162,57 @@ def large_store(root: str) -> bool:
         return False
 
 
-def reconcile_in_background(root: str, source: str) -> None:
+def reconcile_in_background(root: str, source: str, then: str = "") -> None:
     """`reconcile(root, source)` in a detached process that the caller does not wait for:
     a short-lived middle process starts it in a session of its own, with no inherited
     pipes (the host's hook ends when this one returns), and exits at once. It takes the
-    store lock like any reconcile, so two of them never overlap."""
+    store lock like any reconcile, and no child starts while another holds the store's
+    background lock (nor works, if two hooks start one at once). `then` ("module:function")
+    runs after it in the same child, with the root (SessionStart's doctor summary)."""
     import subprocess
 
     import engramory
+    from engramory.store import metadir
 
+    if metadir.held(root, metadir.BACKGROUND_LOCK):
+        return  # one is at work on this store already
     bundle = os.path.dirname(os.path.dirname(os.path.abspath(engramory.__file__)))
+    # `then`, "module:function", is called with the root after the reconcile, in the same child
     work = ("import sys; sys.path.insert(0, sys.argv[1]); from engramory.store import review; "
-            "review.reconcile(sys.argv[2], sys.argv[3])")
+            "review.background_work(sys.argv[2], sys.argv[3], sys.argv[4])")
     spawn = ("import subprocess, sys; d = subprocess.DEVNULL; subprocess.Popen(sys.argv[1:], stdin=d, "
              "stdout=d, stderr=d, start_new_session=True, close_fds=True)")
     python = sys.executable or "python3"
     try:
         subprocess.run(
-            [python, "-I", "-S", "-c", spawn, python, "-I", "-S", "-c", work, bundle, root, source],
+            [python, "-I", "-S", "-c", spawn, python, "-I", "-S", "-c", work, bundle, root, source, then],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             close_fds=True, timeout=5, check=False,
         )
     except (OSError, subprocess.SubprocessError):
         pass  # no child: the next SessionStart or `engramory review` reconciles
+
+
+def background_work(root: str, source: str, then: str) -> None:
+    """What `reconcile_in_background`'s child does: unless another child holds the store's
+    background lock, reconcile, then call `then` ("module:function", or "") with the root."""
+    import importlib
+
+    from engramory.store import metadir
+
+    fd = metadir.claim(root, metadir.BACKGROUND_LOCK)
+    if fd is None:
+        return
+    try:
+        try:
+            reconcile(root, source)
+        finally:
+            if then:
+                module, _, func = then.partition(":")
+                getattr(importlib.import_module(module), func)(root)
+    finally:
+        if fd >= 0:
+            os.close(fd)
 
 
 def reconcile(root: str, source: str = "reconcile", wait: float = LOCK_WAIT) -> Found:
@@ -339,9 +367,12 @@ def unreviewed(root: str, everything: bool = False) -> list[Entry]:
     """The journal entries of changes something else made, after the last review, oldest
     first (read from the journal's end, down to the last review only)."""
     from engramory.store import journalfile
+    from engramory.store import manifest as manifest_mod
 
-    manifest = load_manifest(root) or {}
-    since = 0 if everything else int(manifest.get("reviewed", 0) or 0)
+    since = 0
+    if not everything:
+        fast = manifest_mod.reviewed(root)
+        since = fast if fast is not None else int((load_manifest(root) or {}).get("reviewed", 0) or 0)
     out = []
     for e in journalfile.Reader(root).back():
         if e.id <= since:

@@ -124,43 +124,17 @@ def meta_dir(root: str) -> str | None:
 
 
 def claim(root: str) -> int | None:
-    """The verify lock of `root` (`.engramory/verify.lock`, flock'd), as an open descriptor
-    the caller keeps for as long as its run lasts (closing it, or exiting, releases it); None
-    when another process holds it. Where the lock cannot be taken at all (no fcntl, a store
-    that cannot hold .engramory/) it returns -1: the run goes ahead unguarded, as before."""
-    try:
-        import fcntl
-    except ImportError:
-        return -1
-    d = meta_dir(root)
-    if d is None:
-        return -1
-    try:
-        fd = os.open(os.path.join(d, VERIFY_LOCK), os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
-                     | getattr(os, "O_NONBLOCK", 0), 0o600)
-    except OSError:
-        return -1
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        return None
-    except OSError:
-        os.close(fd)
-        return -1
-    return fd
+    """The verify lock of `root` (engramory.store.metadir.claim of `.engramory/verify.lock`)."""
+    from engramory.store import metadir
+
+    return metadir.claim(root, VERIFY_LOCK)
 
 
 def busy(root: str) -> bool:
-    """Whether a verify run of `root` holds the lock right now (taken and let go at once)."""
-    if not os.path.exists(os.path.join(root, DIR, VERIFY_LOCK)):
-        return False
-    fd = claim(root)
-    if fd is None:
-        return True
-    if fd >= 0:
-        os.close(fd)
-    return False
+    """Whether a verify run of `root` holds the lock right now."""
+    from engramory.store import metadir
+
+    return metadir.held(root, VERIFY_LOCK)
 
 
 def save(root: str, data: dict[str, Any] | None, notice: dict[str, Any]) -> None:
