@@ -695,7 +695,7 @@ def test_skill_curation_block_runs_as_shown(tmp_path: Path) -> None:
         "<the reason>": "it wasted an hour in November 2026",
         "<what to do next time>": "run docker compose up redis, then rerun",
         "<a sharper line>": "ECONNREFUSED on 6379 in tests: start redis and rerun",
-        "<name>": "rerun-econnrefused-test-failures-after-starting-redis",
+        "<name>": "rerun-econnrefused-test-failures-after-starting",  # what `new` derives
     }
     codes = []
     for line in lines[1:] + lines[:1]:  # search last, once there is something to find
