@@ -73,42 +73,30 @@ def _visible(ch: str) -> bool:
     return not (ch.isspace() or o < 0x20 or 0x7F <= o < 0xA0 or o in ANY)
 
 
-def contextual(text: str) -> list[tuple[int, int]]:
-    """(offset, code point) of each zero-width joiner or variation-selector run in `text` that
-    hides text by the rules above: a joiner not between two emoji, a selector run longer
-    than one or with no visible character before it."""
+def contextual(text: str) -> list[tuple[int, int, int]]:
+    """(start, end, code point) of each zero-width joiner, and each run of variation selectors,
+    in `text` that hides text by the rules above: a joiner not between two emoji, a run
+    longer than one or with no visible character before it. The code point is the joiner's
+    or the run's last selector's."""
     out = []
     for m in _pattern("contextual").finditer(text):
-        i = m.start()
+        i, end = m.start(), m.end()
         before = text[i - 1] if i else " "
         if m.group() == "\u200d":
-            after = text[i + 1] if i + 1 < len(text) else " "
+            after = text[end] if end < len(text) else " "
             if ord(before) < 0x2000 or ord(after) < 0x2000:
-                out.append((i, ZWJ))
-        elif len(m.group()) > 1 or not _visible(before):
-            out.append((i, ord(m.group()[-1] if len(m.group()) > 1 else m.group())))
+                out.append((i, end, ZWJ))
+        elif end - i > 1 or not _visible(before):
+            out.append((i, end, ord(text[end - 1])))
     return out
 
 
 def hidden_at(text: str, i: int) -> bool:
-    """Whether the character at `text[i]` is hidden text where it stands (the same rules as
-    `contextual`, for one position)."""
+    """Whether the character at `text[i]` is hidden text where it stands (`contextual`'s
+    rules, for one position of a short text such as an index-line field)."""
     o = ord(text[i])
     if o in ALWAYS:
         return True
-    return (o == ZWJ or o in SELECTORS) and _hidden_in_context(text, i)
-
-
-def _hidden_in_context(text: str, i: int) -> bool:
-    o = ord(text[i])
-    if o == ZWJ:
-        before = ord(text[i - 1]) if i else 0x20
-        after = ord(text[i + 1]) if i + 1 < len(text) else 0x20
-        return before < 0x2000 or after < 0x2000
-    j = i
-    while j > 0 and ord(text[j - 1]) in SELECTORS:
-        j -= 1
-    k = i + 1
-    while k < len(text) and ord(text[k]) in SELECTORS:
-        k += 1
-    return k - j > 1 or j == 0 or not _visible(text[j - 1])
+    if o != ZWJ and o not in SELECTORS:
+        return False
+    return any(start <= i < end for start, end, _ in contextual(text))

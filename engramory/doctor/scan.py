@@ -243,7 +243,7 @@ def _hidden(text: str) -> list[tuple[str, int, str]]:
         if found > MAX_PER_NOTE:
             break
     pos_line[0], pos_line[1] = 0, 1
-    for at, code in hiddenchars.contextual(text)[:MAX_PER_NOTE + 1]:
+    for at, _, code in hiddenchars.contextual(text)[:MAX_PER_NOTE + 1]:
         if code == hiddenchars.ZWJ:
             why = "zero-width joiner U+200D outside an emoji sequence can hide text: remove it"
         else:
