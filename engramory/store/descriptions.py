@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from engramory.store.secrets import quote
+
 GENERIC_DESCRIPTIONS = frozenset(
     "note notes memory memories todo misc miscellaneous info information stuff things tbd wip "
     "placeholder description summary details general update updates fix fixes untitled test".split())
@@ -31,10 +33,8 @@ def slug_words(slug: str) -> list[str]:
 
 def weakness(desc: str, slug: str) -> str | None:
     """Why `desc` is a weak description for the note named `slug` (its file name without
-    `.md`), or None when it is not. The reason starts with what was measured, e.g. "'x' is 2
-    words"; quoting is left to the caller, which knows how it prints text."""
-    from engramory.store.secrets import quote
-
+    `.md`), or None when it is not. The reason starts with what was measured, the
+    description quoted safely (masked, cut short), e.g. '"Deploy notes" is 2 words'."""
     ws = words(desc)
     if len(desc) > DESCRIPTION_MAX_CHARS:
         return "%s characters: the selector reads it whole beside every other note; keep one line under %d" % (
