@@ -108,7 +108,7 @@ def _engramory_new(index: Path) -> None:
 
 
 NEW_DESCRIPTION = "added by another session"
-NEW_LEFT = SEED + "\n## user\n- [added by another session](added-by-another-session.md)\n"
+NEW_LEFT = SEED + "\n## user\n- [added by another session](added-another-session.md)\n"  # the name `new` derives
 APPEND = Foreign("append", _append, READ_FOREIGN)
 ENGRAMORY_NEW = Foreign("engramory new", _engramory_new, NEW_LEFT)
 
