@@ -26,6 +26,7 @@ ALLOWED: Dict[Tuple[str, str], str] = {
                                  "pipe (`--apply <(engramory compact --json)`), so it is read blocking, 64 MiB at most",
     ("fsutil.py", "backup"): "the installer's backup copy of a host settings file it is about to rewrite",
     ("fsutil.py", "write_atomic"): "opens a new temporary file for writing",
+    ("store/metadir.py", "claim"): "opens (creating it) a lock file to flock, never reads it",
     ("guard.py", "_trace"): "appends to the test-only trace file ($ENGRAMORY_TRACE_FILE)",
     ("hosts/claudelike.py", "trace"): "appends to the test-only trace file ($ENGRAMORY_TRACE_FILE)",
     ("hosts/gemini/__init__.py", "_trace"): "appends to the test-only trace file ($ENGRAMORY_TRACE_FILE)",

@@ -28,7 +28,6 @@ from __future__ import annotations
 import os
 
 from engramory import jsonlite, scope
-from engramory.size import n as _n
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -316,3 +315,11 @@ def main(argv: list[str] | None = None) -> int:
     from engramory.hosts import run
 
     return run(NAME)
+
+
+def _n(value: int) -> str:
+    """size.n, imported only when a message needs it: a call on a file no store cares about
+    loads nothing beyond what it needs."""
+    from engramory.size import n
+
+    return n(value)
