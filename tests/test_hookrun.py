@@ -27,7 +27,8 @@ def test_every_entry_script_runs_through_the_runtime() -> None:
     assert HOOKS
     for script in HOOKS:
         text = script.read_text()
-        assert "from engramory.hosts import finish, run" in text or "from engramory.notices import" in text, script.name
+        assert ("from engramory.hosts import finish, run" in text or "from engramory.hosts import finish, main" in text
+                or "from engramory.notices import" in text), script.name
         assert "from engramory.hosts import finish" in text, script.name
         # Each ends the process through finish() (no interpreter teardown), never a bare
         # SystemExit of the answer.

@@ -19,9 +19,11 @@ is the model: one module per member, one table that lists them):
 Optional, read by the hook runtime (`run` below): ``STDIN_LIMIT`` (bytes of payload
 read; default 256 MiB), ``TAG`` (how its stderr lines start), ``FAIL_OPEN`` (what stdout says
 when the guard itself fails: "" unless the host needs an answer, "{}" for Cursor) and
-``FAIL_OPEN_EXIT`` (0). A host's entry script is then a copy of hooks/engramory_index_guard.py
-ending in ``finish(run("<NAME>"))`` (``finish`` ends the process without the interpreter's
-teardown: see its docstring).
+``FAIL_OPEN_EXIT`` (0), and ``ENTRIES`` (the event argument of the hook command -> the name of
+the module's entry point; "respond" for an event the table does not hold). Every host is wired
+through the one generic entry script, ``hooks/engramory_hook.py <NAME> [event]`` (``main``
+below); the older per-host file names stay as shims of it (``finish`` ends the process without
+the interpreter's teardown: see its docstring).
 
 How a host module decides (one pipeline, read -> predict -> judge; see engramory.guard):
 parse the payload into ``edits.Request`` objects (``edits.normalise`` reads most dialects)
@@ -46,7 +48,7 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Mapping, Sequence
     from types import ModuleType
     from typing import NoReturn
 
@@ -142,6 +144,28 @@ def answer(
     except BaseException as exc:  # noqa: BLE001 - a guard must never lock the user out
         return fail_open[0], "%s: internal error, allowed: %r\n" % (tag, exc), fail_open[1]
     return out, err, code
+
+
+def main(args: "Sequence[str]") -> int:
+    """The hook process of the generic entry script, `hooks/engramory_hook.py <host> [event]`
+    (`args` is what follows the script): the registry's module for `host`, its entry point
+    for `event` from the module's ENTRIES table ("respond" when the table has no such event),
+    run as `run` runs it. A name the registry does not hold is no guard to run: allowed, with
+    one line on stderr (a hook command with a typo must not block the user)."""
+    host = args[0] if args else ""
+    module = REGISTRY.get(host)
+    if module is None:
+        return _emit("", "engramory hook: %r is not a host engramory knows (`engramory hosts` "
+                     "lists them); allowed\n" % (host,), 0)
+    event = args[1] if len(args) > 1 else ""
+    entry = "respond"
+    try:
+        entries = getattr(_module(module), "ENTRIES", None)
+        if entries:
+            entry = str(entries.get(event, "respond"))
+    except BaseException:  # noqa: BLE001 - run() reports the import error and fails open
+        pass
+    return run(module, entry)
 
 
 def run(host: str, entry: str = "respond", tag: str = "") -> int:

@@ -152,3 +152,21 @@ def main(argv: "list[str] | None" = None) -> int:
     from engramory.hosts import run
 
     return run(NAME)
+
+
+def post(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
+    """PostToolUse (and the late re-check on UserPromptSubmit): the host-neutral backstop."""
+    from engramory.notices import post_tool_respond  # not on the guard's path
+
+    return post_tool_respond(raw, env)
+
+
+def start(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
+    """SessionStart: the store's notice, first."""
+    from engramory.notices import session_start_respond  # not on the guard's path
+
+    return session_start_respond(raw, env)
+
+
+# The event argument of the hook command -> the entry point (hooks/engramory_hook.py claude <event>).
+ENTRIES = {"PreToolUse": "respond", "PostToolUse": "post", "UserPromptSubmit": "post", "SessionStart": "start"}

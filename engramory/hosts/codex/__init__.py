@@ -441,3 +441,7 @@ def session_start_respond(raw: bytes, env: "Mapping[str, str] | None" = None) ->
     if payload is None:
         return "", "", 0
     return notices.session_start(payload, backstop_env(payload, scope.environ() if env is None else env)), "", 0
+
+
+# The event argument of the hook command -> the entry point (hooks/engramory_hook.py codex <event>).
+ENTRIES = {"PreToolUse": "respond", "PostToolUse": "post_tool_respond", "SessionStart": "session_start_respond"}

@@ -307,3 +307,7 @@ def post(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str,
 
 def start(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
     return respond_event(raw, START, env)
+
+
+# The event argument of the hook command -> the entry point (hooks/engramory_hook.py copilot <event>).
+ENTRIES = {PRE: "respond", POST: "post", START: "start"}

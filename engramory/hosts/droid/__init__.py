@@ -143,5 +143,6 @@ def judge_patch(tool_input: "dict[str, Any]", cwd: "str | None", env: "Mapping[s
 
 DIALECT = claudelike.Dialect(NAME, TOOLS, ("file_path",), predict, index_paths, window, {PATCH_TOOL: judge_patch})
 
-# The entry points engramory.hosts.run calls (hooks/engramory_droid_hook.py <event>).
+# The entry points engramory.hosts.run calls (hooks/engramory_hook.py droid <event>).
 respond, post, start = claudelike.entries(DIALECT)
+ENTRIES = {"PreToolUse": "respond", "PostToolUse": "post", "SessionStart": "start"}

@@ -267,5 +267,6 @@ def predict(kind: str, before: "bytes | None", tool_input: "dict[str, Any]") -> 
 
 DIALECT = claudelike.Dialect(NAME, TOOLS, ("file_path",), predict, index_paths, window)
 
-# The entry points engramory.hosts.run calls (hooks/engramory_qwen_hook.py <event>).
+# The entry points engramory.hosts.run calls (hooks/engramory_hook.py qwen <event>).
 respond, post, start = claudelike.entries(DIALECT)
+ENTRIES = {"PreToolUse": "respond", "PostToolUse": "post", "SessionStart": "start"}
