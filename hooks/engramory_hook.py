@@ -2,10 +2,8 @@
 """The engramory hook, for every host: `python3 -I -S <this file> <host> [event]`.
 
 `<host>` is a name of the registry (`engramory hosts` lists them) and `[event]` the host's own
-name for the event it runs the hook on (PreToolUse, postToolUse, ...); the host module's
-ENTRIES table says which of its entry points answers it. The payload comes on stdin and the
-answer goes out in the host's dialect (engramory.hosts.main, on engramory.hosts.run: bounded
-stdin, fail open, exit 0 whatever happens of ours).
+event name (PreToolUse, postToolUse, ...), which the host module's ENTRIES table maps to an
+entry point (engramory.hosts.main, on engramory.hosts.run: bounded stdin, fail open).
 
 Runs from any copy of the bundle: it puts the bundle root (the folder above hooks/) on
 sys.path itself, found by string operations first because importing `os` costs an eighth of
