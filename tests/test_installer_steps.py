@@ -229,17 +229,33 @@ def test_finish_problems_ends_a_check(capsys: pytest.CaptureFixture[str]) -> Non
                                                            "from the engramory checkout")
 
 
+def test_an_earlier_install_running_the_hosts_own_script_is_still_ours() -> None:
+    from engramory.hosts.droid.install import SPEC as droid
+    from engramory.hosts.qwen.install import SPEC as qwen
+    from engramory.install import settingshooks as core
+
+    old = ("/usr/bin/python3 -I -S -c 'import sys,os;p=sys.argv[1];...' "
+           "'/home/u/.qwen/engramory/hooks/engramory_qwen_hook.py' PreToolUse || true")
+    new = core.command("/usr/bin/python3", "/home/u/.qwen/engramory/hooks/engramory_hook.py", "qwen", "PreToolUse")
+    assert core.is_ours_for(qwen)({"command": old}) and core.is_ours_for(qwen)({"command": new})
+    assert not core.is_ours_for(droid)({"command": new})  # another host's generic entry is not
+    assert core.runs_guard(new.replace("qwen", "copilot"), "copilot", "engramory_copilot_hook.py")
+    assert not core.is_ours_for(qwen)({"command": new.replace(" qwen ", " qwenx ")})
+    assert core.follow(old, "engramory_hook.py", "/nowhere")[1][0].endswith(
+        "engramory_qwen_hook.py does not exist: the guard is off (tool calls go through unchecked)")
+
+
 def test_follow_a_true_command_names_what_keeps_the_hook_from_running(tmp_path: Path) -> None:
     from engramory.install import settingshooks as core
 
     bundle = tmp_path / "engramory"
-    script = bundle / "hooks" / "engramory_x_hook.py"
-    cmd = core.command(sys.executable, str(script), "PreToolUse")
-    assert core.follow(cmd, "engramory_x_hook.py", str(bundle)) == (
+    script = bundle / "hooks" / "engramory_hook.py"
+    cmd = core.command(sys.executable, str(script), "qwen", "PreToolUse")
+    assert core.follow(cmd, "engramory_hook.py", str(bundle)) == (
         None, ["the script %s does not exist: the guard is off (tool calls go through unchecked)" % script])
     assert core.follow('"/no/python -I x.py || true', "x.py", str(bundle)) == (
         None, ["the interpreter (none) does not exist or cannot run: no hook runs"])  # unbalanced: not a traceback
     script.parent.mkdir(parents=True)
     script.write_text("")
-    exe, problems = core.follow(cmd, "engramory_x_hook.py", str(bundle))
+    exe, problems = core.follow(cmd, "engramory_hook.py", str(bundle))
     assert exe == sys.executable and problems == ["%s holds no engramory bundle (no %s)" % (bundle, MANIFEST)]

@@ -9,9 +9,10 @@ uninstall gives the user's own bytes back when a backup holds exactly the result
 a file and folder install created). Each host installer module is a `Spec` and
 `install, uninstall, check = verbs(SPEC)`.
 
-The command never exits non-zero on its own account: `<python> -I -S -c <launcher> <script>
-<event> || true`, where the launcher allows (exit 0, one line on stderr) when the script is
-gone. Copilot reads exit 1 as "deny", and with no matcher that would block every tool.
+The command never exits non-zero on its own account: `<python> -I -S -c <launcher>
+<bundle>/hooks/engramory_hook.py <host> <event> || true`, with the launcher every host shares
+(engramory.install.hookcommands): a script that is gone is exit 1 there, which `|| true` makes
+an allow. Copilot reads exit 1 as "deny", and with no matcher that would block every tool.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import sys
 
 from engramory.install import jsonflow as flow
 from engramory.install.bundle import RUNTIME_DIRS
-from engramory.install.hookcommands import sh_quote, shell_word
+from engramory.install.hookcommands import LAUNCHER, sh_quote, shell_word
 from engramory.install.settings import JsonDoc, SettingsError
 from engramory.install.smoke import bundle_problems
 from engramory.install.steps import finish_problems, reinstall_step, scope_of
@@ -36,12 +37,12 @@ if TYPE_CHECKING:
 
 FOLDER = "engramory"
 SMOKE_TIMEOUT = 10
-# Allow when the script is gone (a deleted or moved bundle must not block the user), say so.
-LAUNCHER = (
-    "import sys,os;p=sys.argv[1];os.path.isfile(p) or (sys.stderr.write('engramory: '+p+' is missing: "
-    "the guard is off; run engramory install --check\\n'),sys.exit(0));sys.argv=sys.argv[1:];"
-    "exec(compile(open(p,'rb').read(),p,'exec'),{'__name__':'__main__','__file__':p})"
-)
+# The one entry script every host runs (engramory.hosts.main), with the host's name first.
+GENERIC_SCRIPT = "engramory_hook.py"
+# These hosts' commands used to run the host's own entry script through a launcher of their
+# own (`import os` and a parse of the script's source on every call: an ignored-path call cost
+# 1.21x a bare interpreter start, against 1.02x through the shared one). Such a command is still
+# recognised as ours (Spec.legacy_script), so install replaces it and uninstall takes it out.
 
 
 class Spec:
@@ -65,7 +66,10 @@ class Spec:
         self.title = title
         self.dirname = dirname  # ".qwen": user scope ~/<dirname>, project ./<dirname>
         self.settings_name = settings_name
-        self.script = script  # hooks/<script>, run with the event as its argument
+        # the host's own entry script, which earlier installs ran (with OLD_LAUNCHER) and which
+        # stays recognised as ours; installs now run hooks/engramory_hook.py <host> <event>
+        self.legacy_script = script
+        self.script = GENERIC_SCRIPT
         self.hooks = hooks  # (event, matcher or None)
         self.handler = handler  # command -> the handler object (timeout key and unit are the host's)
         self.home_env = home_env  # a variable that moves the user-level folder ($COPILOT_HOME)
@@ -123,24 +127,34 @@ def command_handler(timeout: float) -> Callable[[str], dict[str, Any]]:
     return lambda command: {"type": "command", "command": command, "timeout": timeout}
 
 
-def command(interpreter: str, script: str, event: str) -> str:
-    return "%s -I -S -c %s %s %s || true" % (shell_word(interpreter), sh_quote(LAUNCHER), sh_quote(script), event)
+def command(interpreter: str, script: str, host: str, event: str) -> str:
+    return "%s -I -S -c %s %s %s %s || true" % (shell_word(interpreter), sh_quote(LAUNCHER), sh_quote(script), host, event)
+
+
+def runs_guard(cmd: str, host: str, legacy_script: str) -> bool:
+    """Whether a hook command runs our guard for `host`: the generic entry with the host's
+    name, or (an earlier install) the host's own entry script `legacy_script`."""
+    import re
+
+    cmd = cmd.replace("\\\\", "/").replace("\\", "/")
+    if "/%s/hooks/%s" % (FOLDER, legacy_script) in cmd:
+        return True
+    generic = r"/%s/hooks/%s['\"]? +%s(?: |$)" % (FOLDER, re.escape(GENERIC_SCRIPT), re.escape(host))
+    return re.search(generic, cmd) is not None
 
 
 def is_ours_for(spec: Spec) -> Callable[[Any], bool]:
-    needle = "/%s/hooks/%s" % (FOLDER, spec.script)
+    """Whether a handler runs our guard for this host (runs_guard on its command)."""
 
     def is_ours(handler: Any) -> bool:
-        if not isinstance(handler, dict):
-            return False
-        cmd = handler.get("command", handler.get("bash"))
-        return isinstance(cmd, str) and needle in cmd.replace("\\\\", "/").replace("\\", "/")
+        cmd = handler.get("command", handler.get("bash")) if isinstance(handler, dict) else None
+        return isinstance(cmd, str) and runs_guard(cmd, spec.host, spec.legacy_script)
 
     return is_ours
 
 
 def wanted(spec: Spec, interpreter: str, script: str) -> list[tuple[str, str | None, dict[str, Any]]]:
-    return [(event, matcher, spec.handler(command(interpreter, script, event))) for event, matcher in spec.hooks]
+    return [(event, matcher, spec.handler(command(interpreter, script, spec.host, event))) for event, matcher in spec.hooks]
 
 
 def _scopes(spec: Spec) -> tuple[tuple[str, str], ...]:
@@ -254,6 +268,8 @@ def follow(cmd: str, script_name: str, bundle_dir: str) -> tuple[str | None, lis
         words = []
     exe = words[0] if words else ""
     script = next((w for w in words[1:] if w.endswith(script_name)), "")
+    if not script:  # an earlier install's command runs the host's own entry script
+        script = next((w for w in words[1:] if w.endswith(".py")), "")
     if not (os.path.isabs(exe) and os.path.isfile(exe) and os.access(exe, os.X_OK)):
         return None, ["the interpreter %s does not exist or cannot run: no hook runs" % (exe or "(none)")]
     if not os.path.isfile(script):

@@ -29,6 +29,10 @@ class Copilot(Host):
     required = ("node_modules/@github/copilot-linux-x64/copilot",)
     scope = ()  # user level: $COPILOT_HOME/hooks/
 
+    @property
+    def hook_script(self) -> str:
+        return "hooks/engramory_hook.py"  # wired as `engramory_hook.py copilot <event>`
+
     def setup(self) -> None:
         self.copilot_home = self.home / ".copilot"
         self.copilot_home.mkdir(parents=True)

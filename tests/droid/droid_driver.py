@@ -27,6 +27,10 @@ class Droid(Host):
     required = ("node_modules/@factory/cli-linux-x64/bin/droid",)
     core_module = "engramory/hosts/claudelike.py"
 
+    @property
+    def hook_script(self) -> str:
+        return "hooks/engramory_hook.py"  # wired as `engramory_hook.py droid <event>`
+
     def setup(self) -> None:
         (self.home / ".factory").mkdir(parents=True)
 

@@ -29,6 +29,10 @@ class Qwen(Host):
     timeout = 90
     core_module = "engramory/hosts/claudelike.py"
 
+    @property
+    def hook_script(self) -> str:
+        return "hooks/engramory_hook.py"  # wired as `engramory_hook.py qwen <event>`
+
     def setup(self) -> None:
         (self.project / ".git").mkdir()  # the auto-memory key is the git root
         common.write_json(self.home / ".qwen" / "settings.json", {

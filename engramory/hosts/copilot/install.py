@@ -46,7 +46,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 HOST = "copilot"
-SCRIPT = "engramory_copilot_hook.py"
+SCRIPT = core.GENERIC_SCRIPT  # run as `engramory_hook.py copilot <event>`
+LEGACY_SCRIPT = "engramory_copilot_hook.py"  # what earlier installs ran: still ours
 FILE = "engramory.json"
 EVENTS = ("preToolUse", "postToolUse", "sessionStart")
 TIMEOUT_SEC = 10
@@ -73,7 +74,7 @@ class Target(Place):
 
 def hook_file(interpreter: str, script: str) -> dict[str, Any]:
     return {"version": 1, "hooks": {
-        event: [{"type": "command", "bash": core.command(interpreter, script, event), "cwd": ".", "timeoutSec": TIMEOUT_SEC}]
+        event: [{"type": "command", "bash": core.command(interpreter, script, HOST, event), "cwd": ".", "timeoutSec": TIMEOUT_SEC}]
         for event in EVENTS
     }}
 
@@ -83,13 +84,12 @@ def _ours(data: Any) -> bool:
     hooks = data.get("hooks") if isinstance(data, dict) else None
     if not isinstance(hooks, dict) or not hooks:
         return False
-    needle = "/engramory/hooks/" + SCRIPT
     for handlers in hooks.values():
         if not isinstance(handlers, list):
             return False
         for h in handlers:
             cmd = h.get("bash") if isinstance(h, dict) else None
-            if not isinstance(cmd, str) or needle not in cmd.replace("\\", "/"):
+            if not isinstance(cmd, str) or not core.runs_guard(cmd, HOST, LEGACY_SCRIPT):
                 return False
     return True
 
