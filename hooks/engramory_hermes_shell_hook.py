@@ -1,12 +1,10 @@
 #!/usr/bin/env python3
-"""Hermes shell hook (pre_tool_call, matcher "write_file|patch"): print a block directive
-for an edit that would grow the memory index past its hard cap; print nothing otherwise.
+"""Hermes shell hook (pre_tool_call, matcher "write_file|patch"): print a block directive for
+an edit that would grow the memory index past its hard cap; print nothing otherwise.
 
-Runs from any copy of the bundle, installed or not, as `python3 -I -S <this file>`: it puts
-the bundle root (the folder above hooks/) on sys.path itself, found by string operations
-first because importing `os` costs an eighth of this process (engramory/scope.py); only a
-link to this file from elsewhere needs it. engramory.hosts.run does the rest: bounded stdin,
-the host's answer, and fail open (exit 0 whatever happens: Hermes reads only stdout).
+A shim of hooks/engramory_hook.py, kept because installs and settings name this file
+(rendered from tests/hookshims.py). Runs from any copy of the bundle as `python3 -I -S
+<this file> [event]` and fails open: exit 0 whatever happens of ours.
 """
 
 import sys
@@ -24,12 +22,12 @@ def _bundle_root(resolve: bool) -> str:
 try:
     sys.path.insert(0, _bundle_root(False))
     try:
-        from engramory.hosts import finish, run
+        from engramory.hosts import finish, main
     except ImportError:  # this file is a link from outside the bundle: follow it
         sys.path[0] = _bundle_root(True)
-        from engramory.hosts import finish, run
+        from engramory.hosts import finish, main
 except BaseException as exc:  # noqa: BLE001 - a broken copy must not block the user
-    sys.stderr.write("engramory hermes guard: cannot load the bundle, tool allowed: %r\n" % (exc,))
+    sys.stderr.write("engramory hermes hook: cannot load the bundle, allowed: %r\n" % (exc,))
     raise SystemExit(0) from None
 
-finish(run("hermes"))
+finish(main(["hermes"] + (sys.argv[2:] if sys.argv[0] == "-c" else sys.argv[1:])))

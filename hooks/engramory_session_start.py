@@ -1,12 +1,10 @@
 #!/usr/bin/env python3
-"""Claude Code SessionStart hook: one short notice when a known memory index starts the
-session past its caps; nothing otherwise.
+"""Claude Code SessionStart hook: one short notice when a known memory index starts the session
+past its caps; nothing otherwise.
 
-Runs from any copy of the bundle, installed or not, as `python3 -I -S <this file>`: it puts
-the bundle root (the folder above hooks/) on sys.path itself, found by string operations
-first because importing `os` costs an eighth of this process (engramory/scope.py); only a
-link to this file from elsewhere needs it. engramory.hosts.run does the rest: bounded stdin,
-the host's answer, and fail open (exit 0 whatever happens).
+A shim of hooks/engramory_hook.py, kept because installs and settings name this file
+(rendered from tests/hookshims.py). Runs from any copy of the bundle as `python3 -I -S
+<this file>` and fails open: exit 0 whatever happens of ours.
 """
 
 import sys
@@ -24,14 +22,12 @@ def _bundle_root(resolve: bool) -> str:
 try:
     sys.path.insert(0, _bundle_root(False))
     try:
-        from engramory.hosts import finish
-        from engramory.notices import session_start_main
+        from engramory.hosts import finish, main
     except ImportError:  # this file is a link from outside the bundle: follow it
         sys.path[0] = _bundle_root(True)
-        from engramory.hosts import finish
-        from engramory.notices import session_start_main
+        from engramory.hosts import finish, main
 except BaseException as exc:  # noqa: BLE001 - a broken copy must not block the user
-    sys.stderr.write("engramory SessionStart hook: cannot load the bundle, skipped: %r\n" % (exc,))
+    sys.stderr.write("engramory claude hook: cannot load the bundle, allowed: %r\n" % (exc,))
     raise SystemExit(0) from None
 
-finish(session_start_main())
+finish(main(["claude", "SessionStart"]))

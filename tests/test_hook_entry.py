@@ -1,6 +1,8 @@
 """The generic hook entry, hooks/engramory_hook.py <host> [event]: it answers every host's
-payloads exactly as that host's own entry script does, fails open for names and bundles it
-cannot use, and its table of hosts that need an answer when broken is the registry's."""
+payloads exactly as that host's own entry script did (the comparison was made against the
+scripts before they became shims, and now holds the shims' routing: host and event), fails
+open for names and bundles it cannot use, and its table of hosts that need an answer when
+broken is the registry's. Every shim is its rendering from tests/hookshims.py, byte for byte."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import pytest
 
 from engramory import hosts
 from engramory.install.hookcommands import LAUNCHER
+from tests import hookshims
 
 ROOT = Path(__file__).resolve().parent.parent
 GENERIC = ROOT / "hooks" / "engramory_hook.py"
@@ -135,11 +138,21 @@ def test_a_copy_without_the_bundle_fails_open_with_the_hosts_answer(tmp_path: Pa
         assert out == (b"{}\n" if host in ("cursor", "kilo") else b"")
 
 
+def test_every_shim_is_its_rendering_and_every_entry_script_is_the_generic_or_a_shim() -> None:
+    for name, _, _, _ in hookshims.SHIMS:
+        assert (ROOT / "hooks" / name).read_text(encoding="utf-8") == hookshims.render(name), name
+    scripts = {p.name for p in (ROOT / "hooks").glob("engramory_*.py")}
+    assert scripts == {GENERIC.name} | {name for name, _, _, _ in hookshims.SHIMS}
+    assert set(SCRIPTS) | set(SINGLE) == {name for name, _, _, _ in hookshims.SHIMS}
+    assert hookshims.main([]) == 0
+
+
 def test_its_broken_bundle_answers_are_the_registrys_fail_open_answers() -> None:
     namespace: dict[str, object] = {}
     source = GENERIC.read_text()
     start = source.index("ANSWER_WHEN_BROKEN =")
     exec(source[start:source.index("\n", start)], namespace)  # noqa: S102 - our own literal
+    assert namespace["ANSWER_WHEN_BROKEN"] == hookshims.ANSWER_WHEN_BROKEN
     want = {}
     for name in hosts.names():
         fail_open = getattr(importlib.import_module(hosts.REGISTRY[name]), "FAIL_OPEN", "")

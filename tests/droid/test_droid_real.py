@@ -56,7 +56,7 @@ def test_notices_reach_the_model_at_session_start_and_after_execute(droid: Droid
 
 def test_install_then_uninstall_gives_the_settings_bytes_back(droid: Droid) -> None:
     original = b'{\r\n\t"model": "mine",\r\n\t"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}\r\n}\r\n'
-    scenarios.settings_round_trip(droid, droid.settings, original, b"engramory_hook.py' droid PreToolUse")
+    scenarios.settings_round_trip(droid, droid.settings, original, b"hooks/engramory_hook.py", b" droid PreToolUse")
 
 
 def test_install_into_a_project_without_factory_folder_leaves_nothing_behind(droid: Droid) -> None:

@@ -65,7 +65,7 @@ def test_the_guard_covers_qwens_native_memory_index(qwen: Qwen) -> None:
 
 def test_install_then_uninstall_gives_the_settings_bytes_back(qwen: Qwen) -> None:
     original = b'{\n    "model": {"name": "mine"},\n    "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}\n}\n'
-    scenarios.settings_round_trip(qwen, qwen.settings, original, b"engramory_hook.py' qwen PreToolUse")
+    scenarios.settings_round_trip(qwen, qwen.settings, original, b"hooks/engramory_hook.py", b" qwen PreToolUse")
     assert sorted(p.name for p in qwen.settings.parent.iterdir() if "engramory-backup" not in p.name) == ["settings.json"]
 
 
