@@ -1,0 +1,287 @@
+#!/usr/bin/env python3
+"""Time every host's hooks AS INSTALLED (issue 20): for each host of the registry that runs a
+hook process, `engramory install --host H --scope user` into a throw-away HOME, then every
+command the installer wrote (settings-file hosts: run as the host runs it, `sh -c COMMAND`;
+plugin hosts: the argv the plugin spawns), with the host's own payloads on stdin: a call the
+guard leaves at once (the ignored path), a growing edit of an index (a deny) and, where the
+host wires them, its after-tool and session-start events. Against the bare start the host
+would pay anyway (`sh -c "python3 -I -S -c pass"`, or `python3 -I -S -c pass` for a spawn),
+measured in the same run, interleaved, on CPU time (user + system of everything the call ran,
+from wait4; wall time is shown too).
+
+    python3 bench/bench_hooks.py [--host H ...] [--runs N]
+
+Targets, one table for all hosts: the ignored path of a pre-tool hook <= 1.05x the bare start,
+a deny and an after-tool call <= 1.3x; a session start (once a session, reading the store) is
+reported only. Every deny payload is checked to be denied and every ignored one to be
+left alone, so a row can never time a call the guard did not make. Hermes is not in the table:
+its guard runs inside the Hermes process (a plugin), so it starts no process per call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from engramory import hosts  # noqa: E402
+from engramory.hosts import mcponly  # noqa: E402
+
+IGNORED_TARGET = 1.05
+OTHER_TARGET = 1.3
+IN_PROCESS = {"hermes": "its guard is a plugin inside the Hermes process: no process per call"}
+
+OLD = "- [n5](n5.md) - hook\n"
+GROW = "".join("- [g%d](g%d.md) - more\n" % (i, i) for i in range(5))
+
+
+class Case:
+    def __init__(self, host: str, label: str, argv: list[str], stdin: bytes, deny: bool | None, shell: bool) -> None:
+        self.host, self.label, self.argv, self.stdin, self.deny, self.shell = host, label, argv, stdin, deny, shell
+
+
+def timed(argv: list[str], stdin: bytes, env: dict[str, str]) -> tuple[float, float, bytes, int]:
+    """(wall s, CPU s of the process and all it ran, stdout, exit status) for one call."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write(stdin)
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass
+    out = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = 0
+    return time.perf_counter() - start, usage.ru_utime + usage.ru_stime, out, os.waitstatus_to_exitcode(status)
+
+
+# -- what each installer wrote ------------------------------------------------------------------
+
+
+def _json_commands(node: Any, event: str = "") -> Iterator[tuple[str, str]]:
+    """(event, command) for every hook command of ours in a parsed settings file: the event is
+    the nearest enclosing key of the `hooks` table."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in ("command", "bash") and isinstance(value, str) and "/hooks/engramory" in value:
+                yield event, value
+            else:
+                yield from _json_commands(value, event if key in ("hooks", "matcher") or not isinstance(value, list) else key)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _json_commands(item, event)
+
+
+def wired(home: str) -> tuple[list[tuple[str, str]], list[list[str]]]:
+    """What the installs under `home` wired: (event, shell command) pairs from the settings
+    files, and the argv each plugin spawns."""
+    commands: list[tuple[str, str]] = []
+    spawns: list[list[str]] = []
+    for folder, dirs, files in os.walk(home):
+        dirs[:] = [d for d in dirs if d not in ("engramory", "node_modules")]  # the bundle copies
+        for name in files:
+            path = os.path.join(folder, name)
+            if name.endswith(".json"):
+                try:
+                    with open(path, encoding="utf-8") as f:
+                        commands.extend(_json_commands(json.load(f)))
+                except (OSError, ValueError):
+                    continue
+            elif name.endswith((".js", ".mjs")):
+                with open(path, encoding="utf-8") as f:
+                    text = f.read()
+                py = re.search(r'const PYTHON = ("[^"]*");', text)
+                script = re.search(r'const SCRIPT = ("[^"]*");', text)
+                if py and script and '["-I", "-S", SCRIPT]' in text:
+                    spawns.append([json.loads(py.group(1)), "-I", "-S", json.loads(script.group(1))])
+    return commands, spawns
+
+
+def install(host: str, tmp: str) -> tuple[dict[str, str], list[tuple[str, str]], list[list[str]]]:
+    home = os.path.join(tmp, "home-" + host)
+    project = os.path.join(tmp, "project")
+    os.makedirs(home)
+    env = {"HOME": home, "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C.UTF-8",
+           "XDG_CONFIG_HOME": os.path.join(home, ".config"), "TMPDIR": tmp, "PYTHONPATH": ROOT}
+    done = subprocess.run([sys.executable, "-m", "engramory", "install", "--host", host, "--scope", "user"],
+                          cwd=project, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit("bench: install --host %s failed: %s" % (host, (done.stderr or done.stdout).strip()[-400:]))
+    env.pop("PYTHONPATH")
+    commands, spawns = wired(home)
+    return env, commands, spawns
+
+
+# -- each host's payloads: (a call it leaves, a growing edit of the index) per event ------------
+
+
+def _claude(event: str, tool: str, args: dict[str, object], cwd: str) -> bytes:
+    return json.dumps({"session_id": "bench", "hook_event_name": event, "tool_name": tool, "tool_input": args,
+                       "cwd": cwd, "source": "startup", "prompt": "go",
+                       "tool_response": {"stdout": "a\n", "stderr": ""}}).encode()
+
+
+def payloads(host: str, event: str, index: str, other: str, cwd: str) -> tuple[bytes, bytes | None]:
+    """(the ignored call, the deny or None when the event has no deny) in `host`'s dialect."""
+    edit = {"file_path": index, "old_string": OLD, "new_string": OLD + GROW}
+    plugin = {"event": "before", "directory": cwd, "cwd": cwd, "sessionID": "bench"}
+    added = "".join("+" + line for line in (OLD + GROW).splitlines(True))
+    patch = "*** Begin Patch\n*** Update File: MEMORY.md\n@@\n-%s%s*** End Patch\n" % (OLD, added)
+    table: dict[str, Callable[[], tuple[bytes, bytes | None]]] = {
+        "claude": lambda: (_claude(event or "PreToolUse", "Read" if event == "PreToolUse" else "Bash", {"file_path": other, "command": "ls"}, cwd),
+                           _claude("PreToolUse", "Edit", edit, cwd) if event == "PreToolUse" else None),
+        "cursor": lambda: (json.dumps({"hook_event_name": "preToolUse", "cwd": cwd, "tool_name": "Read", "tool_input": {"file_path": other}}).encode(),
+                           json.dumps({"hook_event_name": "preToolUse", "cwd": cwd, "tool_name": "StrReplace",
+                                       "tool_input": {"path": index, "old_string": OLD, "new_string": OLD + GROW}}).encode()),
+        "codex": lambda: (_claude(event, "Bash", {"command": "ls -la"}, cwd),
+                          _claude("PreToolUse", "apply_patch", {"command": patch}, cwd) if event == "PreToolUse" else None),
+        "gemini": lambda: (_claude(event, "read_file" if event == "BeforeTool" else "run_shell_command", {"file_path": other, "command": "ls"}, cwd),
+                           _claude("BeforeTool", "replace", {"file_path": index, "old_string": OLD, "new_string": OLD + GROW}, cwd)
+                           if event == "BeforeTool" else None),
+        "qwen": lambda: (_claude(event, "read_file" if event == "PreToolUse" else "run_shell_command", {"file_path": other, "command": "ls"}, cwd),
+                         _claude("PreToolUse", "edit", edit, cwd) if event == "PreToolUse" else None),
+        "droid": lambda: (_claude(event, "Read" if event == "PreToolUse" else "Execute", {"file_path": other, "command": "ls"}, cwd),
+                          _claude("PreToolUse", "Edit", {"file_path": index, "old_str": OLD, "new_str": OLD + GROW}, cwd)
+                          if event == "PreToolUse" else None),
+        "copilot": lambda: (json.dumps({"cwd": cwd, "sessionId": "bench", "toolName": "bash", "toolArgs": {"command": "ls"},
+                                        "toolResult": {"resultType": "success", "textResultForLlm": "a\n"}, "source": "new"}).encode(),
+                            json.dumps({"cwd": cwd, "toolName": "edit", "toolArgs": {"path": index, "old_str": OLD, "new_str": OLD + GROW}}).encode()
+                            if event == "preToolUse" else None),
+        "opencode": lambda: (json.dumps(dict(plugin, tool="read", args={"filePath": other})).encode(),
+                             json.dumps(dict(plugin, tool="edit", args={"filePath": index, "oldString": OLD, "newString": OLD + GROW})).encode()),
+        "cline": lambda: (json.dumps(dict(plugin, tool="read_files", input={"paths": [other]})).encode(),
+                          json.dumps(dict(plugin, tool="editor", input={"path": index, "old_text": OLD, "new_text": OLD + GROW})).encode()),
+        "openclaw": lambda: (json.dumps({"event": "before", "tool": "read", "params": {"path": other}}).encode(),
+                             json.dumps({"event": "before", "tool": "edit", "params": {"path": index, "edits": [{"oldText": OLD, "newText": OLD + GROW}]}}).encode()),
+    }
+    table["kilo"] = table["opencode"]
+    if host not in table:
+        raise SystemExit("bench: no payloads for host %r: add its row to bench/bench_hooks.py payloads()" % host)
+    return table[host]()
+
+
+def cases(host: str, tmp: str) -> tuple[dict[str, str], list[Case]]:
+    cwd = os.path.join(tmp, "project")
+    index = os.path.join(cwd, "MEMORY.md")
+    other = os.path.join(cwd, "src.py")
+    env, commands, spawns = install(host, tmp)
+    found: list[Case] = []
+    seen: set[str] = set()
+    for event, command in commands:
+        if command in seen:
+            continue
+        seen.add(command)
+        quick, deny = payloads(host, event, index, other, cwd)
+        found.append(Case(host, "%s, ignored" % (event or "hook"), ["sh", "-c", command], quick, False, True))
+        if deny is not None:
+            found.append(Case(host, "%s, deny" % (event or "hook"), ["sh", "-c", command], deny, True, True))
+    for argv in spawns:
+        quick, deny = payloads(host, "", index, other, cwd)
+        found.append(Case(host, "plugin spawn, ignored", argv, quick, False, False))
+        if deny is not None:
+            found.append(Case(host, "plugin spawn, deny", argv, deny, True, False))
+    if not found:
+        raise SystemExit("bench: install --host %s wired no hook command the bench can find" % host)
+    return env, found
+
+
+PRE_EVENTS = ("PreToolUse", "preToolUse", "BeforeTool", "hook", "plugin spawn")
+START_EVENTS = ("SessionStart", "sessionStart")
+
+
+def target_of(label: str) -> float | None:
+    """The CPU ratio a row must stay under: the ignored path of a pre-tool hook 1.05 (every
+    tool call pays it), a deny and an after-tool call 1.3; a session start is reported only
+    (once a session, and it reads the store)."""
+    event, _, kind = label.rpartition(", ")
+    if event in START_EVENTS:
+        return None
+    return IGNORED_TARGET if kind == "ignored" and event in PRE_EVENTS else OTHER_TARGET
+
+
+def denied(out: bytes, code: int) -> bool:
+    return code == 2 or b"deny" in out.lower() or b"block" in out.lower() or b'"skip":true' in out.replace(b" ", b"")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--host", action="append", help="only this host (repeatable; default: every host with a hook)")
+    parser.add_argument("--runs", type=int, default=20, help="runs per case (default 20)")
+    args = parser.parse_args(argv)
+    names = args.host or [n for n in hosts.names() if n not in IN_PROCESS and getattr(hosts.load(n), "respond", None)
+                          not in (None, mcponly.respond)]  # MCP-only hosts run no hook
+    unknown = [n for n in names if n not in hosts.REGISTRY]
+    if unknown:
+        parser.error("no such host: %s (known: %s)" % (", ".join(unknown), ", ".join(hosts.names())))
+    py = sys.executable
+    with tempfile.TemporaryDirectory() as tmp:
+        project = os.path.join(tmp, "project")
+        os.makedirs(project)
+        subprocess.run(["git", "init", "-q", project], check=True)
+        with open(os.path.join(project, "MEMORY.md"), "w", encoding="utf-8") as f:
+            f.write("".join("- [n%d](n%d.md) - hook\n" % (i, i) for i in range(199)))
+        table: list[tuple[dict[str, str], Case]] = []
+        for name in names:
+            env, found = cases(name, tmp)
+            table.extend((env, c) for c in found)
+        base_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+        baselines = {True: ["sh", "-c", "%s -I -S -c pass" % shlex.quote(py)], False: [py, "-I", "-S", "-c", "pass"]}
+        base: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
+        runs: list[list[tuple[float, float]]] = [[] for _ in table]
+        wrong: list[str] = []
+        for i in range(args.runs):
+            for shell, cmd in baselines.items():
+                wall, cpu, _, _ = timed(cmd, b"", base_env)
+                base[shell].append((wall, cpu))
+            for k, (env, case) in enumerate(table):
+                wall, cpu, out, code = timed(case.argv, case.stdin, env)
+                runs[k].append((wall, cpu))
+                if i == 0 and case.deny is not None and denied(out, code) != case.deny:
+                    wrong.append("%s %s: exit %d, %r" % (case.host, case.label, code, out[:120]))
+    if wrong:
+        print("bench: these calls were not answered as the row says, so their times mean nothing:")
+        print("\n".join("  " + w for w in wrong))
+        return 1
+    print("| host | call | wall ms | CPU ms | CPU ratio | target |")
+    print("|---|---|---:|---:|---:|---:|")
+    misses = []
+    for shell in (True, False):
+        wall = statistics.median(w for w, _ in base[shell])
+        cpu = statistics.median(c for _, c in base[shell])
+        print("| - | bare start (%s) | %.1f | %.1f | 1.00 | |" % ("sh -c" if shell else "spawn", wall * 1000, cpu * 1000))
+    for (_, case), values in zip(table, runs):
+        cpu_base = statistics.median(c for _, c in base[case.shell])
+        wall = statistics.median(w for w, _ in values)
+        cpu = statistics.median(c for _, c in values)
+        ratio = cpu / cpu_base
+        target = target_of(case.label)
+        if target is None:
+            print("| %s | %s | %.1f | %.1f | %.2f | reported |" % (case.host, case.label, wall * 1000, cpu * 1000, ratio))
+            continue
+        mark = "met" if ratio <= target else "NOT met"
+        if ratio > target:
+            misses.append("%s %s" % (case.host, case.label))
+        print("| %s | %s | %.1f | %.1f | %.2f | <= %.2f %s |" % (case.host, case.label, wall * 1000, cpu * 1000, ratio, target, mark))
+    for name, why in IN_PROCESS.items():
+        print("| %s | not timed: %s | | | | |" % (name, why))
+    judged = sum(1 for _, case in table if target_of(case.label) is not None)
+    print("\n%d of %d rows with a target met it%s" % (judged - len(misses), judged,
+                                                   "" if not misses else "; not met: " + ", ".join(misses)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
