@@ -68,6 +68,7 @@ REGISTRY = {
     "kilo": "engramory.hosts.kilo",
     # from their own contracts, not verified on the real host (UNVERIFIED_WHY)
     "crush": "engramory.hosts.crush",
+    "windsurf": "engramory.hosts.windsurf",
     # no hook: the MCP server (engramory.mcp) is their way to the store
     "claude-desktop": "engramory.hosts.claude_desktop",
     "zed": "engramory.hosts.zed",
