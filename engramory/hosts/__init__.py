@@ -69,6 +69,7 @@ REGISTRY = {
     # from their own contracts, not verified on the real host (UNVERIFIED_WHY)
     "crush": "engramory.hosts.crush",
     "windsurf": "engramory.hosts.windsurf",
+    "kiro": "engramory.hosts.kiro",
     # no hook: the MCP server (engramory.mcp) is their way to the store
     "claude-desktop": "engramory.hosts.claude_desktop",
     "zed": "engramory.hosts.zed",
