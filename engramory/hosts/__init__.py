@@ -70,6 +70,7 @@ REGISTRY = {
     "crush": "engramory.hosts.crush",
     "windsurf": "engramory.hosts.windsurf",
     "kiro": "engramory.hosts.kiro",
+    "trae": "engramory.hosts.trae",
     # no hook: the MCP server (engramory.mcp) is their way to the store
     "claude-desktop": "engramory.hosts.claude_desktop",
     "zed": "engramory.hosts.zed",
