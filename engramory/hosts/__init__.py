@@ -71,6 +71,7 @@ REGISTRY = {
     "windsurf": "engramory.hosts.windsurf",
     "kiro": "engramory.hosts.kiro",
     "trae": "engramory.hosts.trae",
+    "auggie": "engramory.hosts.auggie",
     # no hook: the MCP server (engramory.mcp) is their way to the store
     "claude-desktop": "engramory.hosts.claude_desktop",
     "zed": "engramory.hosts.zed",
