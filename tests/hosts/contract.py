@@ -51,14 +51,14 @@ def env_for(home: Path) -> Dict[str, str]:
             "XDG_CONFIG_HOME": str(home / ".config")}
 
 
-def run_hook(case: Case, payload: "bytes | Dict[str, Any]", cwd: Path, home: Path) -> "subprocess.CompletedProcess[bytes]":
+def run_hook(case: Case, payload: bytes | Dict[str, Any], cwd: Path, home: Path) -> subprocess.CompletedProcess[bytes]:
     """The generic entry through the installers' `-c` launcher, as the host runs it."""
     raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode("utf-8")
     argv = [sys.executable, "-I", "-S", "-c", LAUNCHER, str(GENERIC), case.name, case.event]
     return subprocess.run(argv, input=raw, capture_output=True, cwd=str(cwd), env=env_for(home), timeout=60)
 
 
-def is_deny(case: Case, proc: "subprocess.CompletedProcess[bytes]") -> bool:
+def is_deny(case: Case, proc: subprocess.CompletedProcess[bytes]) -> bool:
     if case.deny == "exit":
         return proc.returncode == 2 and b"engramory" in proc.stderr and proc.stdout == b""
     answer = json.loads(proc.stdout.decode("utf-8")) if proc.stdout.strip() else {}
@@ -67,11 +67,11 @@ def is_deny(case: Case, proc: "subprocess.CompletedProcess[bytes]") -> bool:
         "permissionDecisionReason", "")
 
 
-def silent(proc: "subprocess.CompletedProcess[bytes]") -> bool:
+def silent(proc: subprocess.CompletedProcess[bytes]) -> bool:
     return proc.returncode == 0 and proc.stdout == b"" and proc.stderr == b""
 
 
-def project(tmp: Path) -> "tuple[Path, Path]":
+def project(tmp: Path) -> tuple[Path, Path]:
     proj = tmp / "proj"
     home = tmp / "home"
     proj.mkdir(exist_ok=True)
@@ -131,7 +131,7 @@ def check_broken_payloads_fail_open(case: Case, tmp: Path) -> None:
     assert hosts.answer(boom, good, "t")[2] == 0
 
 
-def engramory(tmp: Path, *args: str) -> "subprocess.CompletedProcess[str]":
+def engramory(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
     proj, home = project(tmp)
     env = env_for(home)
     return subprocess.run([sys.executable, "-m", "engramory", *args], cwd=str(proj), env=env,

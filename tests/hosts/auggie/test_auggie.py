@@ -54,14 +54,14 @@ def test_broken_payloads_fail_open(tmp_path: Path) -> None:
 FIRST = "- [n0](n0.md) - note 0\n"
 
 
-def _edit(tmp: Path, text: str, tool_input: Dict[str, Any], env: "Dict[str, str] | None" = None) -> "tuple[str, str, int]":
+def _edit(tmp: Path, text: str, tool_input: Dict[str, Any], env: Dict[str, str] | None = None) -> tuple[str, str, int]:
     (tmp / "MEMORY.md").write_text(text)
     raw = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "str-replace-editor",
                       "tool_input": dict({"path": "MEMORY.md"}, **tool_input)})
     return auggie.respond(raw.encode(), env or {"HOME": str(tmp)})
 
 
-def test_str_replace_entries_relative_to_the_workspace(tmp_path: Path, monkeypatch: "pytest.MonkeyPatch") -> None:
+def test_str_replace_entries_relative_to_the_workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AUGMENT_PROJECT_DIR", str(tmp_path))
     entries = {"command": "str_replace", "old_str_1": FIRST, "new_str_1": FIRST + lines(20, "a"),
                "old_str_start_line_number_1": 1, "old_str_end_line_number_1": 1,
@@ -90,7 +90,7 @@ def test_the_edit_model() -> None:
              b'[{"type": "command", "command": "/etc/augment/hooks/v.sh", "timeout": 5000}]}]}\n}\n'),
     ("project", None),
 ])
-def test_install_check_uninstall_gives_the_bytes_back(tmp_path: Path, scope: str, existing: "bytes | None") -> None:
+def test_install_check_uninstall_gives_the_bytes_back(tmp_path: Path, scope: str, existing: bytes | None) -> None:
     contract.check_install_round_trip(CASE, tmp_path, scope, existing)
 
 

@@ -50,7 +50,7 @@ def test_broken_payloads_fail_open(tmp_path: Path) -> None:
     contract.check_broken_payloads_fail_open(CASE, tmp_path)
 
 
-def _edit(tmp: Path, text: str, tool_input: Dict[str, Any], tool: str = "edit") -> "tuple[str, str, int]":
+def _edit(tmp: Path, text: str, tool_input: Dict[str, Any], tool: str = "edit") -> tuple[str, str, int]:
     index = tmp / "MEMORY.md"
     index.write_bytes(text.encode())
     payload = {"event": "PreToolUse", "cwd": str(tmp), "tool_name": tool,
@@ -75,7 +75,7 @@ def test_edit_and_multiedit_on_a_relative_path(tmp_path: Path) -> None:
 
 
 def test_the_edit_model_ports_crushs_rules() -> None:
-    crlf = "a\r\nb\r\n".encode()
+    crlf = b"a\r\nb\r\n"
     assert crush.apply_edits(crlf, [("a\n", "A\nA2\n", False)], False) == b"A\r\nA2\r\nb\r\n"
     # a CRLF new_string leaves the file mostly LF
     assert crush.apply_edits(crlf, [("a\n", "A\r\n", False)], False) == b"A\r\nb\n"
@@ -100,7 +100,7 @@ def test_a_whitespace_fallback_match_is_judged_by_its_worst_case(tmp_path: Path)
     ("project", None),
     ("project", b'{"$schema": "https://charm.land/crush.json"}'),
 ])
-def test_install_check_uninstall_gives_the_bytes_back(tmp_path: Path, scope: str, existing: "bytes | None") -> None:
+def test_install_check_uninstall_gives_the_bytes_back(tmp_path: Path, scope: str, existing: bytes | None) -> None:
     contract.check_install_round_trip(CASE, tmp_path, scope, existing)
 
 

@@ -82,7 +82,7 @@ def test_a_tool_that_only_reads_is_not_judged(tmp_path: Path) -> None:
     ("project", b'{"version": 1, "hooks": {"PreToolUse": [{"matcher": "RunCommand", "hooks": [{"type": "command", '
                 b'"command": "audit"}]}]}}'),
 ])
-def test_install_check_uninstall_gives_the_bytes_back(tmp_path: Path, scope: str, existing: "bytes | None") -> None:
+def test_install_check_uninstall_gives_the_bytes_back(tmp_path: Path, scope: str, existing: bytes | None) -> None:
     contract.check_install_round_trip(CASE, tmp_path, scope, existing)
 
 

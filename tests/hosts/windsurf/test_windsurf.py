@@ -55,7 +55,7 @@ def test_broken_payloads_fail_open(tmp_path: Path) -> None:
     contract.check_broken_payloads_fail_open(CASE, tmp_path)
 
 
-def _ask(tmp: Path, text: "str | None", edits: Any, action: str = "pre_write_code") -> "tuple[str, str, int]":
+def _ask(tmp: Path, text: str | None, edits: Any, action: str = "pre_write_code") -> tuple[str, str, int]:
     index = tmp / "MEMORY.md"
     if text is not None:
         index.write_text(text)
@@ -96,7 +96,7 @@ def test_an_index_too_long_to_grow_by_an_unplaced_edit_is_denied(tmp_path: Path)
     ("project", None),
     ("project", b'{\r\n  "hooks": {}\r\n}\r\n'),
 ])
-def test_install_check_uninstall_gives_the_bytes_back(tmp_path: Path, scope: str, existing: "bytes | None") -> None:
+def test_install_check_uninstall_gives_the_bytes_back(tmp_path: Path, scope: str, existing: bytes | None) -> None:
     contract.check_install_round_trip(CASE, tmp_path, scope, existing)
 
 
