@@ -238,9 +238,11 @@ def pre_tool(payload: "dict[str, Any]", dialect: Dialect, env: "Mapping[str, str
 def render_exit(decision: "Decision | None") -> "tuple[str, str, int]":
     """The answer of a host that denies by exit code 2 with the reason on stderr; anything
     that is not a deny is silence and exit 0 (never an affirmative allow)."""
+    if decision is None:
+        return "", "", 0  # the common case: engramory.guard is never imported
     from engramory.guard import DENY
 
-    if decision is None or decision.action != DENY:
+    if decision.action != DENY:
         return "", "", 0
     return "", decision.message.rstrip("\n") + "\n", 2
 
