@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import yaml
 
-from engramory import cli, config, exitcodes, size
+from engramory import cli, config, exitcodes, hosts, size
 from engramory.commands import doctor as doctor_cmd
 from engramory.doctor import codes
 from engramory.doctor import run as doctor
@@ -472,8 +472,10 @@ def test_templates_hold_an_index_and_one_note_per_type() -> None:
 HOSTS = (
     "Claude Code", "Cursor", "Hermes", "Qwen Code", "Factory droid", "opencode", "Codex CLI", "Gemini CLI", "Windsurf (Cascade)", "Kiro",
     "OpenClaw", "Cline", "Kilo Code CLI", "Trae IDE", "GitHub Copilot (coding agent and CLI)", "Claude Desktop", "Zed",
-    "Hosts without file access",
+    "Crush", "Auggie", "Hosts without file access",
 )
+# Hosts of issue 22 built from their own contracts: shipped, never run on the host.
+CONTRACT_HOSTS = {"Crush": "crush", "Windsurf (Cascade)": "windsurf", "Kiro": "kiro", "Trae IDE": "trae", "Auggie": "auggie"}
 # Hosts of issue 15, each verified by its own suite tests/<suite> on the npm package it pins.
 VERIFIED_NPM_HOSTS = {
     "Qwen Code": ("qwen", "@qwen-code/qwen-code"),
@@ -542,13 +544,16 @@ def test_porting_claims_match_what_ships_and_what_was_tested() -> None:
     for host, row in rows.items():
         shipped = not row[2].startswith("no shim") and not host.startswith("Hosts without file access")
         assert shipped == (host in ("Claude Code", "Cursor", "Hermes", "Codex CLI", "Gemini CLI", "Claude Desktop", "Zed",
-                                    *VERIFIED_NPM_HOSTS)), row
+                                    *VERIFIED_NPM_HOSTS, *CONTRACT_HOSTS)), row
         # A host with no shim cannot be more than "checked after".
         assert shipped or not row[3].startswith("enforced"), row
         assert shipped or row[4] in ("not verified", "not applicable"), row
     hosts_flags = {v for i in ALL_INVOCATIONS if i.doc == "PORTING.md" for f, vals in i.flags() if f == "--host" for v in vals}
-    assert hosts_flags == {"cursor", "hermes", "codex", "gemini", "zed",
+    assert hosts_flags == {"cursor", "hermes", "codex", "gemini", "zed", *CONTRACT_HOSTS.values(),
                           *(suite.rsplit("/", 1)[-1] for suite, _ in VERIFIED_NPM_HOSTS.values())}
+    for title, name in CONTRACT_HOSTS.items():
+        assert rows[title][4].startswith("not verified") and not hosts.load(name).VERIFIED, title
+        assert (ROOT / "tests" / "hosts" / name / ("test_%s.py" % name)).is_file(), title
     assert rows["Claude Desktop"][4].startswith("not verified") and rows["Zed"][4].startswith("not verified")
 
 

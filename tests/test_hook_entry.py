@@ -47,6 +47,11 @@ SINGLE = {
 }
 
 
+# hosts wired only through the generic entry (no script of their own): -> their event argument
+CONTRACT_HOSTS = {"crush": "PreToolUse", "windsurf": "pre_write_code", "kiro": "PreToolUse", "trae": "PreToolUse",
+                  "auggie": "PreToolUse"}
+
+
 def _run(argv: list[str], stdin: bytes, cwd: Path, home: Path, tmp: Path | None = None) -> tuple[bytes, bytes, int]:
     env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8", "TMPDIR": str(tmp or home)}
     proc = subprocess.run(argv, input=stdin, capture_output=True, cwd=cwd, env=env, timeout=60)
@@ -132,7 +137,7 @@ def test_a_copy_without_the_bundle_fails_open_with_the_hosts_answer(tmp_path: Pa
     (tmp_path / "hooks").mkdir()
     lone = tmp_path / "hooks" / GENERIC.name
     shutil.copy(GENERIC, lone)
-    for host in ("claude", "cursor", "kilo"):
+    for host in ("claude", "cursor", "kilo", *CONTRACT_HOSTS):
         out, err, code = _run([sys.executable, "-I", "-S", str(lone), host], b"{}", tmp_path, tmp_path)
         assert code == 0 and b"cannot load the bundle" in err
         assert out == (b"{}\n" if host in ("cursor", "kilo") else b"")
@@ -172,3 +177,21 @@ def test_every_entries_table_names_entry_points_the_module_has() -> None:
         for event, entry in entries.items():
             assert callable(getattr(module, entry, None)), (name, event, entry)
     assert tables >= 5
+
+
+@pytest.mark.parametrize("host", sorted(CONTRACT_HOSTS))
+def test_hosts_without_a_script_of_their_own_answer_through_the_generic_entry(host: str, tmp_path: Path) -> None:
+    """Each answers as its module's respond does, direct and through the launcher, and fails
+    open (exit 0, nothing on stdout) on every payload it cannot judge."""
+    project = tmp_path / "p"
+    project.mkdir()
+    module = importlib.import_module(hosts.REGISTRY[host])
+    for payload in _payloads(project):
+        direct = _run([sys.executable, "-I", "-S", str(GENERIC), host, CONTRACT_HOSTS[host]], payload, project, tmp_path)
+        launched = _run([sys.executable, "-I", "-S", "-c", LAUNCHER, str(GENERIC), host, CONTRACT_HOSTS[host]], payload,
+                        project, tmp_path)
+        assert direct == launched
+        out, err, code = module.respond(payload, {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"})
+        assert direct[2] == code and direct[0] == (out + "\n" if out else "").encode()
+        if payload in (b"", b"{", b"\xff\xfe"):
+            assert direct[:1] == (b"",) and direct[2] == 0

@@ -66,6 +66,12 @@ REGISTRY = {
     "cline": "engramory.hosts.cline",
     "openclaw": "engramory.hosts.openclaw",
     "kilo": "engramory.hosts.kilo",
+    # from their own contracts, not verified on the real host (UNVERIFIED_WHY)
+    "crush": "engramory.hosts.crush",
+    "windsurf": "engramory.hosts.windsurf",
+    "kiro": "engramory.hosts.kiro",
+    "trae": "engramory.hosts.trae",
+    "auggie": "engramory.hosts.auggie",
     # no hook: the MCP server (engramory.mcp) is their way to the store
     "claude-desktop": "engramory.hosts.claude_desktop",
     "zed": "engramory.hosts.zed",

@@ -6,9 +6,15 @@ exit 0. Each host module keeps only what is truly its own: its tool names and ar
 (a `Dialect`), its edit model (how its tools write bytes), its load window and where its
 indexes live.
 
-Every answer is exit 0. Exit 2 would also deny on these hosts, but exit 1 blocks every tool
-on Copilot, so no code path here exits non-zero: an internal error is an allow with one line
-on stderr (the host's debug log).
+Every answer of a `deny="json"` dialect is exit 0. Exit 2 would also deny on these hosts,
+but exit 1 blocks every tool on Copilot, so no code path here exits non-zero: an internal
+error is an allow with one line on stderr (the host's debug log).
+
+A host whose documented deny is an exit code (Crush, Windsurf, Kiro, Auggie: exit 2, the
+reason on stderr) declares `deny="exit"`: a deny is then ("", reason, 2) and everything else
+(a pass, a nudge) ("", "", 0), since those hosts have no channel that adds context without a
+decision. A host whose payload is not `{tool_name, tool_input, cwd}` gives `payload_of`, which
+reads its own keys into those three.
 """
 
 from engramory import jsonlite, scope
@@ -39,10 +45,12 @@ class Dialect:
         name: str,
         tools: "Mapping[str, str]",
         path_keys: "tuple[str, ...]",
-        predict: "Callable[[str, bytes | None, dict[str, Any]], bytes | None]",
+        predict: "Callable[[str, bytes | None, dict[str, Any]], bytes | Unknown | None]",
         index_paths: "Callable[[str, Mapping[str, str]], list[str]]",
         window: "Callable[[], Window] | None" = None,
         patch: "Mapping[str, PatchJudge] | None" = None,
+        deny: str = "json",
+        payload_of: "Callable[[dict[str, Any]], tuple[Any, Any, Any]] | None" = None,
     ) -> None:
         self.name = name
         self.tools = tools  # tool name -> WRITE or EDIT
@@ -51,6 +59,8 @@ class Dialect:
         self.index_paths = index_paths
         self.window = window  # the host's load window (hosts.<name>.window)
         self.patch = patch or {}  # tool name -> its own judge (a patch tool)
+        self.deny = deny  # "json": hookSpecificOutput, exit 0; "exit": the reason on stderr, exit 2
+        self.payload_of = payload_of  # payload -> (tool name, tool input, cwd); default Claude's keys
 
 
 def parse(raw: bytes) -> "dict[str, Any] | None":
@@ -193,30 +203,48 @@ def render_pre(decision: "Decision") -> str:
     return jsonlite.dumps({"hookSpecificOutput": inner})
 
 
-def pre_tool(payload: "dict[str, Any]", dialect: Dialect, env: "Mapping[str, str] | None") -> str:
-    """PreToolUse: the host's answer on stdout ("" for no opinion)."""
-    tool = payload.get("tool_name")
-    tool_input = payload.get("tool_input")
+def pre_decision(payload: "dict[str, Any]", dialect: Dialect, env: "Mapping[str, str] | None") -> "Decision | None":
+    """PreToolUse: the guard's decision on this call (None: nothing to say)."""
+    if dialect.payload_of is not None:
+        tool, tool_input, cwd = dialect.payload_of(payload)
+    else:
+        tool, tool_input, cwd = payload.get("tool_name"), payload.get("tool_input"), payload.get("cwd")
     if not isinstance(tool, str) or not isinstance(tool_input, dict):
-        return ""
-    cwd = payload.get("cwd")
+        return None
+    cwd = cwd if isinstance(cwd, str) else None
     patch = dialect.patch.get(tool)
     if patch is not None:
-        decision = patch(tool_input, cwd if isinstance(cwd, str) else None, env)
-        return render_pre(decision) if decision is not None else ""
+        return patch(tool_input, cwd, env)
     kind = dialect.tools.get(tool)
     if kind is None:
-        return ""
+        return None
     raw = path_of(tool_input, dialect.path_keys)
     if raw is None:
-        return ""
-    full = scope.resolve_path(raw, cwd if isinstance(cwd, str) else None)
+        return None
+    full = scope.resolve_path(raw, cwd)
     environ = scope.environ() if env is None else env
     if not scope.interesting(full, environ):
-        return ""
+        return None
     win = dialect.window() if dialect.window is not None else None
-    decision = judge(full, tool, lambda before: dialect.predict(kind, before, tool_input), env, win)
+    return judge(full, tool, lambda before: dialect.predict(kind, before, tool_input), env, win)
+
+
+def pre_tool(payload: "dict[str, Any]", dialect: Dialect, env: "Mapping[str, str] | None") -> str:
+    """PreToolUse: the host's answer on stdout ("" for no opinion), for a `deny="json"` host."""
+    decision = pre_decision(payload, dialect, env)
     return render_pre(decision) if decision is not None else ""
+
+
+def render_exit(decision: "Decision | None") -> "tuple[str, str, int]":
+    """The answer of a host that denies by exit code 2 with the reason on stderr; anything
+    that is not a deny is silence and exit 0 (never an affirmative allow)."""
+    if decision is None:
+        return "", "", 0  # the common case: engramory.guard is never imported
+    from engramory.guard import DENY
+
+    if decision.action != DENY:
+        return "", "", 0
+    return "", decision.message.rstrip("\n") + "\n", 2
 
 
 # -- notices after shell tools and at session start ------------------------------------------
@@ -248,11 +276,14 @@ def notice(event: str, payload: "dict[str, Any]", dialect: Dialect, env: "Mappin
 
 
 def respond(raw: bytes, dialect: Dialect, event: str = PRE, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
-    """stdin bytes -> (stdout, stderr, exit code); the exit code is always 0."""
+    """stdin bytes -> (stdout, stderr, exit code): exit 0, or 2 for a deny of a `deny="exit"`
+    dialect."""
     payload = parse(raw)
     if payload is None:
         return "", "", 0
     if event == PRE:
+        if dialect.deny == "exit":
+            return render_exit(pre_decision(payload, dialect, env))
         return pre_tool(payload, dialect, env), "", 0
     return notice(event, payload, dialect, env), "", 0
 

@@ -13,10 +13,22 @@ The command never exits non-zero on its own account: `<python> -I -S -c <launche
 <bundle>/hooks/engramory_hook.py <host> <event> || true`, with the launcher every host shares
 (engramory.install.hookcommands): a script that is gone is exit 1 there, which `|| true` makes
 an allow. Copilot reads exit 1 as "deny", and with no matcher that would block every tool.
+
+A host that denies by exit code 2 (Crush, Windsurf, Kiro, Auggie) must keep that code, so its
+command has no `|| true` (`or_true=False`): a missing script is exit 1 there, which those hosts
+read as a hook error that lets the call through. A host that came after the generic entry has
+no script of its own to recognise (`generic=True`). Its hooks file may be
+Claude's matcher groups (`shape="claude"`), a flat list of handlers per event
+(`shape="flat"`: Crush, Windsurf) or one list of entries that each name their event
+(`shape="list"`, the key `event_key`: Kiro's hook files), with top-level keys the file needs
+(`top`: `{"version": 1}`), created when missing and taken back out with the last entry.
+`--check` then also runs the hook on a payload shaped as the host documents it
+(`smoke_deny`), which must be answered with the host's deny (`denies`).
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import subprocess
@@ -24,8 +36,15 @@ import sys
 
 from engramory.install import jsonflow as flow
 from engramory.install.bundle import RUNTIME_DIRS
-from engramory.install.hookcommands import LAUNCHER, sh_quote, shell_word
-from engramory.install.settings import JsonDoc, SettingsError
+from engramory.install.hookcommands import hook_command
+from engramory.install.settings import (
+    JsonDoc,
+    SettingsError,
+    add_hook_groups,
+    check_hooks_shape,
+    json_type,
+    remove_hooks,
+)
 from engramory.install.smoke import bundle_problems
 from engramory.install.steps import finish_problems, reinstall_step, scope_of
 
@@ -61,13 +80,24 @@ class Spec:
         note: str = "",
         seconds: Callable[[dict[str, Any]], float] | None = None,
         tools: Mapping[str, Sequence[str]] | None = None,
+        generic: bool = False,
+        or_true: bool = True,
+        shape: str = "claude",
+        event_key: str = "",
+        top: Mapping[str, Any] | None = None,
+        entry: Callable[[str, str, str | None], dict[str, Any]] | None = None,
+        command_keys: Sequence[str] = ("command", "bash"),
+        smoke_deny: Callable[[str, str, str], Any] | None = None,
+        denies: Callable[[int, bytes, bytes], bool] | None = None,
+        user_base: Callable[[Mapping[str, str]], str] | None = None,
+        project_settings: str | None = None,
     ) -> None:
         self.host = host
         self.title = title
         self.dirname = dirname  # ".qwen": user scope ~/<dirname>, project ./<dirname>
         self.settings_name = settings_name
-        # the host's own entry script, which earlier installs ran (with OLD_LAUNCHER) and which
-        # stays recognised as ours; installs now run hooks/engramory_hook.py <host> <event>
+        # the host's own entry script, which earlier installs ran and which stays recognised as
+        # ours; installs now run hooks/engramory_hook.py <host> <event>
         self.legacy_script = script
         self.script = GENERIC_SCRIPT
         self.hooks = hooks  # (event, matcher or None)
@@ -77,6 +107,21 @@ class Spec:
         self.seconds = seconds  # handler -> the time budget the host gives it, in seconds
         # event -> the tools its matcher must select (--check fails an install that misses one)
         self.tools = tools or {}
+        self.generic = generic  # born after the generic entry: no script of its own to recognise
+        if generic:
+            self.legacy_script = ""
+        self.or_true = or_true  # end the command in `|| true` (never for a host that denies by exit 2)
+        self.shape = shape  # "claude" matcher groups, "flat" handlers per event, "list" of entries
+        self.event_key = event_key  # shape "list": the key of an entry that names its event
+        self.top = dict(top or {})  # top-level keys the file needs, created when missing
+        # shape "flat" / "list": (command, event, matcher) -> the entry the file holds
+        self.entry = entry
+        self.command_keys = command_keys  # where an entry keeps its command ("action.command": nested)
+        # --check's deny smoke: (project, index path, content) -> the payload; (exit, stdout, stderr) -> denied?
+        self.smoke_deny = smoke_deny
+        self.denies = denies
+        self.user_base = user_base  # env -> the user-scope folder, when it is not ~/<dirname>
+        self.project_settings = project_settings  # the project-scope file, relative to the project
 
 
 class Target(flow.Wiring):
@@ -93,15 +138,24 @@ class Target(flow.Wiring):
         self.host, self.title, self.restart = spec.host, spec.title, spec.note
         self.project = os.path.abspath(cwd or os.getcwd())
         moved = environ.get(spec.home_env, "") if spec.home_env else ""
+        settings = ""
         if scope == "user":
             home = environ.get("HOME") or os.path.expanduser("~")
-            self.base = os.path.abspath(moved) if moved else os.path.join(home, spec.dirname)
+            if spec.user_base is not None:
+                self.base = os.path.abspath(spec.user_base(environ))
+            else:
+                self.base = os.path.abspath(moved) if moved else os.path.join(home, spec.dirname)
         else:
             self.base = os.path.join(self.project, spec.dirname)
+            if spec.project_settings:
+                settings = os.path.join(self.project, spec.project_settings)
         self.skills = self.base
-        super().__init__(settings=os.path.join(self.base, spec.settings_name),
+        super().__init__(settings=settings or os.path.join(self.base, spec.settings_name),
                          bundle_dir=os.path.join(self.base, FOLDER), scope=scope)
         self.script = os.path.join(self.skill_dir, "hooks", spec.script)
+        # the folders an install here would make (uninstall takes back the empty ones)
+        self.made_dirs = _missing_dirs([os.path.dirname(self.settings), self.base])
+        self._made_recorded: list[str] | None = None
 
     def hooks(self, interpreter: str) -> list[tuple[str, str | None, dict[str, Any]]]:
         return wanted(self.spec, interpreter, self.script)
@@ -112,8 +166,49 @@ class Target(flow.Wiring):
     def script_of(self, handler: Any) -> str | None:
         return self.spec.script if self.ours(handler) else None
 
+    def present(self, data: dict[str, Any]) -> list[tuple[str, Any, dict[str, Any]]]:
+        return present(self.spec, data)
+
+    def merge(self, data: dict[str, Any], interpreter: str) -> tuple[dict[str, Any], list[str], list[str]]:
+        if self.spec.shape == "claude":
+            new, created, report = add_hook_groups(data, self.hooks(interpreter), self.ours)
+        else:
+            new, created, report = add_entries(self.spec, data, self.hooks(interpreter), self.ours)
+        for key, value in self.spec.top.items():
+            if key not in new:
+                new = dict({key: value}, **new)
+                created.append(key)
+        return new, created, report
+
+    def unmerge(self, data: dict[str, Any], created: list[str] | None) -> tuple[dict[str, Any], int]:
+        if self.spec.shape == "claude":
+            new, removed = remove_hooks(data, self.ours, created)
+        else:
+            new, removed = remove_entries(self.spec, data, self.ours, created)
+        if removed and "hooks" not in new:
+            for key, value in self.spec.top.items():
+                if (created is None or key in created) and new.get(key) == value:
+                    del new[key]
+        return new, removed
+
+    def check_shape(self, doc: JsonDoc) -> None:
+        check_shape(self.spec, doc)
+
     def uninstall_shape(self, doc: JsonDoc) -> None:
         self.check_shape(doc)
+
+    def record_fields(self) -> dict[str, Any]:
+        return {"made_dirs": self.made_dirs} if self.made_dirs else {}
+
+    def uninstall_extras(self, manifest: dict[str, Any] | None, record: Any, dry_run: bool) -> list[flow.Extra]:
+        made = record.get("made_dirs") if isinstance(record, dict) else None
+        self._made_recorded = [d for d in made if isinstance(d, str)] if isinstance(made, list) else None
+        return []
+
+    def leftover_dirs(self, created_base: bool) -> list[str]:
+        if self._made_recorded is not None:
+            return self._made_recorded
+        return super().leftover_dirs(created_base)
 
     def backup_label(self, path: str) -> str:
         return self.spec.settings_name
@@ -127,34 +222,148 @@ def command_handler(timeout: float) -> Callable[[str], dict[str, Any]]:
     return lambda command: {"type": "command", "command": command, "timeout": timeout}
 
 
-def command(interpreter: str, script: str, host: str, event: str) -> str:
-    return "%s -I -S -c %s %s %s %s || true" % (shell_word(interpreter), sh_quote(LAUNCHER), sh_quote(script), host, event)
+def command(interpreter: str, script: str, host: str, event: str, or_true: bool = True) -> str:
+    """`<python> -I -S -c <launcher> "<script>" <host> <event>`, ending in `|| true` unless the
+    host denies by exit code 2."""
+    cmd = "%s %s %s" % (hook_command(interpreter, script), host, event)
+    return cmd + " || true" if or_true else cmd
 
 
-def runs_guard(cmd: str, host: str, legacy_script: str) -> bool:
+def runs_guard(cmd: str, host: str, legacy_script: str = "") -> bool:
     """Whether a hook command runs our guard for `host`: the generic entry with the host's
     name, or (an earlier install) the host's own entry script `legacy_script`."""
     import re
 
     cmd = cmd.replace("\\\\", "/").replace("\\", "/")
-    if "/%s/hooks/%s" % (FOLDER, legacy_script) in cmd:
+    if legacy_script and "/%s/hooks/%s" % (FOLDER, legacy_script) in cmd:
         return True
-    generic = r"/%s/hooks/%s['\"]? +%s(?: |$)" % (FOLDER, re.escape(GENERIC_SCRIPT), re.escape(host))
+    generic = r"/%s/hooks/%s['\"]? +%s(?:\s|$)" % (FOLDER, re.escape(GENERIC_SCRIPT), re.escape(host))
     return re.search(generic, cmd) is not None
+
+
+def _missing_dirs(folders: Sequence[str]) -> list[str]:
+    """Every folder of `folders` and of their parents that does not exist yet, innermost first."""
+    out: list[str] = []
+    for folder in folders:
+        while folder and not os.path.isdir(folder) and folder not in out:
+            out.append(folder)
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                break
+            folder = parent
+    return sorted(out, key=len, reverse=True)
+
+
+def command_of(spec: Spec, handler: Any) -> str | None:
+    """The command a handler runs (its first key of `spec.command_keys` that holds a string)."""
+    for key in spec.command_keys:
+        value: Any = handler
+        for part in key.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        if isinstance(value, str):
+            return value
+    return None
 
 
 def is_ours_for(spec: Spec) -> Callable[[Any], bool]:
     """Whether a handler runs our guard for this host (runs_guard on its command)."""
 
     def is_ours(handler: Any) -> bool:
-        cmd = handler.get("command", handler.get("bash")) if isinstance(handler, dict) else None
+        cmd = command_of(spec, handler) if isinstance(handler, dict) else None
         return isinstance(cmd, str) and runs_guard(cmd, spec.host, spec.legacy_script)
 
     return is_ours
 
 
 def wanted(spec: Spec, interpreter: str, script: str) -> list[tuple[str, str | None, dict[str, Any]]]:
-    return [(event, matcher, spec.handler(command(interpreter, script, spec.host, event))) for event, matcher in spec.hooks]
+    out = []
+    for event, matcher in spec.hooks:
+        cmd = command(interpreter, script, spec.host, event, spec.or_true)
+        out.append((event, matcher, spec.entry(cmd, event, matcher) if spec.entry is not None else spec.handler(cmd)))
+    return out
+
+
+# -- the flat and list shapes of a hooks file ---------------------------------------------
+
+
+def _entry_lists(spec: Spec, data: Mapping[str, Any]) -> list[tuple[str, list[Any]]]:
+    """(event, the list its entries are in) for every list of the file's hooks."""
+    hooks = data.get("hooks")
+    if spec.shape == "list":
+        return [("", hooks)] if isinstance(hooks, list) else []
+    if not isinstance(hooks, dict):
+        return []
+    return [(event, entries) for event, entries in hooks.items() if isinstance(entries, list)]
+
+
+def _event_of(spec: Spec, event: str, entry: Any) -> str:
+    if spec.shape == "list":
+        value = entry.get(spec.event_key) if isinstance(entry, dict) else None
+        return value if isinstance(value, str) else ""
+    return event
+
+
+def present(spec: Spec, data: Mapping[str, Any]) -> list[tuple[str, Any, dict[str, Any]]]:
+    """(event, matcher, handler) for every handler the file holds, in the host's shape."""
+    if spec.shape == "claude":
+        return flow._handlers(dict(data))
+    return [(_event_of(spec, event, e), e.get("matcher"), e)
+            for event, entries in _entry_lists(spec, data) for e in entries if isinstance(e, dict)]
+
+
+def add_entries(spec: Spec, data: Mapping[str, Any], wanted: Sequence[tuple[str, str | None, dict[str, Any]]],
+                is_ours: Callable[[Any], bool]) -> tuple[dict[str, Any], list[str], list[str]]:
+    """add_hook_groups for the flat and list shapes: each wanted entry appended where its event
+    is kept, our old entries there removed; an entry already exactly there is left alone."""
+    new = copy.deepcopy(dict(data))
+    created: list[str] = []
+    if "hooks" not in new:
+        new["hooks"] = [] if spec.shape == "list" else {}
+        created.append("hooks")
+    report = []
+    for event, _matcher, entry in wanted:
+        if spec.shape == "list":
+            entries = new["hooks"]
+        else:
+            if event not in new["hooks"]:
+                new["hooks"][event] = []
+                created.append("hooks/" + event)
+            entries = new["hooks"][event]
+        mine = [e for e in entries if is_ours(e) and _event_of(spec, event, e) == event]
+        if mine == [entry]:
+            report.append("%s: already present" % event)
+            continue
+        entries[:] = [e for e in entries if not (is_ours(e) and _event_of(spec, event, e) == event)] + [entry]
+        report.append("%s: %s" % (event, "replaced our earlier entry" if mine else "added"))
+    return new, created, report
+
+
+def remove_entries(spec: Spec, data: Mapping[str, Any], is_ours: Callable[[Any], bool],
+                   created: Sequence[str] | None) -> tuple[dict[str, Any], int]:
+    """remove_hooks for the flat and list shapes."""
+    new = copy.deepcopy(dict(data))
+    total = 0
+    for event, entries in _entry_lists(spec, new):
+        kept = [e for e in entries if not is_ours(e)]
+        removed = len(entries) - len(kept)
+        total += removed
+        entries[:] = kept
+        if removed and not kept and spec.shape == "flat" and (created is None or "hooks/" + event in created):
+            del new["hooks"][event]
+    if total and not new["hooks"] and (created is None or "hooks" in created):
+        del new["hooks"]
+    return new, total
+
+
+def check_shape(spec: Spec, doc: JsonDoc) -> None:
+    """Refuse a file whose hooks are not in the host's shape (nothing is merged by guessing)."""
+    if spec.shape != "list":
+        check_hooks_shape(doc, [event for event, _ in spec.hooks])
+        return
+    hooks = doc.data.get("hooks")
+    if "hooks" in doc.data and not isinstance(hooks, list):
+        raise SettingsError("%s: \"hooks\" is %s, not an array of hook entries; fix it, then run this again"
+                            % (doc.path, json_type(hooks)))
 
 
 def _scopes(spec: Spec) -> tuple[tuple[str, str], ...]:
@@ -193,14 +402,12 @@ def verbs(spec: Spec) -> tuple[Callable[[argparse.Namespace], int], ...]:
 
 
 def _handlers(doc: JsonDoc, spec: Spec) -> dict[str, list[dict[str, Any]]]:
-    hooks = doc.data.get("hooks") if isinstance(doc.data.get("hooks"), dict) else {}
     is_ours = is_ours_for(spec)
+    events = {event for event, _ in spec.hooks}
     found: dict[str, list[dict[str, Any]]] = {}
-    for event, _ in spec.hooks:
-        groups = hooks.get(event) if isinstance(hooks, dict) else None
-        for group in groups if isinstance(groups, list) else []:
-            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
-                found.setdefault(event, []).extend(h for h in group["hooks"] if is_ours(h))
+    for event, _matcher, handler in present(spec, doc.data):
+        if event in events and is_ours(handler):
+            found.setdefault(event, []).append(handler)
     return found
 
 
@@ -222,31 +429,29 @@ def matcher_selects(matcher: Any, tool: str) -> bool:
 
 
 def _matcher_problems(doc: JsonDoc, spec: Spec) -> list[str]:
-    """One line per event whose group running our handler misses a tool the guard judges."""
-    hooks = doc.data.get("hooks") if isinstance(doc.data.get("hooks"), dict) else {}
+    """One line per event whose entry running our handler misses a tool the guard judges."""
     is_ours = is_ours_for(spec)
     problems = []
-    for event, tools in spec.tools.items():
-        groups = hooks.get(event) if isinstance(hooks, dict) else None
-        for group in groups if isinstance(groups, list) else []:
-            if not isinstance(group, dict) or not any(is_ours(h) for h in group.get("hooks") or []):
-                continue
-            missed = [t for t in tools if not matcher_selects(group.get("matcher"), t)]
-            if missed:
-                problems.append("the %s matcher %s does not select %s: %s runs the guard for none of those calls "
-                                "(an install from before engramory judged them); reinstalling writes the matcher back"
-                                % (event, json.dumps(group.get("matcher")), ", ".join(missed), spec.title))
+    for event, matcher, handler in present(spec, doc.data):
+        tools = spec.tools.get(event)
+        if not tools or not is_ours(handler):
+            continue
+        missed = [t for t in tools if not matcher_selects(matcher, t)]
+        if missed:
+            problems.append("the %s matcher %s does not select %s: %s runs the guard for none of those calls "
+                            "(an install from before engramory judged them); reinstalling writes the matcher back"
+                            % (event, json.dumps(matcher), ", ".join(missed), spec.title))
     return problems
 
 
-def smoke(cmd: str, payload: Mapping[str, Any], timeout: float = SMOKE_TIMEOUT) -> tuple[int, bytes, bytes]:
+def smoke(cmd: str, payload: Any, timeout: float = SMOKE_TIMEOUT, cwd: str | None = None) -> tuple[int, bytes, bytes]:
     """Run one hook command the way the host does (`sh -c`), payload on stdin. On timeout
     the whole process group goes (a hung guard must not hang the check too)."""
     import signal
 
     proc = subprocess.Popen(
         ["/bin/sh", "-c", cmd], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        start_new_session=True,
+        start_new_session=True, cwd=cwd,
     )
     try:
         out, err = proc.communicate(json.dumps(payload).encode(), timeout=timeout)
@@ -277,6 +482,39 @@ def follow(cmd: str, script_name: str, bundle_dir: str) -> tuple[str | None, lis
     return exe, bundle_problems(bundle_dir, exe)
 
 
+def smoke_index(folder: str) -> tuple[str, str]:
+    """A 200-line index in `folder` (at its hard cap) and content that grows it to 260 lines:
+    (the index's path, the new content), for a deny smoke run."""
+    index = os.path.join(folder, "MEMORY.md")
+    lines = ["- [note %d](note-%d.md) - check\n" % (i, i) for i in range(260)]
+    with open(index, "w", encoding="utf-8") as f:
+        f.write("".join(lines[:200]))
+    return index, "".join(lines)
+
+
+def _deny_smoke(spec: Spec, cmd: str, budget: float, out: Callable[[str], Any]) -> list[str]:
+    """The hook command run on a payload shaped as the host documents it, writing past an
+    index's cap: [] when it is answered with the host's deny, else the problem."""
+    import tempfile
+
+    if spec.smoke_deny is None or spec.denies is None:
+        return []
+    with tempfile.TemporaryDirectory(prefix="engramory-check-") as tmp:
+        index, content = smoke_index(tmp)
+        try:
+            code, stdout, stderr = smoke(cmd, spec.smoke_deny(tmp, index, content), budget, cwd=tmp)
+        except subprocess.TimeoutExpired:
+            return ["a write past an index's cap was not answered within %.1f s: %s would let it through"
+                    % (budget, spec.title)]
+        except OSError as exc:
+            return ["could not run it: %s" % exc]
+    if not spec.denies(code, stdout, stderr):
+        return ["a write past an index's cap, in %s's own payload shape, was not denied (exit %d, %r %r): the guard "
+                "would not act" % (spec.title, code, stdout[:80], stderr[-200:])]
+    out("  ok: a write that grows an index past its cap is denied\n")
+    return []
+
+
 def run_check(spec: Spec, target: Target) -> int:
     """The wiring is there, its interpreter and script exist, and a smoke payload is answered
     with no opinion and exit 0 in time. Changes nothing."""
@@ -302,7 +540,7 @@ def run_check(spec: Spec, target: Target) -> int:
             problems.append("%d %s entries run the guard: each call would be judged more than once" % (len(found[event]), event))
     first = next((h for hs in found.values() for h in hs), None)
     if first is not None:
-        cmd = str(first.get("command", first.get("bash", "")))
+        cmd = command_of(spec, first) or ""
         exe, found_problems = follow(cmd, spec.script, target.skill_dir)
         problems.extend(found_problems)
         if exe is not None:
@@ -325,6 +563,7 @@ def run_check(spec: Spec, target: Target) -> int:
                     problems.append("a smoke run took %.1f s: the host may time the guard out (then the edit is allowed unchecked)" % took)
                 else:
                     out("  ok: %s answers in %.2f s (%s)\n" % (spec.script, took, exe))
+                    problems.extend(_deny_smoke(spec, cmd, budget, out))
             except subprocess.TimeoutExpired:
                 problems.append("a smoke run did not answer within %.1f s (the host's budget): the host times it out and "
                                 "the edit goes through unchecked" % budget)

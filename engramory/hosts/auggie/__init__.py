@@ -1,0 +1,105 @@
+"""Auggie (Augment Code's CLI, npm `@augmentcode/auggie`): Claude Code's hook schema in
+`~/.augment/settings.json` or `<project>/.augment/settings.json`, a `PreToolUse` denied by exit
+2 with the reason on stderr (engramory.hosts.claudelike with `deny="exit"`). Not verified on
+the real CLI: it talks only to Augment's own backend, so it cannot run offline here. Facts
+from https://docs.augmentcode.com/cli/hooks and .../cli/hooks-examples and from its npm
+bundle (0.36.0), as PORTING.md says.
+
+- Payload: `{tool_name, tool_input, ...}`; tools `save-file {path, file_content,
+  add_last_line_newline?}` and `str-replace-editor {command: str_replace | insert | view,
+  path, old_str_1, new_str_1, old_str_start_line_number_1, old_str_end_line_number_1,
+  insert_line_1, old_str_2, ...}`, paths relative to the workspace root
+  ($AUGMENT_PROJECT_DIR when the payload has no cwd).
+- Answers: exit 2 blocks a PreToolUse (the docs' examples); a pass is silence and exit 0.
+- Edit model: `save-file` writes its content with a final newline added unless
+  `add_last_line_newline` is false; `str-replace-editor` replaces each `old_str_N` found (its
+  line numbers only pick among equal matches, which does not change the size); an entry not
+  found, and an insert, are judged by their worst case (the new text added).
+- Native memory: Augment's memories live in its backend; a store's index is held to the
+  standard caps.
+"""
+
+from engramory.hosts import claudelike
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from engramory.size import Window
+
+# --- registry declarations (see engramory/hosts/__init__.py) ---
+NAME = "auggie"
+TITLE = "Auggie"
+VERIFIED = ""
+UNVERIFIED_WHY = "Auggie talks only to Augment's own backend, so it cannot run offline here; built from its docs"
+INSTALLER = "engramory.hosts.auggie.install"
+WRITE_TOOL = "save-file"
+EDIT_TOOL = "str-replace-editor"
+TOOLS = {WRITE_TOOL: claudelike.WRITE, EDIT_TOOL: claudelike.EDIT}
+EDIT_MATCHER = "str-replace-editor|save-file"
+MAX_ENTRIES = 64  # old_str_1 .. old_str_64: more than any call sends
+
+
+def window() -> "Window":
+    from engramory import size
+
+    return size.Window(note="Auggie loads no MEMORY.md of its own (its docs): the standard caps, in bytes")
+
+
+def index_paths(cwd: str, env: "Mapping[str, str]") -> "list[str]":
+    return []
+
+
+def payload_of(payload: "dict[str, Any]") -> "tuple[Any, Any, Any]":
+    from engramory import scope
+
+    cwd = payload.get("cwd")
+    if not isinstance(cwd, str) or not cwd:
+        cwd = scope.environ().get("AUGMENT_PROJECT_DIR")
+    return payload.get("tool_name"), payload.get("tool_input"), cwd
+
+
+def _entries(tool_input: "dict[str, Any]", key: str) -> "list[tuple[str | None, str]]":
+    """(old_str_N or None, new_str_N) for N = 1, 2, ... (and the unnumbered pair)."""
+    out: list[tuple[str | None, str]] = []
+    for suffix in [""] + ["_%d" % n for n in range(1, MAX_ENTRIES + 1)]:
+        new = tool_input.get("new_str" + suffix)
+        if not isinstance(new, str):
+            continue
+        old = tool_input.get(key + suffix)
+        out.append((old if isinstance(old, str) else None, new))
+    return out
+
+
+def predict(kind: str, before: "bytes | None", tool_input: "dict[str, Any]") -> "bytes | claudelike.Unknown | None":
+    from engramory.edits import encode
+
+    if kind == claudelike.WRITE:
+        content = tool_input.get("file_content", tool_input.get("content"))
+        if not isinstance(content, str):
+            return None
+        if tool_input.get("add_last_line_newline") is not False and not content.endswith("\n"):
+            content += "\n"
+        return encode(content)
+    command = tool_input.get("command")
+    if command == "insert":
+        added = "".join(new + "\n" for _, new in _entries(tool_input, "old_str"))
+        return claudelike.Unknown(added, "an insert is judged by the text it adds") if added else None
+    if command != "str_replace" or before is None:
+        return None
+    pairs = _entries(tool_input, "old_str")
+    text = before.decode("utf-8", "replace")
+    for old, new in pairs:
+        if old is None or old == "" or old not in text:
+            return claudelike.Unknown("".join(n for _, n in pairs), "Auggie's matcher is not documented")
+        text = text.replace(old, new, 1)
+    return encode(text) if pairs else None
+
+
+DIALECT = claudelike.Dialect(NAME, TOOLS, ("path", "file_path"), predict, index_paths, window, deny="exit",
+                             payload_of=payload_of)
+
+# The entry point engramory.hosts.run calls (hooks/engramory_hook.py auggie PreToolUse).
+respond = claudelike.entries(DIALECT)[0]
+ENTRIES = {"PreToolUse": "respond"}

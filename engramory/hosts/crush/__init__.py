@@ -1,0 +1,149 @@
+"""Crush (charmbracelet/crush, npm `@charmland/crush`): a `PreToolUse` hook in `crush.json`,
+Claude's payload with `event` for `hook_event_name`, denied by exit 2 with the reason on
+stderr (engramory.hosts.claudelike with `deny="exit"`). Not verified on the real CLI: its npm
+package only downloads the binary from GitHub releases in a postinstall, which cannot be
+fetched here. Every fact below is from Crush's source (charmbracelet/crush `main` at 37f36e9,
+after v0.90.0) or its `docs/hooks/README.md`, as PORTING.md says.
+
+- Payload: `{"event": "PreToolUse", "session_id", "cwd", "tool_name", "tool_input"}`, the
+  tool input the model's raw JSON. Tools: `write {file_path, content}`, `edit {file_path,
+  old_string, new_string, replace_all?}`, `multiedit {file_path, edits: [{old_string,
+  new_string, replace_all?}]}`; relative paths join the working dir (`cwd`).
+- Answers: exit 2 with the reason on stderr denies (the model gets `Tool call blocked by
+  hook. Reason: R`); any other exit, unparsable output or the 30 s timeout is no opinion. So a
+  pass is silence and exit 0, and a warn-zone nudge is silence too (Crush's JSON `context`
+  rides with `decision`, and an `allow` would skip the user's permission prompt).
+- Edit model: `write` writes the bytes as given. `edit` on a file with any CRLF edits it as
+  LF and writes every line break back as CRLF, unless the result still holds a CRLF (a CRLF
+  `new_string`); an exact match first (unique unless `replace_all`), else a whitespace-
+  normalised whole-line match that re-indents `new_string` (not ported: judged by its worst
+  case, `new_string` added); `old_string: ""` creates a missing file and is refused on an
+  existing one. `multiedit` applies, in order, the edits that match and skips the others.
+- Native memory: none; its context files (`AGENTS.md`, `CRUSH.md`, ...) load whole, with no
+  cap, so a store's index is held to the standard caps.
+"""
+
+from engramory.hosts import claudelike
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from engramory.size import Window
+
+# --- registry declarations (see engramory/hosts/__init__.py) ---
+NAME = "crush"
+TITLE = "Crush"
+VERIFIED = ""
+UNVERIFIED_WHY = ("its npm package only downloads the binary from GitHub releases, which cannot be fetched "
+                  "here; built from its source and docs")
+INSTALLER = "engramory.hosts.crush.install"
+TOOLS = {"write": claudelike.WRITE, "edit": claudelike.EDIT, "multiedit": claudelike.EDIT}
+EDIT_MATCHER = "^(write|edit|multiedit)$"  # a Go regexp; an invalid one stops Crush from starting
+
+
+def window() -> "Window":
+    from engramory import size
+
+    return size.Window(note="Crush loads no MEMORY.md and its context files whole (read from its source): "
+                            "the standard caps, in bytes")
+
+
+def index_paths(cwd: str, env: "Mapping[str, str]") -> "list[str]":
+    return []
+
+
+def _norm(line: str) -> str:
+    return " ".join(line.split())
+
+
+def _loose_match(text: str, old: str) -> bool:
+    """Whether Crush's whitespace-normalised fallback finds `old` once, as whole lines."""
+    want = [_norm(line) for line in old.split("\n")]
+    if want and want[-1] == "" and len(want) > 1:
+        want = want[:-1]
+    if not any(want):
+        return False
+    lines = [_norm(line) for line in text.split("\n")]
+    hits = sum(1 for i in range(len(lines) - len(want) + 1) if lines[i : i + len(want)] == want)
+    return hits == 1
+
+
+def _replace(text: str, old: str, new: str, replace_all: bool) -> "str | claudelike.Unknown | None":
+    n = text.count(old)
+    if n == 0:
+        return claudelike.Unknown(new, "Crush re-indents a whitespace-normalised match") if _loose_match(text, old) else None
+    if n > 1 and not replace_all:
+        return None
+    return text.replace(old, new) if replace_all else text.replace(old, new, 1)
+
+
+def apply_edits(before: "bytes | None", edits: "list[tuple[str, str, bool]]", multi: bool) -> "bytes | claudelike.Unknown | None":
+    """The bytes `edit` (one edit) or `multiedit` writes, an Unknown for a fallback match,
+    or None when Crush refuses the call."""
+    from engramory.edits import encode
+
+    if before is None:
+        if edits and edits[0][0] == "":
+            text = edits[0][1]
+            rest = edits[1:]
+        else:
+            return None
+        crlf = False
+    else:
+        raw = before.decode("utf-8", "replace")
+        if edits and edits[0][0] == "":
+            return None  # "file already exists"
+        crlf = "\r\n" in raw
+        text = raw.replace("\r\n", "\n") if crlf else raw
+        rest = edits
+    applied = before is None
+    unknown: list[str] = []
+    for old, new, replace_all in rest:
+        if old == "":
+            if multi:
+                continue
+            return None
+        result = _replace(text, old, new, replace_all)
+        if result is None:
+            if multi:
+                continue  # multiedit skips an edit that does not match
+            return None
+        if isinstance(result, claudelike.Unknown):
+            unknown.append(new)
+            continue
+        text = result
+        applied = True
+    if unknown:
+        return claudelike.Unknown("".join(new for _, new, _ in edits), "Crush re-indents a whitespace-normalised match")
+    if not applied:
+        return None  # every edit failed: an error, nothing written
+    if crlf and "\r\n" not in text:
+        text = text.replace("\n", "\r\n")
+    return encode(text)
+
+
+def predict(kind: str, before: "bytes | None", tool_input: "dict[str, Any]") -> "bytes | claudelike.Unknown | None":
+    from engramory.edits import encode
+
+    if kind == claudelike.WRITE:
+        content = tool_input.get("content")
+        return encode(content) if isinstance(content, str) else None
+    items = tool_input.get("edits")
+    multi = isinstance(items, list)
+    edits = []
+    for item in items if isinstance(items, list) else [tool_input]:
+        old = item.get("old_string") if isinstance(item, dict) else None
+        new = item.get("new_string") if isinstance(item, dict) else None
+        if not isinstance(old, str) or not isinstance(new, str):
+            return None
+        edits.append((old, new, item.get("replace_all") is True))
+    return apply_edits(before, edits, multi) if edits else None
+
+
+DIALECT = claudelike.Dialect(NAME, TOOLS, ("file_path",), predict, index_paths, window, deny="exit")
+
+# The entry point engramory.hosts.run calls (hooks/engramory_hook.py crush PreToolUse).
+respond = claudelike.entries(DIALECT)[0]
+ENTRIES = {"PreToolUse": "respond"}
