@@ -21,6 +21,7 @@ its guard runs inside the Hermes process (a plugin), so it starts no process per
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import re
@@ -38,6 +39,7 @@ sys.path.insert(0, ROOT)
 
 from engramory import hosts  # noqa: E402
 from engramory.hosts import mcponly  # noqa: E402
+from engramory.install import settingshooks  # noqa: E402
 
 IGNORED_TARGET = 1.05
 OTHER_TARGET = 1.3
@@ -168,6 +170,14 @@ def payloads(host: str, event: str, index: str, other: str, cwd: str) -> tuple[b
                              json.dumps({"event": "before", "tool": "edit", "params": {"path": index, "edits": [{"oldText": OLD, "newText": OLD + GROW}]}}).encode()),
     }
     table["kilo"] = table["opencode"]
+    spec = getattr(importlib.import_module(hosts.load(host).INSTALLER), "SPEC", None)
+    if host not in table and getattr(spec, "smoke_deny", None) is not None:
+        # a host whose installer smoke-runs a payload of its own documented shape: that shape
+        smoke = os.path.join(cwd, "smoke-" + host)
+        os.makedirs(smoke, exist_ok=True)
+        full, content = settingshooks.smoke_index(smoke)
+        return (json.dumps(spec.smoke_deny(cwd, other, "x\n" * 50)).encode(),
+                json.dumps(spec.smoke_deny(cwd, full, content)).encode())
     if host not in table:
         raise SystemExit("bench: no payloads for host %r: add its row to bench/bench_hooks.py payloads()" % host)
     return table[host]()
@@ -198,7 +208,7 @@ def cases(host: str, tmp: str) -> tuple[dict[str, str], list[Case]]:
     return env, found
 
 
-PRE_EVENTS = ("PreToolUse", "preToolUse", "BeforeTool", "hook", "plugin spawn")
+PRE_EVENTS = ("PreToolUse", "preToolUse", "BeforeTool", "pre_write_code", "hook", "plugin spawn")
 START_EVENTS = ("SessionStart", "sessionStart")
 
 
@@ -233,6 +243,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         subprocess.run(["git", "init", "-q", project], check=True)
         with open(os.path.join(project, "MEMORY.md"), "w", encoding="utf-8") as f:
             f.write("".join("- [n%d](n%d.md) - hook\n" % (i, i) for i in range(199)))
+        with open(os.path.join(project, "src.py"), "w", encoding="utf-8") as f:
+            f.write("x = 1\n")
         table: list[tuple[dict[str, str], Case]] = []
         for name in names:
             env, found = cases(name, tmp)
