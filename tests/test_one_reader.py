@@ -31,6 +31,8 @@ ALLOWED: Dict[Tuple[str, str], str] = {
     ("hosts/claudelike.py", "trace"): "appends to the test-only trace file ($ENGRAMORY_TRACE_FILE)",
     ("hosts/gemini/__init__.py", "_trace"): "appends to the test-only trace file ($ENGRAMORY_TRACE_FILE)",
     ("hosts/claude/check.py", "_smoke_all"): "writes the scratch index of the install smoke run",
+    ("install/settingshooks.py", "smoke_index"): "writes the scratch index of a --check deny smoke run",
+    ("hosts/windsurf/install.py", "smoke_payload"): "reads back the scratch index of a --check deny smoke run",
     ("hosts/codex/install.py", "read_config"): "the installer reads Codex's config.toml (host settings)",
     ("hosts/copilot/install.py", "_read"): "the installer reads a Copilot settings file (host settings, 1 MiB at most)",
     ("install/pluginfile.py", "_read"): "the installer reads a host's plugin file (1 MiB at most)",

@@ -143,7 +143,7 @@ def test_loaded_length() -> None:
 
 # --- the head window against a transcription of the host's own cut (HMo in 2.1.332) -------
 
-from hypothesis import given, settings  # noqa: E402
+from hypothesis import assume, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 
@@ -167,6 +167,10 @@ texts = st.lists(line_text, max_size=14).map("\n".join)
 @settings(max_examples=400, deadline=None)
 @given(texts)
 def test_head_window_loads_what_the_host_shows(text: str) -> None:
+    # The transcription is of the cut alone: a text with an HTML comment is also lexed by the
+    # host (the comment removed first), which tests/test_comment_model.py models against it.
+    # Hypothesis found `<!---->` here once in a full run: not a difference of the cut.
+    assume("<!--" not in text)
     win = CLAUDE.limited(5, 40)
     data = text.encode("utf-8", "surrogatepass")
     shown = _host_cut(text, 5, 40)
