@@ -21,7 +21,6 @@ its guard runs inside the Hermes process (a plugin), so it starts no process per
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import re
@@ -31,7 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -39,14 +38,11 @@ sys.path.insert(0, ROOT)
 
 from engramory import hosts  # noqa: E402
 from engramory.hosts import mcponly  # noqa: E402
-from engramory.install import settingshooks  # noqa: E402
+from tests.hostkit.payloads import payloads  # noqa: E402
 
 IGNORED_TARGET = 1.05
 OTHER_TARGET = 1.3
 IN_PROCESS = {"hermes": "its guard is a plugin inside the Hermes process: no process per call"}
-
-OLD = "- [n5](n5.md) - hook\n"
-GROW = "".join("- [g%d](g%d.md) - more\n" % (i, i) for i in range(5))
 
 
 class Case:
@@ -125,62 +121,6 @@ def install(host: str, tmp: str) -> tuple[dict[str, str], list[tuple[str, str]],
     env.pop("PYTHONPATH")
     commands, spawns = wired(home)
     return env, commands, spawns
-
-
-# -- each host's payloads: (a call it leaves, a growing edit of the index) per event ------------
-
-
-def _claude(event: str, tool: str, args: dict[str, object], cwd: str) -> bytes:
-    return json.dumps({"session_id": "bench", "hook_event_name": event, "tool_name": tool, "tool_input": args,
-                       "cwd": cwd, "source": "startup", "prompt": "go",
-                       "tool_response": {"stdout": "a\n", "stderr": ""}}).encode()
-
-
-def payloads(host: str, event: str, index: str, other: str, cwd: str) -> tuple[bytes, bytes | None]:
-    """(the ignored call, the deny or None when the event has no deny) in `host`'s dialect."""
-    edit = {"file_path": index, "old_string": OLD, "new_string": OLD + GROW}
-    plugin = {"event": "before", "directory": cwd, "cwd": cwd, "sessionID": "bench"}
-    added = "".join("+" + line for line in (OLD + GROW).splitlines(True))
-    patch = "*** Begin Patch\n*** Update File: MEMORY.md\n@@\n-%s%s*** End Patch\n" % (OLD, added)
-    table: dict[str, Callable[[], tuple[bytes, bytes | None]]] = {
-        "claude": lambda: (_claude(event or "PreToolUse", "Read" if event == "PreToolUse" else "Bash", {"file_path": other, "command": "ls"}, cwd),
-                           _claude("PreToolUse", "Edit", edit, cwd) if event == "PreToolUse" else None),
-        "cursor": lambda: (json.dumps({"hook_event_name": "preToolUse", "cwd": cwd, "tool_name": "Read", "tool_input": {"file_path": other}}).encode(),
-                           json.dumps({"hook_event_name": "preToolUse", "cwd": cwd, "tool_name": "StrReplace",
-                                       "tool_input": {"path": index, "old_string": OLD, "new_string": OLD + GROW}}).encode()),
-        "codex": lambda: (_claude(event, "Bash", {"command": "ls -la"}, cwd),
-                          _claude("PreToolUse", "apply_patch", {"command": patch}, cwd) if event == "PreToolUse" else None),
-        "gemini": lambda: (_claude(event, "read_file" if event == "BeforeTool" else "run_shell_command", {"file_path": other, "command": "ls"}, cwd),
-                           _claude("BeforeTool", "replace", {"file_path": index, "old_string": OLD, "new_string": OLD + GROW}, cwd)
-                           if event == "BeforeTool" else None),
-        "qwen": lambda: (_claude(event, "read_file" if event == "PreToolUse" else "run_shell_command", {"file_path": other, "command": "ls"}, cwd),
-                         _claude("PreToolUse", "edit", edit, cwd) if event == "PreToolUse" else None),
-        "droid": lambda: (_claude(event, "Read" if event == "PreToolUse" else "Execute", {"file_path": other, "command": "ls"}, cwd),
-                          _claude("PreToolUse", "Edit", {"file_path": index, "old_str": OLD, "new_str": OLD + GROW}, cwd)
-                          if event == "PreToolUse" else None),
-        "copilot": lambda: (json.dumps({"cwd": cwd, "sessionId": "bench", "toolName": "bash", "toolArgs": {"command": "ls"},
-                                        "toolResult": {"resultType": "success", "textResultForLlm": "a\n"}, "source": "new"}).encode(),
-                            json.dumps({"cwd": cwd, "toolName": "edit", "toolArgs": {"path": index, "old_str": OLD, "new_str": OLD + GROW}}).encode()
-                            if event == "preToolUse" else None),
-        "opencode": lambda: (json.dumps(dict(plugin, tool="read", args={"filePath": other})).encode(),
-                             json.dumps(dict(plugin, tool="edit", args={"filePath": index, "oldString": OLD, "newString": OLD + GROW})).encode()),
-        "cline": lambda: (json.dumps(dict(plugin, tool="read_files", input={"paths": [other]})).encode(),
-                          json.dumps(dict(plugin, tool="editor", input={"path": index, "old_text": OLD, "new_text": OLD + GROW})).encode()),
-        "openclaw": lambda: (json.dumps({"event": "before", "tool": "read", "params": {"path": other}}).encode(),
-                             json.dumps({"event": "before", "tool": "edit", "params": {"path": index, "edits": [{"oldText": OLD, "newText": OLD + GROW}]}}).encode()),
-    }
-    table["kilo"] = table["opencode"]
-    spec = getattr(importlib.import_module(hosts.load(host).INSTALLER), "SPEC", None)
-    if host not in table and getattr(spec, "smoke_deny", None) is not None:
-        # a host whose installer smoke-runs a payload of its own documented shape: that shape
-        smoke = os.path.join(cwd, "smoke-" + host)
-        os.makedirs(smoke, exist_ok=True)
-        full, content = settingshooks.smoke_index(smoke)
-        return (json.dumps(spec.smoke_deny(cwd, other, "x\n" * 50)).encode(),
-                json.dumps(spec.smoke_deny(cwd, full, content)).encode())
-    if host not in table:
-        raise SystemExit("bench: no payloads for host %r: add its row to bench/bench_hooks.py payloads()" % host)
-    return table[host]()
 
 
 def cases(host: str, tmp: str) -> tuple[dict[str, str], list[Case]]:
