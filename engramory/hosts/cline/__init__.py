@@ -484,8 +484,6 @@ DIALECT = claudelike.Dialect(NAME, {}, ("path",), lambda kind, before, args: Non
 
 def respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
     """The plugin's question -> (stdout JSON, stderr, 0)."""
-    from engramory.guard import DENY
-
     payload = claudelike.parse(raw)
     if payload is None:
         return FAIL_OPEN, "", 0
@@ -494,6 +492,8 @@ def respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, s
         d = before_tool(payload, env)
         if d is None:
             return FAIL_OPEN, "", 0
+        from engramory.guard import DENY  # only with a decision: the ignored path stays off the guard
+
         return jsonlite.dumps({"deny": d.message} if d.action == DENY else {"note": d.message}), "", 0
     if event in ("after", "start"):
         if event == "after" and payload.get("tool") not in SHELL_TOOLS:

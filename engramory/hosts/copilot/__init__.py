@@ -277,8 +277,6 @@ def _context(rendered: str) -> str:
 
 def respond_event(raw: bytes, event: str, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
     """stdin bytes of `event` -> (stdout, stderr, 0). Never a non-zero exit."""
-    from engramory.guard import DENY
-
     payload = claudelike.parse(raw)
     if payload is None:
         return "", "", 0
@@ -286,6 +284,8 @@ def respond_event(raw: bytes, event: str, env: "Mapping[str, str] | None" = None
         decision = _pre(payload, env)
         if decision is None:
             return "", "", 0
+        from engramory.guard import DENY  # only with a decision: the ignored path stays off the guard
+
         if decision.action == DENY:
             return jsonlite.dumps({"permissionDecision": "deny", "permissionDecisionReason": decision.message}), "", 0
         return jsonlite.dumps({"additionalContext": decision.message}), "", 0

@@ -360,8 +360,6 @@ DIALECT = claudelike.Dialect(NAME, {}, ("path",), lambda kind, before, args: Non
 
 
 def respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
-    from engramory.guard import DENY
-
     payload = claudelike.parse(raw)
     if payload is not None and payload.get("event") == "start":
         return start_notice(payload, env), "", 0
@@ -370,6 +368,8 @@ def respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, s
     d = before_tool(payload, env)
     if d is None:
         return FAIL_OPEN, "", 0
+    from engramory.guard import DENY  # only with a decision: the ignored path stays off the guard
+
     return jsonlite.dumps({"deny": d.message} if d.action == DENY else {"note": d.message}), "", 0
 
 

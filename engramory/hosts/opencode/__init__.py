@@ -490,8 +490,6 @@ def respond(raw: bytes, env: "Mapping[str, str] | None" = None,
     """The plugin's question -> (stdout JSON, stderr, 0). `dialect` names the host of the
     opencode family asking (opencode itself, or a fork such as Kilo: engramory.hosts.kilo),
     whose load window judges the change."""
-    from engramory.guard import DENY
-
     payload = claudelike.parse(raw)
     if payload is None:
         return "{}", "", 0
@@ -500,6 +498,8 @@ def respond(raw: bytes, env: "Mapping[str, str] | None" = None,
         d = before_tool(payload, env, dialect)
         if d is None:
             return "{}", "", 0
+        from engramory.guard import DENY  # only with a decision: the ignored path stays off the guard
+
         return jsonlite.dumps({"deny": d.message} if d.action == DENY else {"note": d.message}), "", 0
     if event in ("after", "start"):
         if event == "after" and payload.get("tool") not in SHELL_TOOLS:
