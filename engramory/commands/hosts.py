@@ -58,8 +58,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.write(
             "%s  %s: %s; window %s\n" % (r["name"].ljust(width), r["title"], verified, r["window"]["text"])
         )
-        if r["unverified_why"]:
-            sys.stdout.write("%s  (%s)\n" % (" " * width, r["unverified_why"]))
+        # what the window means for this host (most load no index of their own, so the caps
+        # are engramory's policy there, not the host's), then why it is not verified
+        for why in (r["window"]["note"], r["unverified_why"]):
+            if why:
+                sys.stdout.write("%s  (%s)\n" % (" " * width, why))
     return 0
 
 
