@@ -46,9 +46,8 @@ INDEX = "MEMORY.md"
 ARCHIVE = "archive"
 
 _CJK = "\u3040-\u30ff\u3100-\u312f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\uff66-\uff9f"
-TOKEN_RE = re.compile(
-    r"([%s]+)|((?:(?![%s])[^\W_])+(?:[._:/-](?:(?![%s])[^\W_])+)*)" % (_CJK, _CJK, _CJK)
-)
+TOKEN_PATTERN = r"([%s]+)|((?:(?![%s])[^\W_])+(?:[._:/-](?:(?![%s])[^\W_])+)*)" % (_CJK, _CJK, _CJK)
+_TOKEN_RE: list[re.Pattern[str]] = []  # compiled on first non-ASCII text: it costs a process start milliseconds
 WORD_SPLIT_RE = re.compile(r"[._:/-]")
 
 
@@ -94,7 +93,9 @@ def _words(low: str) -> list[str]:
     if low.isascii():
         return ASCII_RE.findall(low)
     out: list[str] = []
-    for cjk, word in TOKEN_RE.findall(low):
+    if not _TOKEN_RE:
+        _TOKEN_RE.append(re.compile(TOKEN_PATTERN))
+    for cjk, word in _TOKEN_RE[0].findall(low):
         if cjk:
             if len(cjk) == 1:
                 out.append(cjk)
@@ -209,10 +210,10 @@ def note_entries(folder: str, top: bool) -> list[os.DirEntry[str]]:
     out = []
     for entry in found:
         name = entry.name
-        if name.startswith(".") or not name.lower().endswith(".md") or (top and name == INDEX):
+        if name[0] == "." or (name[-3:] != ".md" and not name.lower().endswith(".md")) or (top and name == INDEX):
             continue
         try:
-            if entry.is_symlink() or not entry.is_file(follow_symlinks=False):
+            if not entry.is_file(follow_symlinks=False):  # False for a symlink too
                 continue
         except OSError:
             continue
@@ -266,10 +267,13 @@ STOPWORDS = frozenset(
 )
 
 
-def _probe(term: str) -> str:
+def probe(term: str) -> str:
     """A substring every text that tokenizes to `term` contains (stems drop endings; -ies
     became -y)."""
     return term[:-1] if term.endswith("y") and len(term) > 3 else term
+
+
+_probe = probe
 
 
 FIELDS = tuple(WEIGHTS)  # description, name, body: the order of every per-field triple below
@@ -285,7 +289,7 @@ class Query:
     def __init__(self, query: str) -> None:
         all_terms = list(dict.fromkeys(tokens(query)))
         self.terms = [t for t in all_terms if t not in STOPWORDS] or all_terms
-        self.probes = [_probe(t) for t in self.terms]
+        self.probes = [probe(t) for t in self.terms]
         self.phrase = " ".join(query.lower().split())
         self.use_phrase = len(self.phrase) >= 4 and len(all_terms) > 1
 

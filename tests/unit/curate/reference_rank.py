@@ -7,8 +7,20 @@ from __future__ import annotations
 import math
 from typing import Optional, Sequence
 
-from engramory.curate.search import (ARCHIVE_FACTOR, B, K1, LIMIT, PHRASE_BONUS, STOPWORDS, WEIGHTS, Doc, Hit,
-                                     _probe, _snippet, tokens)
+from engramory.curate.search import (
+    ARCHIVE_FACTOR,
+    K1,
+    LIMIT,
+    PHRASE_BONUS,
+    STOPWORDS,
+    WEIGHTS,
+    B,
+    Doc,
+    Hit,
+    _probe,
+    _snippet,
+    tokens,
+)
 
 
 def rank(docs: Sequence[Doc], query: str, type_: Optional[str] = None, limit: int = LIMIT) -> list[Hit]:
