@@ -56,6 +56,7 @@ if TYPE_CHECKING:
 FORMAT = 1
 INLINE_MAX = 100  # notes: a missing index is built by the search itself up to this many
 RACY_NS = 3 * 10**9  # a note changed this close to its read is read again (coarse clocks, FAT's 2 s)
+PARENT_WAIT = 2.0  # seconds a detached build waits for the search that started it to end
 BUSY_S = 5.0  # how long a search waits for another process's write before it scans instead
 CHUNK = 500  # ids or terms per SQL statement (SQLite's default variable limit is 999 or more)
 _INO_MASK = (1 << 63) - 1
@@ -589,10 +590,12 @@ def lookup(root: str, q: S.Query, type_: str | None, limit: int, include_archive
             out.reread = refresh(conn, st, now, t0)
             if out.reread > max(INLINE_MAX, todo // 4):
                 out.rebuild = True  # read all the same; a build packs the ids again
-        out.hits = answer(conn, st, q, type_, limit, include_archive)
-        if cut is not None:
-            cut.extend(cut_list(root, st, include_archive))
+        hits = answer(conn, st, q, type_, limit, include_archive)
+        cut_here = cut_list(root, st, include_archive)
         conn.execute("COMMIT")
+        out.hits = hits
+        if cut is not None:
+            cut.extend(cut_here)
     except sqlite3.OperationalError as exc:
         if "locked" not in str(exc) and "busy" not in str(exc):
             out.problem = _unreadable(where, exc)
@@ -692,12 +695,13 @@ def build_in_background(root: str) -> None:
         return
     bundle = os.path.dirname(os.path.dirname(os.path.abspath(engramory.__file__)))
     work = ("import sys; sys.path.insert(0, sys.argv[1]); from engramory.curate import searchindex; "
-            "searchindex.build(sys.argv[2], int(sys.argv[3]))")
+            "searchindex.build_detached(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))")
     python = sys.executable or "python3"
     try:
         os.set_inheritable(fd, True)
         null = os.devnull
-        os.posix_spawn(python, [python, "-I", "-S", "-c", work, bundle, root, str(fd)], dict(os.environ),
+        os.posix_spawn(python, [python, "-I", "-S", "-c", work, bundle, root, str(fd), str(os.getpid())],
+                       dict(os.environ),
                        file_actions=[(os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
                                      (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),
                                      (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0)], setsid=True)
@@ -705,6 +709,23 @@ def build_in_background(root: str) -> None:
         pass  # no detached child here: searches keep scanning, and a small store builds inline
     finally:
         os.close(fd)
+
+
+def build_detached(root: str, lock_fd: int, parent: int) -> None:
+    """The detached child's work: at a lower priority, and once the search that started it has
+    ended (PARENT_WAIT at most), so as not to slow the very search that is scanning meanwhile."""
+    try:
+        os.nice(10)
+    except (AttributeError, OSError):
+        pass
+    deadline = time.monotonic() + PARENT_WAIT
+    while time.monotonic() < deadline:
+        try:
+            os.kill(parent, 0)
+        except OSError:
+            break
+        time.sleep(0.01)
+    build(root, lock_fd)
 
 
 def search(root: str, query: str, type_: str | None = None, limit: int = S.LIMIT,

@@ -371,3 +371,16 @@ def test_doctor_does_not_take_the_index_for_a_note(tmp_path: Path, capsys: pytes
     cli.main(["doctor", str(tmp_path), "--json"])
     assert capsys.readouterr().out == before
     metadir.check(str(tmp_path))  # a regular file where engramory keeps its index: not damage
+
+
+def test_a_note_past_read_max_is_reported_as_the_scan_reports_it(tmp_path: Path) -> None:
+    note(tmp_path, "big.md", "reference", "A long kibana note", "kibana line\n" * (search.READ_MAX // 10))
+    note(tmp_path, "archive/old.md", "reference", "Kibana archived", "Old.")
+    want: List[Tuple[str, int]] = []
+    scanned = as_result(search.search(str(tmp_path), "kibana", cut=want))
+    assert searchindex.build(str(tmp_path))
+    got: List[Tuple[str, int]] = []
+    q = search.Query("kibana")
+    out = searchindex.lookup(str(tmp_path), q, None, 10, True, got)
+    assert out.hits is not None and as_result(out.hits) == scanned
+    assert got == want and len(want) == 1 and want[0][0].endswith("big.md")
