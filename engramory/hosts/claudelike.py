@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
     from engramory.guard import Decision
     from engramory.size import Window
+    from engramory.stale import Session
 
     # a host's own judge of a tool whose input names its files itself: (tool_input, cwd, env)
     PatchJudge = Callable[[dict[str, Any], "str | None", "Mapping[str, str] | None"], "Decision | None"]
@@ -91,11 +92,13 @@ def judge(
     predict: "Callable[[bytes | None], bytes | Unknown | None]",
     env: "Mapping[str, str] | None",
     window: "Window | None" = None,
+    seen: "Session | None" = None,
 ) -> "Decision | None":
     """Read the file (bounded), predict with this host's own edit model, and hand the bytes
     to the one decision, guard.judge, under this host's load window. `predict(before)` ->
     the bytes the host will write, None when it refuses the call (then nothing is said), or
-    an `Unknown` (then guard.judge_bound judges the worst case)."""
+    an `Unknown` (then guard.judge_bound judges the worst case). `seen`: the session, for the
+    stale-write rule (guard.judge)."""
     from engramory import config, guard
 
     environ = scope.environ() if env is None else env
@@ -122,7 +125,7 @@ def judge(
         return None  # the host refuses this call itself and writes nothing
     if isinstance(after, Unknown):
         return guard.judge_bound(path, before, after.added, environ, window, tool, after.why)
-    return guard.judge(path, before, after, environ, window, tool)
+    return guard.judge(path, before, after, environ, window, tool, seen)
 
 
 def trace(target: str, path: str, tool: str, after: "bytes | Unknown | None") -> None:

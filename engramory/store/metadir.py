@@ -10,6 +10,7 @@ commands raise, and the one way each of those files is read and written.
     verify.lock             held by the one verify run in the background (engramory.verify.cache)
     doctor-notice.json      a large store's doctor error count for SessionStart (engramory.notices)
     background.lock         held by the one detached reconcile of a large store (engramory.store.review)
+    seen/                   per agent session, hashes of what it last saw of an index (engramory.stale)
 
 Every read goes through `scope.read_bounded` (non-blocking open, a FIFO, device or folder
 refused before a byte is read, at most limit + 1 bytes held). Anything in the way that is
@@ -41,10 +42,13 @@ LOCK_EXCL = "lock.excl"
 VERIFY_LOCK = "verify.lock"
 DOCTOR_NOTICE = "doctor-notice.json"
 BACKGROUND_LOCK = "background.lock"
+SEEN = "seen"
 TMP_MARK = ".engramory-tmp-"
 
 FILES = (JOURNAL, HISTORY, PENDING, MANIFEST, LOCK, LOCK_EXCL, VERIFY_LOCK, DOCTOR_NOTICE, BACKGROUND_LOCK)  # regular files, when present
-FOLDERS = (BLOBS,)
+FOLDERS = (BLOBS, SEEN)
+FOLDER_ROLES = {BLOBS: "the folder of prior versions engramory keeps for undo",
+                SEEN: "the folder of what each agent session last saw of the index"}
 
 
 class JournalError(Exception):
@@ -121,7 +125,7 @@ def check(root: str) -> None:
         where = os.path.join(meta, name)
         found = _lkind(where)
         if found is not None and found != "a folder":
-            raise damaged(where, found, "the folder of prior versions engramory keeps for undo")
+            raise damaged(where, found, FOLDER_ROLES.get(name, "a folder engramory keeps"))
 
 
 def meta_dir(root: str) -> str:
