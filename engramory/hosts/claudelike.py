@@ -44,6 +44,7 @@ class Dialect:
         index_paths: "Callable[[str, Mapping[str, str]], list[str]]",
         window: "Callable[[], Window] | None" = None,
         patch: "Mapping[str, PatchJudge] | None" = None,
+        read_tools: "tuple[str, ...]" = (),
     ) -> None:
         self.name = name
         self.tools = tools  # tool name -> WRITE or EDIT
@@ -52,6 +53,9 @@ class Dialect:
         self.index_paths = index_paths
         self.window = window  # the host's load window (hosts.<name>.window)
         self.patch = patch or {}  # tool name -> its own judge (a patch tool)
+        # the host's read tools, whose PostToolUse records what the agent saw (engramory.stale);
+        # a host that names any is judged by the stale-write rule too
+        self.read_tools = read_tools
 
 
 def parse(raw: bytes) -> "dict[str, Any] | None":
@@ -218,8 +222,31 @@ def pre_tool(payload: "dict[str, Any]", dialect: Dialect, env: "Mapping[str, str
     if not scope.interesting(full, environ):
         return ""
     win = dialect.window() if dialect.window is not None else None
-    decision = judge(full, tool, lambda before: dialect.predict(kind, before, tool_input), env, win)
+    seen = _session(payload, dialect) if dialect.read_tools else None
+    decision = judge(full, tool, lambda before: dialect.predict(kind, before, tool_input), env, win, seen)
     return render_pre(decision) if decision is not None else ""
+
+
+def _session(payload: "Mapping[str, Any]", dialect: Dialect) -> "Session | None":
+    from engramory import stale
+
+    return stale.session(dialect.name, payload.get("session_id"))
+
+
+def after_read(payload: "Mapping[str, Any]", dialect: Dialect, env: "Mapping[str, str] | None") -> None:
+    """PostToolUse of a read tool: when it read an index, record what the agent saw
+    (engramory.stale). Any other file: nothing imported, nothing opened."""
+    tool_input = payload.get("tool_input")
+    raw = path_of(tool_input, dialect.path_keys) if isinstance(tool_input, dict) else None
+    if raw is None:
+        return
+    cwd = payload.get("cwd")
+    full = scope.resolve_path(raw, cwd if isinstance(cwd, str) else None)
+    if not scope.guards_index(full, scope.environ() if env is None else env):
+        return
+    from engramory import stale
+
+    stale.note_read(full, _session(payload, dialect))
 
 
 # -- notices after shell tools and at session start ------------------------------------------
@@ -257,6 +284,9 @@ def respond(raw: bytes, dialect: Dialect, event: str = PRE, env: "Mapping[str, s
         return "", "", 0
     if event == PRE:
         return pre_tool(payload, dialect, env), "", 0
+    if event == POST and payload.get("tool_name") in dialect.read_tools:
+        after_read(payload, dialect, env)
+        return "", "", 0
     return notice(event, payload, dialect, env), "", 0
 
 
