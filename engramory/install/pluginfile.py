@@ -257,15 +257,15 @@ def run_check(spec: Spec, target: Target) -> int:
     elif not _ours(spec, raw):
         problems.append("%s is not engramory's plugin" % target.settings)
     else:
-        exe, script = plugin_consts(raw.decode("utf-8", "replace"))
-        if isinstance(exe, str) and isinstance(script, str) and raw != plugin_text(spec, exe, script).encode("utf-8"):
-            problems.append("%s is not the plugin this engramory writes (an older or edited copy): what it does "
-                            "is not what is checked here (an older one does not record reads, so a stale write "
-                            "is not refused)" % target.settings)
         question = {"event": "before", "tool": "read", "args": {}, "directory": target.project}
         problems.extend(smoke_plugin(raw.decode("utf-8", "replace"), target.skill_dir, question,
                                      spec.timeout_ms / 1000.0, spec.script, out))
         if spec.prove is not None and not problems:
             problems.extend(spec.prove(target, out))
+        exe, script = plugin_consts(raw.decode("utf-8", "replace"))
+        if isinstance(exe, str) and isinstance(script, str) and raw != plugin_text(spec, exe, script).encode("utf-8"):
+            problems.append("%s is not the plugin this engramory writes (an older or edited copy): an older one "
+                            "does not tell the guard what `read` showed, so a stale write is not refused"
+                            % target.settings)
     return finish_problems(problems, reinstall_step(spec.host, target.scope),
                            "the plugin is in place and the guard answers")

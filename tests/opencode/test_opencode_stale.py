@@ -110,3 +110,21 @@ def test_a_fresh_write_with_the_guard_goes_through(opencode: StaleOpencode) -> N
     """The control: read, then write, nothing else writing in between: applied."""
     opencode.install()
     assert stale.run_fresh(opencode, "write", index_of(opencode)) == stale.fresh_result("write")
+
+
+def test_an_older_plugin_fails_check_and_reinstall_upgrades_it(opencode: StaleOpencode) -> None:
+    """A plugin file from before the stale rule (no `read` in tool.execute.after) tells the guard
+    nothing of what was read: --check says so, and install writes the current one back."""
+    opencode.install(first_run=False)
+    plugin = opencode.project / ".opencode" / "plugins" / "engramory.js"  # the suite installs in project scope
+    text = plugin.read_text(encoding="utf-8")
+    assert 'event: "read"' in text
+    start = text.index("        if (input && READ.has(input.tool)) {")
+    plugin.write_text(text[:start] + text[text.index("        if (!input || !SHELL.has"):], encoding="utf-8")
+    check = opencode.engramory("install", "--host", "opencode", *opencode.scope, "--check")
+    assert check.returncode == 1
+    assert ("is not the plugin this engramory writes (an older or edited copy): an older one does not tell the "
+            "guard what `read` showed, so a stale write is not refused") in check.stdout
+    opencode.install(first_run=False)
+    assert plugin.read_text(encoding="utf-8") == text
+    assert opencode.engramory("install", "--host", "opencode", *opencode.scope, "--check").returncode == 0
