@@ -245,3 +245,46 @@ def test_the_seen_folder_in_the_way_is_reported_by_check(tmp_path: Path) -> None
         metadir.check(str(index.parent))
     stale.note_read(str(index), WHO)  # and the hook records nothing there, silently
     assert (index.parent / ".engramory" / "seen").read_text() == "x"
+
+
+# -- the read hooks of the wired hosts -------------------------------------------------------------
+
+READS = {
+    "gemini": ("respond", lambda path, cwd: {"hook_event_name": "AfterTool", "tool_name": "read_file",
+                                             "tool_input": {"file_path": path}, "cwd": cwd, "session_id": "s"}),
+    "droid": ("post", lambda path, cwd: {"hook_event_name": "PostToolUse", "tool_name": "Read",
+                                         "tool_input": {"file_path": path}, "cwd": cwd, "session_id": "s"}),
+    "opencode": ("respond", lambda path, cwd: {"event": "read", "tool": "read", "args": {"filePath": path},
+                                               "directory": cwd, "sessionID": "s"}),
+    "kilo": ("respond", lambda path, cwd: {"event": "read", "tool": "read", "args": {"filePath": path},
+                                           "directory": cwd, "sessionID": "s"}),
+}
+
+
+@pytest.mark.parametrize("host", sorted(READS))
+def test_a_read_hook_records_an_index_and_then_the_hosts_write_is_judged(tmp_path: Path, host: str) -> None:
+    import importlib
+
+    index = store(tmp_path)
+    entry, payload = READS[host]
+    module = importlib.import_module("engramory.hosts." + host)
+    getattr(module, entry)(json.dumps(payload("memory/MEMORY.md", str(tmp_path))).encode(), {})
+    assert records(index) == sorted([stale.Session(host, "s").key() + ".json", ".gitignore"])
+    index.write_text(SEED + FOREIGN)
+    assert judge(index, SEED + AGENT, stale.Session(host, "s")) is not None
+
+
+@pytest.mark.parametrize("host", sorted(READS))
+def test_a_read_hook_on_a_file_that_is_not_an_index_imports_and_writes_nothing(tmp_path: Path, host: str) -> None:
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    entry, payload = READS[host]
+    raw = json.dumps(payload(str(tmp_path / "src" / "main.py"), str(tmp_path)))
+    code = ("import sys; sys.path.insert(0, %r); import engramory.hosts.%s as m; before = set(sys.modules); "
+            "print(m.%s(%r.encode(), {})); print(sorted(set(sys.modules) - before))" % (str(ROOT), host, entry, raw))
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines()[-1] == "[]", done.stdout
+    assert list(tmp_path.iterdir()) == []

@@ -515,8 +515,6 @@ def respond(raw: bytes, env: "Mapping[str, str] | None" = None,
     """The plugin's question -> (stdout JSON, stderr, 0). `dialect` names the host of the
     opencode family asking (opencode itself, or a fork such as Kilo: engramory.hosts.kilo),
     whose load window judges the change."""
-    from engramory.guard import DENY
-
     payload = claudelike.parse(raw)
     if payload is None:
         return "{}", "", 0
@@ -525,6 +523,8 @@ def respond(raw: bytes, env: "Mapping[str, str] | None" = None,
         d = before_tool(payload, env, dialect)
         if d is None:
             return "{}", "", 0
+        from engramory.guard import DENY
+
         return jsonlite.dumps({"deny": d.message} if d.action == DENY else {"note": d.message}), "", 0
     if event == "read":
         after_read(payload, env, dialect)
