@@ -36,6 +36,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from engramory.stale import Session
+
 DENY = "deny"
 NUDGE = "nudge"
 # Past this the index is not read: an Edit is then judged from its payload (every Edit that
@@ -189,12 +191,40 @@ def judge(
     env: "Mapping[str, str] | None" = None,
     window: "Window | None" = None,
     tool: str = "edit",
+    seen: "Session | None" = None,
 ) -> "Decision | None":
-    """The one decision on a change with a known result (see the module docstring)."""
+    """The one decision on a change with a known result (see the module docstring). `seen`:
+    the host's session, when its hooks record what the agent reads (engramory.stale): a
+    write that would drop lines another writer added since the agent's last read is denied."""
     ro, caps, notes, win = _prelude(path, env, window, tool)
     if caps is None:
         return ro
-    return decide(path, tool, before or b"", after, caps, notes, win)
+    decision = decide(path, tool, before or b"", after, caps, notes, win)
+    if seen is None:
+        return decision
+    return stale_decision(path, tool, before, after, seen, decision)
+
+
+def stale_decision(
+    path: str, tool: str, before: "bytes | None", after: bytes, seen: "Session", decision: "Decision | None"
+) -> "Decision | None":
+    """`decision` (the size rule's), with the stale-write rule on top (engramory.stale): a
+    deny when `after` drops lines another writer added since this session last read `path`
+    (with the size rule's deny, when both fire, in the one message); otherwise, when the
+    write goes ahead, the lines it brings in are recorded as seen."""
+    from engramory import stale
+
+    lost = stale.lost_lines(path, seen, before, after)
+    if lost is None:
+        if decision is None or decision.action != DENY:
+            stale.note_write(path, seen, before, after)
+        return decision
+    text = stale.message(path, tool, lost)
+    if decision is not None and decision.action == DENY:
+        text += " Besides: " + decision.message
+    out = Decision(DENY, text, path)
+    out.caps = decision.caps if decision is not None else None  # before / after stay None: not a size deny
+    return out
 
 
 def judge_bound(
@@ -223,7 +253,8 @@ def _read_only_decision(path: str, root: str, store: "config.StoreConfig") -> "D
 
 
 def evaluate(
-    req: "edits.Request", env: "Mapping[str, str] | None" = None, window: "Window | None" = None
+    req: "edits.Request", env: "Mapping[str, str] | None" = None, window: "Window | None" = None,
+    seen: "Session | None" = None,
 ) -> "Decision | None":
     """Read, predict, judge one file change. None means: say nothing, let the host proceed."""
     environ = scope.environ() if env is None else env
@@ -260,7 +291,7 @@ def evaluate(
         from engramory import worstcase
 
         return worstcase.judge_unpredicted(req, before, environ, window, "")
-    return judge(req.path, before, after, environ, window, req.tool)
+    return judge(req.path, before, after, environ, window, req.tool, seen)
 
 
 def trace_prediction(req: "edits.Request", after: "bytes | None", env: "Mapping[str, str]") -> None:

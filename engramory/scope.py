@@ -329,6 +329,11 @@ def is_index(path: str, name: str, paths: "Sequence[str] | None") -> bool:
     return links_to(join(dirname(path), name), path)
 
 
+def guards_index(path: str, env: "Mapping[str, str]") -> bool:
+    """`is_index` with the index name and paths `env` sets (what a read hook asks first)."""
+    return is_index(path, index_name(env)[0], index_paths(env))
+
+
 def links_to(link: str, path: str) -> bool:
     """Whether `link` is a symbolic link whose realpath is `path`'s."""
     return islink(link) and realpath(link) == realpath(path)

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
     from engramory.guard import Decision
     from engramory.size import Window
+    from engramory.stale import Session
 
     # a host's own judge of a tool whose input names its files itself: (tool_input, cwd, env)
     PatchJudge = Callable[[dict[str, Any], "str | None", "Mapping[str, str] | None"], "Decision | None"]
@@ -51,6 +52,7 @@ class Dialect:
         patch: "Mapping[str, PatchJudge] | None" = None,
         deny: str = "json",
         payload_of: "Callable[[dict[str, Any]], tuple[Any, Any, Any]] | None" = None,
+        read_tools: "tuple[str, ...]" = (),
     ) -> None:
         self.name = name
         self.tools = tools  # tool name -> WRITE or EDIT
@@ -61,6 +63,9 @@ class Dialect:
         self.patch = patch or {}  # tool name -> its own judge (a patch tool)
         self.deny = deny  # "json": hookSpecificOutput, exit 0; "exit": the reason on stderr, exit 2
         self.payload_of = payload_of  # payload -> (tool name, tool input, cwd); default Claude's keys
+        # the host's read tools, whose PostToolUse records what the agent saw (engramory.stale);
+        # a host that names any is judged by the stale-write rule too
+        self.read_tools = read_tools
 
 
 def parse(raw: bytes) -> "dict[str, Any] | None":
@@ -101,11 +106,13 @@ def judge(
     predict: "Callable[[bytes | None], bytes | Unknown | None]",
     env: "Mapping[str, str] | None",
     window: "Window | None" = None,
+    seen: "Session | None" = None,
 ) -> "Decision | None":
     """Read the file (bounded), predict with this host's own edit model, and hand the bytes
     to the one decision, guard.judge, under this host's load window. `predict(before)` ->
     the bytes the host will write, None when it refuses the call (then nothing is said), or
-    an `Unknown` (then guard.judge_bound judges the worst case)."""
+    an `Unknown` (then guard.judge_bound judges the worst case). `seen`: the session, for the
+    stale-write rule (guard.judge)."""
     from engramory import config, guard
 
     environ = scope.environ() if env is None else env
@@ -132,7 +139,7 @@ def judge(
         return None  # the host refuses this call itself and writes nothing
     if isinstance(after, Unknown):
         return guard.judge_bound(path, before, after.added, environ, window, tool, after.why)
-    return guard.judge(path, before, after, environ, window, tool)
+    return guard.judge(path, before, after, environ, window, tool, seen)
 
 
 def trace(target: str, path: str, tool: str, after: "bytes | Unknown | None") -> None:
@@ -226,7 +233,8 @@ def pre_decision(payload: "dict[str, Any]", dialect: Dialect, env: "Mapping[str,
     if not scope.interesting(full, environ):
         return None
     win = dialect.window() if dialect.window is not None else None
-    return judge(full, tool, lambda before: dialect.predict(kind, before, tool_input), env, win)
+    seen = _session(payload, dialect) if dialect.read_tools else None
+    return judge(full, tool, lambda before: dialect.predict(kind, before, tool_input), env, win, seen)
 
 
 def pre_tool(payload: "dict[str, Any]", dialect: Dialect, env: "Mapping[str, str] | None") -> str:
@@ -245,6 +253,28 @@ def render_exit(decision: "Decision | None") -> "tuple[str, str, int]":
     if decision.action != DENY:
         return "", "", 0
     return "", decision.message.rstrip("\n") + "\n", 2
+
+
+def _session(payload: "Mapping[str, Any]", dialect: Dialect) -> "Session | None":
+    from engramory import stale
+
+    return stale.session(dialect.name, payload.get("session_id"))
+
+
+def after_read(payload: "Mapping[str, Any]", dialect: Dialect, env: "Mapping[str, str] | None") -> None:
+    """PostToolUse of a read tool: when it read an index, record what the agent saw
+    (engramory.stale). Any other file: nothing imported, nothing opened."""
+    tool_input = payload.get("tool_input")
+    raw = path_of(tool_input, dialect.path_keys) if isinstance(tool_input, dict) else None
+    if raw is None:
+        return
+    cwd = payload.get("cwd")
+    full = scope.resolve_path(raw, cwd if isinstance(cwd, str) else None)
+    if not scope.guards_index(full, scope.environ() if env is None else env):
+        return
+    from engramory import stale
+
+    stale.note_read(full, _session(payload, dialect))
 
 
 # -- notices after shell tools and at session start ------------------------------------------
@@ -285,6 +315,9 @@ def respond(raw: bytes, dialect: Dialect, event: str = PRE, env: "Mapping[str, s
         if dialect.deny == "exit":
             return render_exit(pre_decision(payload, dialect, env))
         return pre_tool(payload, dialect, env), "", 0
+    if event == POST and payload.get("tool_name") in dialect.read_tools:
+        after_read(payload, dialect, env)
+        return "", "", 0
     return notice(event, payload, dialect, env), "", 0
 
 

@@ -262,5 +262,10 @@ def run_check(spec: Spec, target: Target) -> int:
                                      spec.timeout_ms / 1000.0, spec.script, out))
         if spec.prove is not None and not problems:
             problems.extend(spec.prove(target, out))
+        exe, script = plugin_consts(raw.decode("utf-8", "replace"))
+        if isinstance(exe, str) and isinstance(script, str) and raw != plugin_text(spec, exe, script).encode("utf-8"):
+            problems.append("%s is not the plugin this engramory writes (an older or edited copy): an older one "
+                            "does not tell the guard what `read` showed, so a stale write is not refused"
+                            % target.settings)
     return finish_problems(problems, reinstall_step(spec.host, target.scope),
                            "the plugin is in place and the guard answers")

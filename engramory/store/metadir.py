@@ -13,6 +13,7 @@ commands raise, and the one way each of those files is read and written.
     search.sqlite           the search index, rebuilt from the notes whenever in doubt (engramory.curate.searchindex)
     search.sqlite-journal   SQLite's rollback journal of it, while an update is in flight
     search.lock             held by the one process building the search index
+    seen/                   per agent session, hashes of what it last saw of an index (engramory.stale)
 
 Every read goes through `scope.read_bounded` (non-blocking open, a FIFO, device or folder
 refused before a byte is read, at most limit + 1 bytes held). Anything in the way that is
@@ -47,11 +48,14 @@ BACKGROUND_LOCK = "background.lock"
 SEARCH_INDEX = "search.sqlite"
 SEARCH_JOURNAL = SEARCH_INDEX + "-journal"
 SEARCH_LOCK = "search.lock"
+SEEN = "seen"
 TMP_MARK = ".engramory-tmp-"
 
 FILES = (JOURNAL, HISTORY, PENDING, MANIFEST, LOCK, LOCK_EXCL, VERIFY_LOCK, DOCTOR_NOTICE, BACKGROUND_LOCK,
          SEARCH_INDEX, SEARCH_JOURNAL, SEARCH_LOCK)  # regular files, when present
-FOLDERS = (BLOBS,)
+FOLDERS = (BLOBS, SEEN)
+FOLDER_ROLES = {BLOBS: "the folder of prior versions engramory keeps for undo",
+                SEEN: "the folder of what each agent session last saw of the index"}
 
 
 class JournalError(Exception):
@@ -128,7 +132,7 @@ def check(root: str) -> None:
         where = os.path.join(meta, name)
         found = _lkind(where)
         if found is not None and found != "a folder":
-            raise damaged(where, found, "the folder of prior versions engramory keeps for undo")
+            raise damaged(where, found, FOLDER_ROLES.get(name, "a folder engramory keeps"))
 
 
 def meta_dir(root: str) -> str:

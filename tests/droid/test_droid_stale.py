@@ -6,6 +6,9 @@ installed (`engramory install --host droid`), and asserts the exact bytes on dis
 What droid 0.225.2 does (its FileTimestampTracker, per session, compares the file's mtime with
 the one its last Read recorded): Edit and ApplyPatch refuse a file changed since the Read;
 Create has no such check and overwrites it, so a stale Create drops the other writer's line.
+With the guard installed, its PostToolUse hook on Read records what the agent saw
+(engramory.stale) and the guard refuses that Create, naming the line it would drop; after one
+more Read the same Create goes through.
 
 droid offers ApplyPatch instead of Create and Edit when the model's file-edit profile is
 "apply-patch": the default for its OpenAI-provider models, and set here on the BYOK model with
@@ -46,15 +49,34 @@ def index_of(droid: Droid) -> Path:
     return droid.project / "memory" / "MEMORY.md"
 
 
-@GUARD
-def test_stale_create_host_drops_the_foreign_line(droid: Droid, guard: bool) -> None:
+def test_stale_create_host_drops_the_foreign_line(droid: Droid) -> None:
     """host drops the foreign line: Create overwrites the file with what the agent read plus
-    its line, the model is told it succeeded, and the guard (installed) let it through."""
+    its line, and the model is told it succeeded."""
     index = index_of(droid)
-    m = stale.measure(droid, "write", index, guard)
+    m = stale.measure(droid, "write", index, False)
     assert m.outcome == stale.DROPPED
     assert m.on_disk == stale.FULL_WRITE.encode()
     assert m.seen == "The file %s has been created successfully." % index
+
+
+@pytest.mark.parametrize("foreign", [stale.APPEND, stale.ENGRAMORY_NEW], ids=["append", "engramory-new"])
+def test_stale_create_guard_refuses_and_the_same_create_after_a_read_goes_through(
+        droid: Droid, foreign: stale.Foreign) -> None:
+    """guard refuses: the stale Create would drop the other writer's lines; the model reads why
+    (`Error: <the deny>`), and after one more Read the same Create is applied."""
+    index = index_of(droid)
+    droid.install()
+    r = stale.run_refused(droid, "write", index, foreign=foreign)
+    assert r.outcome == stale.REFUSED and r.after_deny == foreign.left.encode()
+    assert r.seen == "Error: " + stale.stale_message("Create", str(index), foreign.left), r.seen
+    assert r.tool_results[3] == "The file %s has been created successfully." % index
+    assert r.at_end == stale.FULL_WRITE.encode()
+
+
+def test_a_fresh_create_with_the_guard_goes_through(droid: Droid) -> None:
+    """The control: Read, then Create, nothing else writing in between: applied."""
+    droid.install()
+    assert stale.run_fresh(droid, "write", index_of(droid)) == stale.fresh_result("write")
 
 
 @GUARD

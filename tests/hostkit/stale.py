@@ -260,3 +260,56 @@ def probe_command(log: Path) -> str:
 def probed(log: Path) -> List[Dict[str, Any]]:
     """The payloads a probe hook logged, in order."""
     return common.read_trace(log)
+
+
+# -- with the stale-write rule (engramory.stale): the guard refuses what the host would drop ----
+
+
+def stale_message(tool: str, path: str, left: str = READ_FOREIGN) -> str:
+    """The guard's deny of a whole-file `tool` call on `path` from a read of SEED, the other
+    writer having left `left` (every line past SEED is one it added and the write drops)."""
+    added = [(n, line) for n, line in enumerate(left.splitlines(), 1) if n > SEED.count("\n") and line.strip()]
+    shown = "; ".join('line %d: "%s"' % (n, line) for n, line in added[:3])
+    many = len(added) != 1
+    return ("engramory blocked this %s: %s changed since this session last read it: another writer added %d line%s "
+            "(%s), and this %s would drop %s. Read MEMORY.md again and redo your change on what is there now. "
+            "Nothing was written; compacting is allowed after that read." % (
+                tool, path, len(added), "s" if many else "", shown, tool, "them" if many else "it"))
+
+
+class Refused:
+    """A stale whole-file case with the guard installed: the bytes on disk after the agent's
+    first (stale) write, the outcome, the tool results the model was sent (read, write, the
+    second read, the same write again), and the bytes at the end."""
+
+    def __init__(self, after_deny: bytes, case: str, tool_results: List[str], at_end: bytes, left: str) -> None:
+        self.after_deny = after_deny
+        self.outcome = outcome(after_deny, case, left)
+        self.tool_results = tool_results
+        self.at_end = at_end
+
+    @property
+    def seen(self) -> str:
+        """What the model was sent for its stale write."""
+        assert len(self.tool_results) >= 2, self.tool_results
+        return self.tool_results[1]
+
+
+def run_refused(host: Any, case: str, index: Path, arg: Optional[str] = None, foreign: Foreign = APPEND,
+                **run_args: Any) -> Refused:
+    """A hostbase.Host session with the guard installed: read, the other writer, the agent's
+    whole-file `case` (which the guard must refuse), one more read (what the deny asks for),
+    and the very same call again (now an informed one: applied), then "done"."""
+    seed(index)
+    between: List[bytes] = []
+
+    def reread(_request: Any) -> Sequence[Any]:
+        between.append(index.read_bytes())
+        return [host.read_call(arg or str(index))]
+
+    result, model = host.run([[host.read_call(arg or str(index))],
+                              after_foreign(index, lambda: [agent_call(host, case, index, arg)], foreign),
+                              reread, [agent_call(host, case, index, arg)], "done"], **run_args)
+    host.assert_completed(result)
+    assert between, "the model was not asked for the turn after the stale write"
+    return Refused(between[0], case, list(model.tool_messages()), index.read_bytes(), foreign.left)

@@ -19,6 +19,10 @@
   another encoding, or one with a credential in it, since droid matches against a masked
   copy), the worst case is judged: every line the patch writes there, added.
 - Native memory: none examined; the guard keeps any `MEMORY.md` (or ENGRAMORY_INDEX_PATH).
+- Stale writes (measured, tests/droid/test_droid_stale.py): Edit and ApplyPatch refuse a file
+  changed since its Read (droid's own mtime check); Create does not, and drops the other
+  writer's lines. PostToolUse on `Read` records what the agent saw (engramory.stale), so the
+  guard refuses that Create.
 """
 
 from engramory.hosts import claudelike
@@ -141,7 +145,9 @@ def judge_patch(tool_input: "dict[str, Any]", cwd: "str | None", env: "Mapping[s
     return None
 
 
-DIALECT = claudelike.Dialect(NAME, TOOLS, ("file_path",), predict, index_paths, window, {PATCH_TOOL: judge_patch})
+READ_TOOL = "Read"  # PostToolUse: what the agent read, for the stale-write rule (engramory.stale)
+DIALECT = claudelike.Dialect(NAME, TOOLS, ("file_path",), predict, index_paths, window, {PATCH_TOOL: judge_patch},
+                             read_tools=(READ_TOOL,))
 
 # The entry points engramory.hosts.run calls (hooks/engramory_hook.py droid <event>).
 respond, post, start = claudelike.entries(DIALECT)

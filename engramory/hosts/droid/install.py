@@ -3,7 +3,8 @@
 project hooks in `droid exec` with no prompt). PreToolUse on `Create|Edit|ApplyPatch` (the
 guard: ApplyPatch is the edit tool of droid's "apply-patch" profile, its default for
 OpenAI-provider models; `--check` fails an older install whose matcher misses it),
-PostToolUse on `Execute` and SessionStart (notices). Timeouts are seconds in this host's
+PostToolUse on `Execute|Read` (notices, and what the agent read for the stale-write rule:
+`--check` fails an install whose matcher misses Read) and SessionStart. Timeouts are seconds in this host's
 schema; a failing hook allows.
 """
 
@@ -19,8 +20,8 @@ SPEC = core.Spec(
     dirname=".factory",
     settings_name="settings.json",
     script="engramory_droid_hook.py",
-    hooks=(("PreToolUse", "Create|Edit|ApplyPatch"), ("PostToolUse", "Execute"), ("SessionStart", None)),
-    tools={"PreToolUse": ("Create", "Edit", "ApplyPatch"), "PostToolUse": ("Execute",)},
+    hooks=(("PreToolUse", "Create|Edit|ApplyPatch"), ("PostToolUse", "Execute|Read"), ("SessionStart", None)),
+    tools={"PreToolUse": ("Create", "Edit", "ApplyPatch"), "PostToolUse": ("Execute", "Read")},
     handler=core.command_handler(TIMEOUT),
     seconds=lambda handler: float(handler.get("timeout", 60)),
     note="droid reads settings.json when a session starts: start a new session for the hooks to apply.",

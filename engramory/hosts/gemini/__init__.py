@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from engramory.guard import Decision
     from engramory.hosts.gemini.model import Outcome
     from engramory.size import Window
+    from engramory.stale import Session
 
 # --- registry declarations (see engramory/hosts/__init__.py) ---
 NAME = "gemini"
@@ -53,6 +54,7 @@ AFTER_TOOL = "AfterTool"
 SESSION_START = "SessionStart"
 WRITE_FILE = "write_file"
 REPLACE = "replace"
+READ_FILE = "read_file"  # AfterTool only: what the agent saw, for the stale-write rule (engramory.stale)
 SHELL = "run_shell_command"
 GEMINI_DIR = ".gemini"
 SEARCH_DIR_LIMIT = 2000  # Gemini's own search stops after 50 folders; look further, never less
@@ -295,16 +297,19 @@ def _trace(env: "Mapping[str, str]", path: str, tool: str, outcome: "Outcome", s
         pass
 
 
-def judge(path: str, tool: str, before: "bytes | None", outcome: "Outcome", env: "Mapping[str, str]") -> "Decision | None":
+def judge(path: str, tool: str, before: "bytes | None", outcome: "Outcome", env: "Mapping[str, str]",
+          seen: "Session | None" = None) -> "Decision | None":
     """The core's decision (guard.judge) on one predicted change; a Bound is judged as a
-    file of exactly its size. Read-only rules apply even when the host writes nothing."""
+    file of exactly its size (and never by the stale-write rule: its bytes are not known).
+    Read-only rules apply even when the host writes nothing."""
     from engramory import guard
     from engramory.hosts.gemini.model import Bound
 
     if outcome is None:
         return guard.judge(path, None, b"", env, window(), tool) if not _index(path, env) else None
+    bound = isinstance(outcome, Bound)
     after = _shape(outcome.lines, outcome.nbytes) if isinstance(outcome, Bound) else outcome
-    decision = guard.judge(path, before, after, env, window(), tool)
+    decision = guard.judge(path, before, after, env, window(), tool, None if bound else seen)
     if decision is not None and decision.action == guard.DENY and decision.caps is not None:
         if isinstance(outcome, Bound):
             decision.message = decision.message.replace(" would ", " would, at most, ", 1)
@@ -351,7 +356,7 @@ def decide(payload: "dict[str, Any]", env: "Mapping[str, str]") -> "Decision | N
         if linked and scope.realpath(path) == linked:
             path = private  # the target of Gemini's private index, written by its own name
         if guarded_index(path, name, paths):
-            decision = _index_decision(tool, tool_input, path, env)
+            decision = _index_decision(tool, tool_input, path, env, _session(payload))
         elif scope.store_root_for(path, paths) is not None:
             decision = judge(path, tool, None, None, env)  # read-only rules only
         else:
@@ -362,7 +367,14 @@ def decide(payload: "dict[str, Any]", env: "Mapping[str, str]") -> "Decision | N
     return worst
 
 
-def _index_decision(tool: str, tool_input: "dict[str, Any]", path: str, env: "Mapping[str, str]") -> "Decision | None":
+def _session(payload: "Mapping[str, Any]") -> "Session | None":
+    from engramory import stale
+
+    return stale.session(NAME, payload.get("session_id"))
+
+
+def _index_decision(tool: str, tool_input: "dict[str, Any]", path: str, env: "Mapping[str, str]",
+                    seen: "Session | None" = None) -> "Decision | None":
     from engramory.hosts.gemini import model as ge
 
     before = _read(path)
@@ -388,7 +400,7 @@ def _index_decision(tool: str, tool_input: "dict[str, Any]", path: str, env: "Ma
             return None
         outcome, strategy = ge.replace(before, old, new, tool_input.get("allow_multiple") is True)
     _trace(env, path, tool, outcome, strategy)
-    return judge(path, tool, before, outcome, env)
+    return judge(path, tool, before, outcome, env, seen)
 
 
 def _unread_decision(tool: str, tool_input: "dict[str, Any]", path: str, env: "Mapping[str, str]") -> "Decision | None":
@@ -489,6 +501,27 @@ def parse(raw: bytes) -> "dict[str, Any] | None":
     return payload if isinstance(payload, dict) else None
 
 
+def after_read(payload: "Mapping[str, Any]", env: "Mapping[str, str]") -> None:
+    """AfterTool of read_file: when it read an index, what the agent saw is recorded for the
+    stale-write rule (engramory.stale). Any other file: nothing imported, nothing opened."""
+    tool_input = payload.get("tool_input")
+    raw = tool_input.get("file_path") if isinstance(tool_input, dict) else None
+    if not isinstance(raw, str) or not raw:
+        return
+    cwd = _str(payload.get("cwd"))
+    if not scope.isabs(cwd):
+        return
+    name, paths = names(env)
+    if not _may_be_index(scope.basename(raw), name, paths) and not scope.guards_index(scope.resolve_path(raw, cwd), env):
+        return
+    from engramory import stale
+
+    who = _session(payload)
+    for path in landing_paths(READ_FILE, raw, cwd, name, paths):
+        if guarded_index(path, name, paths):
+            stale.note_read(path, who)
+
+
 def render_deny(decision: "Decision") -> str:
     return jsonlite.dumps({"decision": "deny", "reason": decision.message})
 
@@ -500,6 +533,9 @@ def respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, s
     if payload is None:
         return "", "", 0  # not a payload we can read: no opinion (an allow)
     event = payload.get("hook_event_name")
+    if event == AFTER_TOOL and payload.get("tool_name") == READ_FILE:
+        after_read(payload, environ)
+        return "", "", 0
     if event in (AFTER_TOOL, SESSION_START):
         from engramory.hosts.gemini import notices as gemini_notices
 

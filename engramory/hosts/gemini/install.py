@@ -8,8 +8,8 @@ Where things go (scope user: `$GEMINI_CLI_HOME/.gemini`, else `~/.gemini`; scope
 - `<base>/settings.json`: three entries under `hooks`, each one command hook named
   `engramory-*` with its timeout in milliseconds (Gemini's unit; 10,000 = 10 s):
   `BeforeTool` (matcher `write_file|replace|run_shell_command`: Gemini's matchers are
-  case-sensitive regexes with no Claude aliases), `AfterTool` (same matcher) and
-  `SessionStart`.
+  case-sensitive regexes with no Claude aliases), `AfterTool` (the same and `read_file`: what
+  the agent read is recorded for the stale-write rule, engramory.stale) and `SessionStart`.
 
 The command is `[ -x "<python>" ] && [ -f "<script>" ] && "<python>" -I -S -c <launcher>
 "<script>"; exit 0`. Gemini reads every non-zero exit with text as a deny (127 from a missing
@@ -54,10 +54,12 @@ SCRIPT = "engramory_gemini_hook.py"
 SCOPES = ("user", "project")
 TIMEOUT_MS = 10_000
 TOOL_MATCHER = "write_file|replace|run_shell_command"
+# AfterTool also sees read_file: what the agent read is recorded for the stale-write rule
+AFTER_MATCHER = TOOL_MATCHER + "|read_file"
 # (event, matcher or None for every source, hook name)
 HOOKS: tuple[tuple[str, str | None, str], ...] = (
     ("BeforeTool", TOOL_MATCHER, "engramory-guard"),
-    ("AfterTool", TOOL_MATCHER, "engramory-after-tool"),
+    ("AfterTool", AFTER_MATCHER, "engramory-after-tool"),
     ("SessionStart", None, "engramory-session-start"),
 )
 EVENTS = tuple(event for event, _, _ in HOOKS)
@@ -330,10 +332,12 @@ def check_wiring(target: Target, report: Report) -> None:
         group, handler = found[0]
         if matcher is not None:
             have = group.get("matcher")
-            tools = [t for t in ("write_file", "replace", "run_shell_command") if not _matches(have, t)]
+            tools = [t for t in matcher.split("|") if not _matches(have, t)]
             if tools:
-                report.problem("%s matcher %r does not match %s: those calls are not checked"
-                               % (event, have, ", ".join(tools)), fix)
+                report.problem("%s matcher %r does not match %s: %s"
+                               % (event, have, ", ".join(tools),
+                                  "those reads are not recorded, so a stale write_file is not refused"
+                                  if tools == ["read_file"] else "those calls are not checked"), fix)
         exe, script = command_paths(str(handler.get("command", "")))
         bad = interpreter_problem(exe) if exe and os.path.isabs(exe) else "the command names no absolute interpreter"
         if bad:

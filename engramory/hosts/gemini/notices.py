@@ -137,6 +137,7 @@ def session_start(payload: "Mapping[str, Any]", env: "Mapping[str, str]") -> str
     indexes = known_indexes(payload, env)
     spath = notices.state_path(env, "gemini-" + _str(payload.get("session_id")))
     notices.save_state(spath, {p: notices.signature(p) for p in indexes})
+    _seen_at_start(payload, env)
     lines = []
     for p in indexes:
         reading = notices.read_index(p, env)
@@ -150,6 +151,20 @@ def session_start(payload: "Mapping[str, Any]", env: "Mapping[str, str]") -> str
     if not lines:
         return ""
     return _context(SESSION_START, "engramory: " + " ".join(lines))
+
+
+def _seen_at_start(payload: "Mapping[str, Any]", env: "Mapping[str, str]") -> None:
+    """Gemini puts its private index, whole, into the session's system instruction: the agent's
+    first read of it, recorded for the stale-write rule (engramory.stale)."""
+    from engramory import stale
+    from engramory.hosts.gemini import NAME
+
+    cwd = _str(payload.get("cwd"))
+    who = stale.session(NAME, payload.get("session_id"))
+    if who is not None and cwd and scope.isabs(cwd):
+        path = private_index(cwd, env)
+        if scope.isfile(path):
+            stale.note_read(path, who)
 
 
 def _context(event: str, text: str) -> str:

@@ -6,7 +6,9 @@ so the plugin bounds every call itself and lets the tool run when the guard is s
 broken.
 
 Protocol (plugin -> script, one JSON object on stdin; script -> plugin, one on stdout):
-`{"event": "before", "tool", "args", "directory"}` -> `{"deny": R}` | `{"note": T}` | `{}`;
+`{"event": "before", "tool", "args", "directory", "sessionID"}` -> `{"deny": R}` | `{"note": T}` | `{}`;
+`{"event": "read", "tool", "args", "directory", "sessionID"}` (after `read`: what the session
+was shown of an index is recorded for the stale-write rule, engramory.stale) -> `{}`;
 `{"event": "after", "tool", "directory", "sessionID"}` (shell tools) and
 `{"event": "start", "directory", "sessionID"}` -> `{"context": T}` | `{}`.
 
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
 
     from engramory.guard import Decision
     from engramory.size import Window
+    from engramory.stale import Session
 
 # --- registry declarations (see engramory/hosts/__init__.py) ---
 NAME = "opencode"
@@ -438,7 +441,7 @@ def _window(dialect: "claudelike.Dialect") -> "Window":
 
 
 def _patch(text: str, directory: "str | None", env: "Mapping[str, str] | None", environ: "Mapping[str, str]",
-           dialect: "claudelike.Dialect" = DIALECT) -> "Decision | None":
+           dialect: "claudelike.Dialect" = DIALECT, seen: "Session | None" = None) -> "Decision | None":
     from engramory import patches
     from engramory.guard import read_regular
 
@@ -458,7 +461,7 @@ def _patch(text: str, directory: "str | None", env: "Mapping[str, str] | None", 
             old = before if source == target else read_regular(source)
             return apply_patch_update(old, op.hunks) if old is not None else None
 
-        decision = claudelike.judge(target, "apply_patch", run, env, _window(dialect))
+        decision = claudelike.judge(target, "apply_patch", run, env, _window(dialect), seen)
         if decision is not None:
             return decision
     return None
@@ -474,7 +477,7 @@ def before_tool(payload: "dict[str, Any]", env: "Mapping[str, str] | None",
     environ = scope.environ() if env is None else env
     if tool == "apply_patch":
         text = args.get("patchText")
-        return _patch(text, base, env, environ, dialect) if isinstance(text, str) else None
+        return _patch(text, base, env, environ, dialect, _session(payload, dialect)) if isinstance(text, str) else None
     kind = TOOLS.get(tool) if isinstance(tool, str) else None
     raw = claudelike.path_of(args, ("filePath",))
     if kind is None or raw is None:
@@ -482,7 +485,29 @@ def before_tool(payload: "dict[str, Any]", env: "Mapping[str, str] | None",
     full = scope.resolve_path(raw, base)  # opencode joins a relative path to the session directory
     if not scope.interesting(full, environ):
         return None
-    return claudelike.judge(full, str(tool), lambda before: predict(kind, before, args), env, _window(dialect))
+    return claudelike.judge(full, str(tool), lambda before: predict(kind, before, args), env, _window(dialect),
+                            _session(payload, dialect))
+
+
+def _session(payload: "dict[str, Any]", dialect: "claudelike.Dialect") -> "Session | None":
+    from engramory import stale
+
+    return stale.session(dialect.name, payload.get("sessionID"))
+
+
+def after_read(payload: "dict[str, Any]", env: "Mapping[str, str] | None", dialect: "claudelike.Dialect") -> None:
+    """After `read`: when it read an index, record what the session saw (engramory.stale).
+    Any other file: nothing imported, nothing opened."""
+    args, directory = payload.get("args"), payload.get("directory")
+    raw = claudelike.path_of(args, ("filePath",)) if isinstance(args, dict) else None
+    if raw is None:
+        return
+    full = scope.resolve_path(raw, directory if isinstance(directory, str) else None)
+    if not scope.guards_index(full, scope.environ() if env is None else env):
+        return
+    from engramory import stale
+
+    stale.note_read(full, _session(payload, dialect))
 
 
 def respond(raw: bytes, env: "Mapping[str, str] | None" = None,
@@ -501,6 +526,9 @@ def respond(raw: bytes, env: "Mapping[str, str] | None" = None,
         from engramory.guard import DENY  # only with a decision: the ignored path stays off the guard
 
         return jsonlite.dumps({"deny": d.message} if d.action == DENY else {"note": d.message}), "", 0
+    if event == "read":
+        after_read(payload, env, dialect)
+        return "{}", "", 0
     if event in ("after", "start"):
         if event == "after" and payload.get("tool") not in SHELL_TOOLS:
             return "{}", "", 0

@@ -35,9 +35,11 @@ def plugin_template(title: str, host: str, package: str) -> str:
 PLUGIN_BODY = r'''// engramory guard for __TITLE__, installed by `engramory install --host __HOST__`.
 //
 // Before `write`, `edit` and `apply_patch` it asks engramory's Python core whether the change
-// would grow a memory index past its hard cap, and throws the reason if so (__TITLE__ hands a
-// thrown message to the model verbatim). After `bash` and at the start of a session it adds a
-// notice when an index is over its cap.
+// would grow a memory index past its hard cap, or drop lines another writer added since this
+// session last read it, and throws the reason if so (__TITLE__ hands a thrown message to the
+// model verbatim). After `read` it tells the guard what the session was shown (a read of a file
+// that is not an index is answered at once). After `bash` and at the start of a session it
+// adds a notice when an index is over its cap.
 //
 // __TITLE__ gives a plugin no timeout: a hook that never settles hangs the session. So every
 // call here is bounded (TIMEOUT_MS) and anything other than a clear deny lets the tool run:
@@ -50,6 +52,7 @@ const SCRIPT = "__SCRIPT__";
 const TIMEOUT_MS = 5000;
 const GUARDED = new Set(["write", "edit", "apply_patch"]);
 const SHELL = new Set(["bash"]);
+const READ = new Set(["read"]);
 
 ''' + core.ASK_JS + r'''
 export const EngramoryGuard = async (ctx) => {
@@ -68,6 +71,10 @@ export const EngramoryGuard = async (ctx) => {
     },
     "tool.execute.after": async (input, output) => {
       try {
+        if (input && READ.has(input.tool)) {
+          await ask({ event: "read", tool: input.tool, args: input.args || {}, directory, sessionID: input.sessionID });
+          return;
+        }
         if (!input || !SHELL.has(input.tool) || !output) return;
         const answer = await ask({ event: "after", tool: input.tool, directory, sessionID: input.sessionID });
         if (answer.context && typeof output.output === "string") output.output += "\n\n" + answer.context;
