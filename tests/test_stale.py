@@ -258,6 +258,10 @@ READS = {
                                                "directory": cwd, "sessionID": "s"}),
     "kilo": ("respond", lambda path, cwd: {"event": "read", "tool": "read", "args": {"filePath": path},
                                            "directory": cwd, "sessionID": "s"}),
+    "openclaw": ("respond", lambda path, cwd: {"event": "read", "tool": "read", "params": {"path": path},
+                                               "workspace": cwd, "sessionId": "s"}),
+    "copilot": ("post", lambda path, cwd: {"toolName": "view", "toolArgs": {"path": path}, "cwd": cwd,
+                                           "sessionId": "s"}),
 }
 
 

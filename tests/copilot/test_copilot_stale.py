@@ -8,8 +8,13 @@ match their strings against the file as it is when they run, so the foreign line
 `create` never overwrites an existing file (stale or not), so on the chat-completions wire the
 agent has no full-file write. On the Responses wire (codex model ids) its only file tool is
 `apply_patch`, and a patch that deletes the file and adds it back in one go is applied: that
-full-file rewrite drops the other writer's line. The guard, installed, predicts those bytes
-(Copilot applies a patch's operations one by one: the Delete, then the Add of what was read)."""
+full-file rewrite drops the other writer's line.
+
+With the guard installed, its matcherless postToolUse records what `view` showed the session
+(engramory.stale) and preToolUse passes the session, so that rewrite is denied by the guard,
+with the line it would drop; after one more view the very same patch goes through. The edit
+and the Update patch keep the line and the guard lets them through, having predicted exactly
+the bytes Copilot writes (it applies a patch's operations one by one)."""
 
 from __future__ import annotations
 
@@ -90,15 +95,52 @@ def test_stale_apply_patch_host_keeps_the_foreign_line(copilot: StaleCopilot, gu
     assert m.seen == "Modified 1 file(s): %s" % index_of(copilot)
 
 
-@GUARD
-def test_stale_rewrite_patch_host_drops_the_foreign_line(copilot: StaleCopilot, guard: bool) -> None:
+def test_stale_rewrite_patch_host_drops_the_foreign_line(copilot: StaleCopilot) -> None:
     """host drops the foreign line: Delete File + Add File of the index in one apply_patch
     writes what the agent read plus its line; nothing checks the file changed since the view."""
     index = index_of(copilot)
-    m = patch_case(copilot, "rewrite", guard)
+    m = patch_case(copilot, "rewrite", False)
     assert m.outcome == stale.DROPPED
     assert m.on_disk == stale.FULL_WRITE.encode()
     assert m.seen == "Added 1 file(s): %s\nDeleted 1 file(s): %s" % (index, index)
+
+
+def test_stale_rewrite_patch_guard_refuses_and_the_same_patch_after_a_view_goes_through(copilot: StaleCopilot) -> None:
+    """guard refuses: postToolUse of the view recorded what the session saw, so the Delete + Add
+    that would drop the foreign line is denied with it; after one more view the very same
+    patch goes through."""
+    index = index_of(copilot)
+    copilot.install()
+    stale.seed(index)
+    text = stale.case_patch("rewrite", str(index))
+    between: list[bytes] = []
+
+    def review(_body: object) -> list[object]:
+        between.append(index.read_bytes())
+        return [function_call("view", {"path": str(index)})]
+
+    result, model = copilot.run_responses([[function_call("view", {"path": str(index)})],
+                                           stale.after_foreign(index, lambda: [patch_call(text)]),
+                                           review, [patch_call(text)]])
+    copilot.assert_completed(result)
+    assert between == [stale.READ_FOREIGN.encode()]  # the stale patch wrote nothing
+    outputs = model.tool_outputs()
+    assert len(outputs) == 4, outputs
+    assert outputs[1] == "Denied by preToolUse hook: " + stale.stale_message("apply_patch", str(index)), outputs[1]
+    assert stale.FOREIGN.rstrip("\n") in outputs[2]  # the view the deny asked for shows the line
+    assert outputs[3] == "Added 1 file(s): %s\nDeleted 1 file(s): %s" % (index, index)
+    assert index.read_bytes() == stale.FULL_WRITE.encode()
+
+
+def test_a_fresh_rewrite_patch_with_the_guard_goes_through(copilot: StaleCopilot) -> None:
+    """The control: view, then the Delete + Add, nothing else writing in between: applied."""
+    index = index_of(copilot)
+    copilot.install()
+    stale.seed(index)
+    text = stale.case_patch("rewrite", str(index))
+    result, _ = copilot.run_responses([[function_call("view", {"path": str(index)})], [patch_call(text)]])
+    copilot.assert_completed(result)
+    assert index.read_bytes() == stale.FULL_WRITE.encode()
 
 
 def test_control_create_refuses_an_existing_file_with_no_foreign_write(copilot: StaleCopilot) -> None:

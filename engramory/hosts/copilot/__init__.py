@@ -10,6 +10,10 @@ repository's `.github/hooks/` (loaded only in a trusted folder).
 - Deny: stdout `{"permissionDecision": "deny", "permissionDecisionReason": R}`; the model reads
   `Denied by preToolUse hook: R`. **Exit 1 denies too, and with no matcher that is every tool
   call**: nothing here exits non-zero, and the installed command ends in `|| true`.
+- Stale writes (engramory.stale): postToolUse of `view` records what the session was shown of
+  an index (a view of any other file imports nothing and opens nothing); preToolUse passes the
+  payload's `sessionId`, so a create/edit/apply_patch that would drop lines another writer
+  added since the session's last view is denied with them.
 - Notices: postToolUse and sessionStart answer `{"additionalContext": T}` (appended to the tool
   result / a user message before the prompt).
 - Edit model: `edit` matches loosely in native code that cannot be ported (CRLF, re-indented
@@ -34,6 +38,7 @@ if TYPE_CHECKING:
 
     from engramory.guard import Decision
     from engramory.size import Window
+    from engramory.stale import Session
 
 # --- registry declarations (see engramory/hosts/__init__.py) ---
 NAME = "copilot"
@@ -45,6 +50,7 @@ EVENTS = {PRE: claudelike.PRE, POST: claudelike.POST, START: claudelike.START}
 TOOLS = {"create": claudelike.WRITE, "edit": claudelike.EDIT}
 PATCH_TOOL = "apply_patch"
 SHELL_TOOLS = ("bash",)
+READ_TOOL = "view"
 BOM = b"\xef\xbb\xbf"
 
 
@@ -185,7 +191,7 @@ def _pre(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> "Decisio
     environ = scope.environ() if env is None else env
     if tool == PATCH_TOOL:
         text = args if isinstance(args, str) else (args.get("input") if isinstance(args, dict) else None)
-        return _patch(text, base, env, environ) if isinstance(text, str) else None
+        return _patch(text, base, env, environ, _session(payload)) if isinstance(text, str) else None
     kind = TOOLS.get(tool) if isinstance(tool, str) else None
     if kind is None or not isinstance(args, dict):
         return None
@@ -201,10 +207,33 @@ def _pre(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> "Decisio
         after, bound[0] = predict_with_bound(before, args, kind)
         return after
 
-    return claudelike.lenient(claudelike.judge(full, str(tool), run, env, window()), bound[0])
+    return claudelike.lenient(claudelike.judge(full, str(tool), run, env, window(), _session(payload)), bound[0])
 
 
-def _patch(text: str, cwd: "str | None", env: "Mapping[str, str] | None", environ: "Mapping[str, str]") -> "Decision | None":
+def _session(payload: "dict[str, Any]") -> "Session | None":
+    from engramory import stale
+
+    return stale.session(NAME, payload.get("sessionId"))
+
+
+def after_view(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> None:
+    """postToolUse of `view`: when it showed an index, record what the session saw
+    (engramory.stale). Any other file: nothing imported, nothing opened."""
+    args = _args(payload.get("toolArgs"))
+    raw = claudelike.path_of(args, ("path",)) if isinstance(args, dict) else None
+    if raw is None:
+        return
+    cwd = payload.get("cwd")
+    full = scope.resolve_path(raw, cwd if isinstance(cwd, str) else None)
+    if not scope.guards_index(full, scope.environ() if env is None else env):
+        return
+    from engramory import stale
+
+    stale.note_read(full, _session(payload))
+
+
+def _patch(text: str, cwd: "str | None", env: "Mapping[str, str] | None", environ: "Mapping[str, str]",
+           seen: "Session | None" = None) -> "Decision | None":
     """Each index the patch writes, judged on what Copilot leaves there after every operation."""
     from engramory import patches
 
@@ -220,7 +249,7 @@ def _patch(text: str, cwd: "str | None", env: "Mapping[str, str] | None", enviro
             after, bound[0] = apply_patch(ops, cwd, target, before)
             return None if after is None or after == before else after
 
-        decision = claudelike.lenient(claudelike.judge(target, PATCH_TOOL, run, env, window()), bound[0])
+        decision = claudelike.lenient(claudelike.judge(target, PATCH_TOOL, run, env, window(), seen), bound[0])
         if decision is not None:
             return decision
     return None
@@ -290,6 +319,9 @@ def respond_event(raw: bytes, event: str, env: "Mapping[str, str] | None" = None
             return jsonlite.dumps({"permissionDecision": "deny", "permissionDecisionReason": decision.message}), "", 0
         return jsonlite.dumps({"additionalContext": decision.message}), "", 0
     tool = payload.get("toolName")
+    if event == POST and tool == READ_TOOL:
+        after_view(payload, env)
+        return "", "", 0
     if event == POST and tool not in SHELL_TOOLS:
         return "", "", 0
     shaped = {"session_id": payload.get("sessionId"), "cwd": payload.get("cwd"), "tool_name": tool}

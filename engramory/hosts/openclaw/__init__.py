@@ -7,8 +7,12 @@ so the plugin catches everything, bounds each call to 5 s and lets the tool run 
 OpenClaw 2026.9.6 runs plugin hooks under `openclaw agent --local` and the Gateway, NOT under
 `openclaw agent exec`: there the guard never runs.
 
-Protocol (as for opencode): `{"event": "before", "tool", "params", "derivedPaths", "workspace"}`
--> `{"deny": R}` | `{"note": T}` | `{}`; and `{"event": "start", "sessionId", "workspace"}` (from
+Protocol (as for opencode): `{"event": "before", "tool", "params", "derivedPaths", "workspace",
+"sessionId"}` -> `{"deny": R}` | `{"note": T}` | `{}`; `{"event": "read", "tool", "params",
+"workspace", "sessionId"}` (from `before_tool_call` of `read`: what the session is about to be
+shown of an index is recorded for the stale-write rule, engramory.stale; OpenClaw 2026.9.6 runs
+`after_tool_call` without waiting for it, so a record made there could land after the next
+request, and a write in between would be taken as seen) -> `{}`; and `{"event": "start", "sessionId", "workspace"}` (from
 `before_prompt_build`, once per run, before the model's first request) -> `{"context": T}` | `{}`:
 engramory's session-start backstop, which the plugin prepends to the prompt. OpenClaw 2026.9.6
 has no channel from a plugin to the model between a tool and the next request (a mutated
@@ -38,7 +42,8 @@ parser and applier, ported (patches.parse_openclaw, patches.openclaw_update): ol
 exactly, then without trailing, then surrounding whitespace, then with typography made plain,
 each refused when missing or found more than once; context lines and replaced lines keep the
 file's own bytes and endings. A file that two operations of one patch change is judged by its
-worst case (all new lines added).
+worst case (all new lines added), except a Delete of it followed by an Add of it: OpenClaw runs
+the operations in order, so that leaves the Add's content, predicted exactly.
 """
 
 from engramory import jsonlite, scope
@@ -51,6 +56,7 @@ if TYPE_CHECKING:
 
     from engramory.guard import Decision
     from engramory.size import Window
+    from engramory.stale import Session
 
 # --- registry declarations (see engramory/hosts/__init__.py) ---
 NAME = "openclaw"
@@ -256,7 +262,7 @@ def _edits_of(params: "dict[str, Any]") -> "list[tuple[str, str]] | None":
 
 
 def _patch(text: str, base: "str | None", derived: "list[str]", env: "Mapping[str, str] | None",
-           environ: "Mapping[str, str]") -> "Decision | None":
+           environ: "Mapping[str, str]", seen: "Session | None" = None) -> "Decision | None":
     from engramory import patches
     from engramory.guard import read_regular
 
@@ -273,14 +279,18 @@ def _patch(text: str, base: "str | None", derived: "list[str]", env: "Mapping[st
         # another operation of this patch changes the file too: the result is not predicted
         # from the file on disk, so the worst case is judged (every op's new lines added)
         shared = [o for o, files in zip(ops, touched) if target in files]
-        added = "".join(_added(o) for o in shared) if len(shared) > 1 else None
+        # ... except a Delete of the file and then an Add of it (a whole-file rewrite): OpenClaw
+        # runs the operations in order, so the result is the Add's content, exactly
+        rewrite = (len(shared) == 2 and shared[1] is op and op.kind == patches.ADD and shared[0].kind == patches.DELETE
+                   and scope.resolve_path(shared[0].path, base) == target)
+        added = "".join(_added(o) for o in shared) if len(shared) > 1 and not rewrite else None
 
         def run(before: "bytes | None", op: "Any" = op, source: str = source, target: str = target,
-                added: "str | None" = added) -> "bytes | claudelike.Unknown | None":
+                added: "str | None" = added, rewrite: bool = rewrite) -> "bytes | claudelike.Unknown | None":
             if added is not None:
                 return claudelike.Unknown(added, "another operation of the same patch changes this file too")
             if op.kind == patches.ADD:
-                return None if before is not None else patches.apply_to(None, op)
+                return None if before is not None and not rewrite else patches.apply_to(None, op)
             if source != target and before is not None:
                 return None  # a move onto an existing file is refused
             old = before if source == target else read_regular(source)
@@ -291,7 +301,7 @@ def _patch(text: str, base: "str | None", derived: "list[str]", env: "Mapping[st
             except patches.PatchError:
                 return None
 
-        decision = claudelike.judge(target, "apply_patch", run, env, _window_for(target, environ))
+        decision = claudelike.judge(target, "apply_patch", run, env, _window_for(target, environ), seen)
         if decision is not None:
             return decision
     return None
@@ -329,7 +339,7 @@ def before_tool(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> "
         text = params.get("input")
         derived = payload.get("derivedPaths")
         paths = [p for p in derived if isinstance(p, str)] if isinstance(derived, list) else []
-        return _patch(text, base, paths, env, environ) if isinstance(text, str) else None
+        return _patch(text, base, paths, env, environ, _session(payload)) if isinstance(text, str) else None
     if tool not in ("write", "edit"):
         return None
     raw = claudelike.path_of(params, ("path", "file_path"))
@@ -343,7 +353,7 @@ def before_tool(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> "
         content = params.get("content")
         if not isinstance(content, str):
             return None
-        return claudelike.judge(full, "write", lambda before: apply_write(content), env, win)
+        return claudelike.judge(full, "write", lambda before: apply_write(content), env, win, _session(payload))
     edits = _edits_of(params)
     if edits is None:
         return None
@@ -353,7 +363,32 @@ def before_tool(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> "
         after, bound[0] = apply_edits(before, edits)
         return after
 
-    return claudelike.lenient(claudelike.judge(full, "edit", run, env, win), bound[0])
+    return claudelike.lenient(claudelike.judge(full, "edit", run, env, win, _session(payload)), bound[0])
+
+
+def _session(payload: "dict[str, Any]") -> "Session | None":
+    from engramory import stale
+
+    return stale.session(NAME, payload.get("sessionId"))
+
+
+def before_read(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> None:
+    """Before `read`: when it reads an index, record what the session is shown (engramory.stale).
+    Any other file: nothing imported, nothing opened."""
+    params = payload.get("params")
+    raw = claudelike.path_of(params, ("path", "file_path")) if isinstance(params, dict) else None
+    if raw is None:
+        return
+    environ = scope.environ() if env is None else env
+    ws = payload.get("workspace")
+    if not (isinstance(ws, str) and ws) and not raw.startswith("/"):
+        ws = workspace(environ)  # a relative path: the agent workspace (its config is read only then)
+    full = scope.resolve_path(raw, ws if isinstance(ws, str) and ws else None)
+    if not scope.guards_index(full, environ):
+        return
+    from engramory import stale
+
+    stale.note_read(full, _session(payload))
 
 
 DIALECT = claudelike.Dialect(NAME, {}, ("path",), lambda kind, before, args: None, index_paths, window)
@@ -363,6 +398,9 @@ def respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, s
     payload = claudelike.parse(raw)
     if payload is not None and payload.get("event") == "start":
         return start_notice(payload, env), "", 0
+    if payload is not None and payload.get("event") == "read":
+        before_read(payload, env)
+        return FAIL_OPEN, "", 0
     if payload is None or payload.get("event") != "before":
         return FAIL_OPEN, "", 0
     d = before_tool(payload, env)

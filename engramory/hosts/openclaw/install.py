@@ -35,7 +35,7 @@ from engramory.install.bundle import (
     take_out_bundle,
     unlink_quietly,
 )
-from engramory.install.pluginfile import ASK_JS, smoke_plugin
+from engramory.install.pluginfile import ASK_JS, plugin_consts, smoke_plugin
 from engramory.install.settings import (
     Change,
     JsonDoc,
@@ -77,8 +77,11 @@ PACKAGE_JSON = {"name": "engramory-openclaw-plugin", "version": __version__, "pr
 INDEX_TEMPLATE = r'''// engramory guard for OpenClaw, installed by `engramory install --host openclaw`.
 //
 // before_tool_call: for `write`, `edit` and `apply_patch` it asks engramory's Python core
-// whether the change would grow a memory index past its cap, and blocks the call with the
-// reason if so. OpenClaw BLOCKS a call whose hook throws or takes 15 s, so nothing here
+// whether the change would grow a memory index past its cap, or drop lines another writer
+// added since this session last read it, and blocks the call with the reason if so. Before
+// `read` it tells the guard what the session is about to be shown (after_tool_call would be
+// too late: OpenClaw 2026.9.6 does not wait for it before the next request; a read of a file
+// that is not an index is answered at once). OpenClaw BLOCKS a call whose hook throws or takes 15 s, so nothing here
 // throws, every call is bounded (TIMEOUT_MS) and anything but a clear deny lets the tool run.
 // before_prompt_build (once per run, before the model's first request; OpenClaw runs it only
 // with plugins.entries.engramory.hooks.allowConversationAccess): engramory's session-start
@@ -91,6 +94,7 @@ const PYTHON = "__PYTHON__";
 const SCRIPT = "__SCRIPT__";
 const TIMEOUT_MS = 5000;
 const GUARDED = new Set(["write", "edit", "apply_patch"]);
+const READ = new Set(["read"]);
 
 ''' + ASK_JS + r'''
 export default {
@@ -98,10 +102,14 @@ export default {
   name: "engramory",
   description: "Keeps memory indexes inside the window OpenClaw loads.",
   register(api) {
-    api.on("before_tool_call", async (event) => {
+    api.on("before_tool_call", async (event, ctx) => {
       try {
+        if (event && READ.has(event.toolName)) {
+          await ask({ event: "read", tool: event.toolName, params: event.params || {}, sessionId: (ctx && ctx.sessionId) || "" });
+          return undefined;
+        }
         if (!event || !GUARDED.has(event.toolName)) return undefined;
-        const answer = await ask({ event: "before", tool: event.toolName, params: event.params || {}, derivedPaths: event.derivedPaths || [] });
+        const answer = await ask({ event: "before", tool: event.toolName, params: event.params || {}, derivedPaths: event.derivedPaths || [], sessionId: (ctx && ctx.sessionId) || "" });
         if (typeof answer.deny === "string" && answer.deny) return { block: true, blockReason: answer.deny };
       } catch {}
       return undefined;
@@ -321,6 +329,11 @@ def run_check(target: Target) -> int:
         text = ""
         problems.append("%s is missing: OpenClaw has no guard plugin to load" % index)
     if text:
+        exe, script = plugin_consts(text)
+        if isinstance(exe, str) and isinstance(script, str) and text != plugin_files(exe, script)["index.mjs"].decode():
+            problems.append("%s is not the plugin this engramory writes (an older or edited copy): what it does is not "
+                            "what is checked here (an older one does not tell the guard what `read` showed, so a "
+                            "stale write is not refused)" % index)
         problems.extend(smoke_plugin(text, target.skill_dir, {"event": "before", "tool": "read", "params": {}},
                                      TIMEOUT_MS / 1000.0, SCRIPT, out))
         if "before_prompt_build" not in text:
