@@ -290,7 +290,6 @@ def check_labels_and_dates(st: Store, ctx: Context) -> Iterator[Finding]:
 
 # -- near duplicates ---------------------------------------------------------------------------
 
-WORD_RE = re.compile(r"\w+")
 STOPWORDS = frozenset(
     "a an and are as at be by for from has have in into is it its of on or that the this to was were "
     "will with we our you your i my me".split()
@@ -310,11 +309,12 @@ def check_duplicates(st: Store, ctx: Context) -> Iterator[Finding]:
             continue
         desc = n.description
         if desc:
-            words = {w for w in WORD_RE.findall(desc.lower()) if w not in stop}
+            words = set(descriptions.words(desc))
+            words.difference_update(stop)
             if len(words) >= 3:
                 by_desc.add(t + ":" + " ".join(sorted(words)), n)
         if n.body_key is not None:
-            by_body.add("%s:%d" % (t, n.body_key), n)
+            by_body.add((t, n.body_key), n)
     reported: set[str] = set()
     pairs: tuple[tuple[str, Iterable[list[Note]]], ...] = (
         ("the same description words", by_desc.groups()), ("the same body text", by_body.groups()))
@@ -348,8 +348,8 @@ def check_descriptions(st: Store, ctx: Context) -> Iterator[Finding]:
         desc = n.description
         if n.error is not None or desc is None or not desc.strip():
             continue  # a missing or empty description is fm-missing-field / fm-empty-field
-        words = _desc_words(desc)
-        why = descriptions.weakness(desc, n.slug)
+        words = descriptions.words(desc)
+        why = descriptions.weakness(desc, n.slug, words)
         if why:
             yield Finding("description-weak", n.rel, n.fm.line_of.get("description", 1) if n.fm else 0,
                           "%s; %s" % (why, descriptions.ADVICE))
