@@ -64,6 +64,8 @@ def frontmatter_findings(n: Note, today: datetime.date) -> list[Finding]:
     """Everything wrong with one note's frontmatter, judged by the note's form; at most
     MAX_PER_NOTE of one code per note, then one line with the count of the rest (a hostile
     note of 100,000 malformed lines is one problem, not 100,000 findings)."""
+    if plainly_clean(n, today):
+        return []
     found = _frontmatter_findings(n, today)
     if len(found) <= MAX_PER_NOTE:
         return found
@@ -78,6 +80,34 @@ def frontmatter_findings(n: Note, today: datetime.date) -> list[Finding]:
             out.append(Finding(code, n.rel, 0, "and %s more %s problems in this note's frontmatter"
                                % (_n(k - MAX_PER_NOTE), code)))
     return out
+
+
+_TYPE_SET = frozenset(TYPES)
+
+
+def plainly_clean(n: Note, today: datetime.date) -> bool:
+    """Whether `_frontmatter_findings` would find nothing, told by a few tests that hold for
+    the common note (a protocol note, read without a problem, its five fields plain text, the
+    name its file name, two ordered dates not in the future, no metadata block, no second
+    block): most notes of a store then cost these tests, not the full walk. False says only
+    "look closer"; tests/unit/doctor/test_fast_paths.py holds the two to the same findings."""
+    fm = n.fm
+    if fm is None or n.form != PROTOCOL or fm.problems or not fm.closed:
+        return False
+    f = fm.fields
+    name = f.get("name")
+    t = f.get("type")
+    desc = f.get("description")
+    created = f.get("created")
+    updated = f.get("updated")
+    if (not isinstance(name, str) or name != n.slug or not name.strip()
+            or not isinstance(t, str) or t not in _TYPE_SET or "metadata" in f
+            or not isinstance(desc, str) or not desc.strip()
+            or not isinstance(created, str) or not isinstance(updated, str)
+            or updated < created or updated > _future_limit(today)
+            or not frontmatter.is_valid_date(created) or not frontmatter.is_valid_date(updated)):
+        return False
+    return "---" not in n.body[:400]
 
 
 def _frontmatter_findings(n: Note, today: datetime.date) -> list[Finding]:
@@ -258,27 +288,27 @@ def relative_dates(low: str) -> list[tuple[int, int]]:
     return spans
 
 
-def labels_and_dates(n: Note) -> Iterator[Finding]:
+def labels_and_dates(n: Note) -> list[Finding]:
     """Why/How labels and relative dates of one live note whose text is at hand."""
-    if n.fm is None:
-        return
     t = n.type
-    if t not in ("feedback", "project"):
-        return
+    if n.fm is None or t not in ("feedback", "project"):
+        return []
+    out = []
     low = n.body.lower()
     missing = [label for word, label in (("why", "Why:"), ("how to apply", "How to apply:"))
                if not has_label(low, word)]
     if missing:
-        yield Finding("labels-missing", n.rel, n.fm.body_line,
-                      "a %s note needs %s as line-start label%s (e.g. **Why:** ... / **How to apply:** ...): "
-                      "say why the rule exists and what to do next time"
-                      % (t, " and ".join(missing), "s" if len(missing) > 1 else ""),
-                      severity=ERROR if n.form == PROTOCOL else WARNING)
+        out.append(Finding("labels-missing", n.rel, n.fm.body_line,
+                           "a %s note needs %s as line-start label%s (e.g. **Why:** ... / **How to apply:** ...): "
+                           "say why the rule exists and what to do next time"
+                           % (t, " and ".join(missing), "s" if len(missing) > 1 else ""),
+                           severity=ERROR if n.form == PROTOCOL else WARNING))
     if t == "project" and len(low) == len(n.body):
         for start, end in relative_dates(low)[:MAX_PER_NOTE]:
-            yield Finding("relative-date", n.rel, n.line_at(start),
-                          "relative date %s will rot: write the absolute date (YYYY-MM-DD)"
-                          % quote(n.body[start:end], 40))
+            out.append(Finding("relative-date", n.rel, n.line_at(start),
+                               "relative date %s will rot: write the absolute date (YYYY-MM-DD)"
+                               % quote(n.body[start:end], 40)))
+    return out
 
 
 def check_labels_and_dates(st: Store, ctx: Context) -> Iterator[Finding]:

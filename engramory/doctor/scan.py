@@ -126,37 +126,46 @@ class _Batch:
 
 def scan_notes(notes: Sequence[Note]) -> list[Finding]:
     """Secrets (masked), instructions aimed at the agent, and hidden characters, for many
-    notes at once. Non-ASCII notes are searched in their NFKC form with hidden characters
-    removed, so look-alike and split-up words are caught too. ASCII notes are batched
-    apart from the rest: one non-ASCII character would make Python store the whole joined
-    text at two or four bytes per character, and every search over it slower."""
-    plain = [i for i, n in enumerate(notes) if (n.text or "").isascii()]
-    other = [i for i, n in enumerate(notes) if not (n.text or "").isascii()]
-    per_note: list[list[tuple[str, int, str]]] = [[] for _ in notes]
-    for group in (plain, other):
+    notes at once (`scan_texts` of their paths and texts)."""
+    return scan_texts([n.rel for n in notes], [n.text or "" for n in notes])
+
+
+def scan_texts(rels: Sequence[str], texts: Sequence[str]) -> list[Finding]:
+    """`scan_notes` of the notes at `rels` whose texts are `texts`. Non-ASCII notes are
+    searched in their NFKC form with hidden characters removed, so look-alike and split-up
+    words are caught too. ASCII notes are batched apart from the rest: one non-ASCII
+    character would make Python store the whole joined text at two or four bytes per
+    character, and every search over it slower."""
+    ascii_ = [t.isascii() for t in texts]
+    plain = [i for i, a in enumerate(ascii_) if a]
+    other = [i for i, a in enumerate(ascii_) if not a]
+    per_note: list[list[tuple[str, int, str]]] = [[] for _ in texts]
+    for group, is_ascii in ((plain, True), (other, False)):
         if group:
-            for i, items in zip(group, _scan_group([notes[i] for i in group])):
+            for i, items in zip(group, _scan_group([texts[i] for i in group], is_ascii)):
                 per_note[i] = items
     out: list[Finding] = []
-    for n, items in zip(notes, per_note):
+    for rel, items in zip(rels, per_note):
+        if not items:
+            continue
         counts: dict[str, int] = {}
         for code, line, message in items:
             counts[code] = counts.get(code, 0) + 1
             if counts[code] <= MAX_PER_NOTE:
-                out.append(Finding(code, n.rel, line, message))
+                out.append(Finding(code, rel, line, message))
     return out
 
 
-def _scan_group(notes: Sequence[Note]) -> list[list[tuple[str, int, str]]]:
-    """Per note, every content match as (code, line, message), before the per-note cap."""
-    texts = [n.text or "" for n in notes]
-    ascii_ = [t.isascii() for t in texts]
-    lows = [t.lower() if a else _seen(t) for t, a in zip(texts, ascii_)]
+def _scan_group(texts: list[str], is_ascii: bool) -> list[list[tuple[str, int, str]]]:
+    """Per text (all of them ASCII, or none of them), every content match as (code, line,
+    message), before the per-note cap."""
+    ascii_ = [is_ascii] * len(texts)
+    lows = [t.lower() for t in texts] if is_ascii else [_seen(t) for t in texts]
     raw = _Batch(texts)
     low = _Batch(lows)
     big, big_low = raw.text, low.text
-    found: list[list[tuple[str, int, str]]] = [[] for _ in notes]  # per note: (code, line, message)
-    tokens: list[list[tuple[int, int]]] = [[] for _ in notes]  # reported spans, per note
+    found: list[list[tuple[str, int, str]]] = [[] for _ in texts]  # per note: (code, line, message)
+    tokens: list[list[tuple[int, int]]] = [[] for _ in texts]  # reported spans, per note
 
     for kind, _literal, rx in TOKEN_PATTERNS:  # one pass each: a literal check first would be two
         for m in rx.finditer(big):
@@ -190,7 +199,7 @@ def _scan_group(notes: Sequence[Note]) -> list[list[tuple[str, int, str]]]:
             key = big_low[m.start():m.start(1)].strip(" \t:='\"")
             found[i].append(("secret", line, "a %s assignment = %s: remove the value and record only where "
                                              "it lives (password manager, env var name)" % (quote(key, 30), mask(value))))
-    hits: list[list[re.Match[str]]] = [[] for _ in notes]
+    hits: list[list[re.Match[str]]] = [[] for _ in texts]
     for gate, family in INJECTION_FAMILIES:
         if not gate or any(word in big_low for word in gate):
             for m in _find_all(family, big_low):
