@@ -4,6 +4,7 @@ few linear C-speed passes over batches of notes."""
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 import unicodedata
 
@@ -104,11 +105,15 @@ class _Batch:
     def __init__(self, parts: list[str]) -> None:
         self.text = _SEP.join(parts)
         self._last = (-1, 0, 1)
-        self.starts = []
-        pos = 0
-        for part in parts:
-            self.starts.append(pos)
-            pos += len(part) + len(_SEP)
+        self.starts = list(itertools.accumulate([len(part) + len(_SEP) for part in parts[:-1]], initial=0))
+
+    def lowered(self) -> _Batch:
+        """The same batch lowercased, for ASCII parts only: their lowercase copy has the same
+        length, so one lower() of the joined text and the same starts serve."""
+        low = _Batch([])
+        low.text = self.text.lower()
+        low.starts = self.starts
+        return low
 
     def locate(self, offset: int) -> tuple[int, int]:
         """(note index, 1-based line within that note) of an offset. Counting goes on from
@@ -160,9 +165,8 @@ def _scan_group(texts: list[str], is_ascii: bool) -> list[list[tuple[str, int, s
     """Per text (all of them ASCII, or none of them), every content match as (code, line,
     message), before the per-note cap."""
     ascii_ = [is_ascii] * len(texts)
-    lows = [t.lower() for t in texts] if is_ascii else [_seen(t) for t in texts]
     raw = _Batch(texts)
-    low = _Batch(lows)
+    low = raw.lowered() if is_ascii else _Batch([_seen(t) for t in texts])
     big, big_low = raw.text, low.text
     found: list[list[tuple[str, int, str]]] = [[] for _ in texts]  # per note: (code, line, message)
     tokens: list[list[tuple[int, int]]] = [[] for _ in texts]  # reported spans, per note

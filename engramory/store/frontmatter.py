@@ -22,6 +22,7 @@ the block gives the same mapping (empty plain value = null, plain date = that da
 
 from __future__ import annotations
 
+import functools
 import re
 
 TYPE_CHECKING = False
@@ -37,7 +38,7 @@ DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
 
 # What YAML 1.1 (PyYAML's resolver) reads as something other than a string. A plain value
 # matching one of these would mean one thing here and another to YAML, so it must be quoted.
-_NON_STRING = re.compile(
+_NON_STRING_SOURCE = (
     r"""(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF
     |~|null|Null|NULL|<<|=
     |[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?
@@ -47,8 +48,7 @@ _NON_STRING = re.compile(
     |[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+
     |[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+
     |[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9]
-     (?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)\Z""",
-    re.X,
+     (?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)\Z"""
 )
 # One frontmatter line in the accepted shape: indent, key, colon, then nothing or a space.
 _LINE_RE = re.compile(r"( *)([A-Za-z][A-Za-z0-9_-]*):(?: +(.*))?\Z")
@@ -72,7 +72,15 @@ _CTRL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _NOT_KEY_VALUE = "not a `key: value` line"
 _DAYS = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 # Characters YAML refuses outright, or reads as a line break inside a line.
-_BAD_CHAR = re.compile("[^\x09\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|[\u2028\u2029]")
+_BAD_CHAR_SOURCE = "[^\x09\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|[\u2028\u2029]"
+
+
+@functools.cache
+def _rx(source: str, flags: int = 0) -> re.Pattern[str]:
+    """A pattern only the careful reader needs, compiled the first time it does: _NON_STRING
+    and _BAD_CHAR take some 5 ms each to compile, and a store whose notes all take the fast
+    path never uses them."""
+    return re.compile(source, flags)
 _PLAIN_START_BAD = frozenset(",[]{}#&*!|>'\"%@`")
 _DQ_ESCAPES = {
     "0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "v": "\v", "f": "\f",
@@ -239,7 +247,7 @@ def _plain(raw: str) -> tuple[str | None, str, str]:
         if is_valid_date(value):
             return value, "", ""
         return value, "fm-bad-date", "%s is not a date in the calendar" % value
-    if _NON_STRING.match(value):
+    if _rx(_NON_STRING_SOURCE, re.X).match(value):
         return value, "fm-malformed", "YAML reads %r as a number, boolean, null or timestamp, not text; quote it" % value[:40]
     return value, "", ""
 
@@ -385,7 +393,7 @@ def _parse_lines(text: str, start: int) -> Frontmatter:
             fm.end_line = number
             return fm
         m = _LINE_RE.match(line)
-        if m is None or (not line.isascii() or _CTRL.search(line)) and _BAD_CHAR.search(line):
+        if m is None or (not line.isascii() or _CTRL.search(line)) and _rx(_BAD_CHAR_SOURCE).search(line):
             problem = _diagnose(line)
             if problem:
                 problems.append(Problem("fm-malformed", number, problem))
@@ -458,7 +466,7 @@ def _parse_lines(text: str, start: int) -> Frontmatter:
 
 def _diagnose(line: str) -> str:
     """Why a frontmatter line is not accepted ("" for blank lines and comments)."""
-    bad = _BAD_CHAR.search(line)
+    bad = _rx(_BAD_CHAR_SOURCE).search(line)
     if bad:
         return "control or line-break character U+%04X in the frontmatter" % ord(bad.group())
     content = line.lstrip(" ")

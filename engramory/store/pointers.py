@@ -9,12 +9,12 @@ from __future__ import annotations
 import re
 
 
-def _unquote(target: str) -> str:
+def unquote(target: str) -> str:
     """urllib.parse.unquote, imported only for a target that has a %-escape: urllib.parse and
     the ipaddress module it pulls in cost a process some 3 ms to import."""
-    from urllib.parse import unquote
+    import urllib.parse
 
-    return unquote(target)
+    return urllib.parse.unquote(target)
 
 
 # Only these schemes leave the machine; any other "scheme:" (file://, vscode://, and C:/ on
@@ -83,7 +83,7 @@ def note_links(line: str) -> list[tuple[re.Match[str], str]]:
             if is_remote(target):
                 continue
             target = local_path(target)
-        out.append((m, _unquote(target) if "%" in target else target))
+        out.append((m, unquote(target) if "%" in target else target))
     return out
 
 

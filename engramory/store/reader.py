@@ -257,7 +257,7 @@ def _read_bytes(note: Note) -> bytes | None:
     """The note's bytes (at most READ_MAX + 1), or None with `note.error` set. Plain os.read
     is used because it costs a third less than a buffered file object over 10,000 files."""
     try:
-        data, st = read_bounded(note.path, READ_MAX)
+        data, st = scope.read_bounded(note.path, READ_MAX)
     except OSError as exc:
         note.error = ("file-unreadable", _reason(exc))
         return None
