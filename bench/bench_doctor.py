@@ -1,27 +1,34 @@
 #!/usr/bin/env python3
-"""Time `engramory doctor` as a user runs it: a fresh process per run, on upstream-shaped
-stores of 1,000, 10,000 and 50,000 notes, plus the SessionStart hook and hostile notes.
+"""Time `engramory doctor` as a user runs it: a fresh process per run, on plain and
+upstream-shaped stores of 1,000, 10,000 and 50,000 notes, beside a baseline doctor in the same
+run, plus the SessionStart hook and hostile notes.
 
-For each size: wall time, CPU time and peak RSS of the whole process tree (the doctor and
-anything it starts: read from wait4's rusage of the child, RUSAGE_CHILDREN-style, so a
-forked helper counts), then the same for a baseline measured in the same run, and the
-ratios. The baseline is `--baseline CMD` (e.g. upstream Engramory 0.10's
-`python3 tools/engramory_doctor.py`, which takes ROOT last) when given, else this doctor
-at the commit before issue 11 (`--baseline-rev`, read with `git show` into a temporary
-folder) when git has it, else a trivial `python3 -c pass` process (start-up cost only).
+For each shape and size: wall time, CPU time and peak RSS of the whole process tree (the doctor
+and anything it starts: read from wait4's rusage of the child, RUSAGE_CHILDREN-style, so a
+forked helper counts), then the same for the baseline, measured alternately with this doctor
+(a burst of load on a shared machine then hits both), and the ratios. The baseline is
+`--upstream DIR` (a checkout of tinqiao-oss/engramory: its `tools/engramory_doctor.py`, which
+takes ROOT), else `--baseline CMD` (ROOT is appended), else this doctor at the commit before
+issue 11 (`--baseline-rev`, read with `git show` into a temporary folder) when git has it, else
+a trivial `python3 -c pass` process (start-up cost only).
 
-Upstream-shaped: protocol notes of every type with name, description, type, created,
-updated, Why/How labels on feedback and project notes, [[links]] between neighbours, one
-short index line per live note under a heading per type while the index stays under 1 MB
-(upstream's parse limit), 2 % archived.
+Plain (`make_plain_store`): the notes `engramory new` writes, the five fields and a one-line
+body, Why/How labels on feedback and project notes, no [[links]], nothing archived.
+Upstream-shaped (`make_store`): protocol notes of every type with name, description, type,
+created, updated, Why/How labels on feedback and project notes, [[links]] between neighbours,
+2 % archived. Both: one short index line per live note under a heading per type while the
+index stays under 1 MB (upstream's parse limit).
 
-Targets (issue 11): peak RSS at 50,000 notes <= 80 MB; wall and CPU growing linearly
-(50,000 / 10,000 close to x5); SessionStart hook under 0.25 s at 50,000 notes (issue 21: the median of 5, after the
-first, which leaves the detached reconcile and doctor summary to make); each 1 MiB
-adversarial note audited in under 1 s. With `--empty N` (e.g. 200000): N empty notes, the
-text output against `--json` (which keeps every finding; the text run keeps a page of them).
+Targets (issue 11, issue 21): at 10,000 notes at most x0.5 of upstream's wall and CPU time on
+every shape (`--target`); wall and CPU growing linearly (the time per note from 10,000 to
+50,000 within 25 %); peak RSS at 50,000 notes <= 80 MB; SessionStart hook under 0.25 s at
+50,000 notes (the median of 5, after the first, which leaves the detached reconcile and doctor
+summary to make; run on the upstream shape, `--no-hook` leaves it out); each 1 MiB adversarial
+note audited in under 1 s. With `--empty N` (e.g. 200000): N empty notes, the text output
+against `--json` (which keeps every finding; the text run keeps a page of them).
 
-Run: `python3 bench/bench_doctor.py [--sizes 1000,10000,50000] [--baseline CMD]`.
+Run: `python3 bench/bench_doctor.py [--upstream DIR] [--shapes plain,upstream]
+[--sizes 1000,10000,50000] [--runs 3]`.
 """
 
 from __future__ import annotations
@@ -92,6 +99,41 @@ def make_store(root: str, count: int) -> None:
         f.write("\n".join(lines))
 
 
+def make_plain_store(root: str, count: int) -> None:
+    """A plain store, as `engramory new` writes one: the five fields, a one-line body (Why and
+    How on feedback and project notes), no [[links]], nothing archived, one pointer line per
+    note under a heading per type while the index stays under 1,000,000 bytes."""
+    os.makedirs(root, exist_ok=True)
+    index: dict[str, list[str]] = {t: [] for t in TYPES}
+    for i in range(count):
+        t = TYPES[i % 4]
+        topic = TOPICS[i % len(TOPICS)]
+        slug = "%s-%s-%05d" % (t, topic, i)
+        body = "Component %d keeps %s option %d." % (i, topic, i * 7 % 101)
+        if t in ("feedback", "project"):
+            body += "\n\n**Why:** it broke in %s.\n**How to apply:** check it first." % topic
+        text = ("---\nname: %s\ndescription: %s setup of component %d keeps option %d\ntype: %s\n"
+                "created: 2025-01-01\nupdated: 2026-01-01\n---\n%s\n" % (slug, topic, i, i * 7 % 101, t, body))
+        with open(os.path.join(root, slug + ".md"), "w", encoding="utf-8") as f:
+            f.write(text)
+        index[t].append("- [%s %d](%s.md)" % (topic, i, slug))
+    lines = ["# Memory Index", ""]
+    total = 0
+    for t in TYPES:
+        lines.append("## %s" % t)
+        for line in index[t]:
+            total += len(line) + 1
+            if total > 1_000_000:
+                break
+            lines.append(line)
+        lines.append("")
+    with open(os.path.join(root, "MEMORY.md"), "w", encoding="utf-8") as f:
+        f.write("\n".join(lines))
+
+
+SHAPES = {"plain": make_plain_store, "upstream": make_store}
+
+
 def run_tree(argv: list[str], stdin: bytes = b"", env: dict[str, str] | None = None) -> tuple[float, float, int, int]:
     """(wall s, CPU s, peak RSS KB, exit) of a process and every process it waited for:
     wait4's rusage covers the child and its reaped descendants; ru_maxrss is the largest
@@ -146,6 +188,12 @@ def hook_runs(hook: list[str], root: str, env: dict[str, str], runs: int = 5) ->
 
 
 def baseline_cmd(args: argparse.Namespace, tmp: str) -> tuple[list[str], str]:
+    if args.upstream:
+        script = os.path.join(args.upstream, "tools", "engramory_doctor.py")
+        if not os.path.isfile(script):
+            raise SystemExit("bench_doctor: %s has no tools/engramory_doctor.py: pass a checkout of "
+                             "tinqiao-oss/engramory" % args.upstream)
+        return [sys.executable, "-I", "-S", script], "upstream Engramory (%s)" % upstream_version(args.upstream)
     if args.baseline:
         return shlex.split(args.baseline), "given: %s" % args.baseline
     old = os.path.join(tmp, "baseline")
@@ -158,6 +206,41 @@ def baseline_cmd(args: argparse.Namespace, tmp: str) -> tuple[list[str], str]:
                 "this doctor before issue 11 (git %s)" % args.baseline_rev)
     except (OSError, subprocess.SubprocessError):
         return [sys.executable, "-c", "pass"], "a trivial python3 process"
+
+
+def upstream_version(folder: str) -> str:
+    """The checkout's newest CHANGELOG.md release and, when it is a git work tree, its commit."""
+    version = "version unknown"
+    try:
+        with open(os.path.join(folder, "CHANGELOG.md"), encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("## ") and line[3:4].isdigit():
+                    version = "version %s" % line[3:].split()[0]
+                    break
+    except (OSError, UnicodeDecodeError):
+        pass
+    try:
+        top, head = (subprocess.run(["git", "-C", folder, "rev-parse", "--show-toplevel", "--short", "HEAD"],
+                                    capture_output=True, text=True, timeout=10).stdout.split() + ["", ""])[:2]
+    except (OSError, subprocess.SubprocessError):
+        top = head = ""
+    if not top or os.path.realpath(top) != os.path.realpath(folder):
+        head = ""  # a folder with no git of its own (an archive), or one inside another repository
+    return version + (", git %s" % head if head else "")
+
+
+def side_by_side(ours: list[str], theirs: list[str], runs: int) -> tuple[tuple[float, float, int], tuple[float, float, int]]:
+    """Both doctors `runs` times, alternating (ours, theirs, ours, ...), each the best of its
+    runs: on a shared machine a burst of load then hits both, not one."""
+    a, b = [], []
+    for _ in range(runs):
+        a.append(run_tree(ours))
+        b.append(run_tree(theirs))
+
+    def best_of(rows: list[tuple[float, float, int, int]]) -> tuple[float, float, int]:
+        return min(r[0] for r in rows), min(r[1] for r in rows), max(r[2] for r in rows)
+
+    return best_of(a), best_of(b)
 
 
 def _mb(kb: int) -> str:
@@ -199,6 +282,44 @@ def session_start_payload(root: str) -> bytes:
                        "source": "startup"}).encode()
 
 
+def hook_env(tmp: str, root: str) -> dict[str, str]:
+    """An environment whose Claude Code project memory folder is `root` (a symlink to it)."""
+    env = dict(os.environ, CLAUDE_CODE_PROJECT_DIR_NAME="bench", HOME=os.path.join(tmp, "home"),
+               CLAUDE_CONFIG_DIR=os.path.join(tmp, "cfg"))
+    mem = os.path.join(tmp, "cfg", "projects", "bench")
+    os.makedirs(mem, exist_ok=True)
+    link = os.path.join(mem, "memory")
+    if os.path.lexists(link):
+        os.remove(link)
+    os.symlink(root, link)
+    return env
+
+
+def summarize(rows: dict[str, list[tuple[int, tuple[float, float, int], tuple[float, float, int]]]],
+              hooks: list[tuple[int, tuple[float, float, int]]], target: float) -> None:
+    """The targets: per shape the same-run ratios at 10,000 notes, growth between the last two
+    sizes (linear: the time per note stays within 25 %), peak RSS at the largest size."""
+    for shape, shape_rows in rows.items():
+        for count, ours, theirs in shape_rows:
+            if count == 10000:
+                w, c = ours[0] / theirs[0], ours[1] / max(theirs[1], 1e-9)
+                print("target %s store, 10,000 notes, at most x%.2f of the baseline: wall x%.2f, cpu x%.2f: %s"
+                      % (shape, target, w, c, "met" if w <= target and c <= target else "NOT met"))
+        if len(shape_rows) >= 2:
+            (n1, a, _), (n2, b, _) = shape_rows[-2], shape_rows[-1]
+            per_wall, per_cpu = (b[0] / n2) / (a[0] / n1), (b[1] / n2) / (a[1] / n1)
+            print("growth %s store %s -> %s notes (x%.0f): wall x%.2f, cpu x%.2f (per note x%.2f / x%.2f): %s"
+                  % (shape, "{:,}".format(n1), "{:,}".format(n2), n2 / n1, b[0] / a[0], b[1] / a[1],
+                     per_wall, per_cpu, "linear" if per_wall <= 1.25 and per_cpu <= 1.25 else "NOT linear"))
+        count, ours, _ = shape_rows[-1]
+        print("target peak RSS <= 80 MB at %s notes (%s store): %s (%s MB)" % (
+            "{:,}".format(count), shape, "met" if ours[2] <= 80 * 1024 else "NOT met", _mb(ours[2])))
+    if hooks:
+        count, (med, _, _) = hooks[-1]
+        print("target SessionStart hook < 0.25 s (median of 5) at %s notes: %s (%.3f s)" % (
+            "{:,}".format(count), "met" if med < 0.25 else "NOT met", med))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="1000,10000,50000")
@@ -208,50 +329,54 @@ def main() -> int:
     parser.add_argument("--no-adversarial", action="store_true")
     parser.add_argument("--empty", type=int, default=0, metavar="N",
                         help="also time N empty notes: the text output against --json")
+    parser.add_argument("--upstream", metavar="DIR",
+                        help="a checkout of tinqiao-oss/engramory: its tools/engramory_doctor.py is the baseline")
+    parser.add_argument("--shapes", default="plain,upstream",
+                        help="store shapes, comma-separated: %s" % ", ".join(SHAPES))
+    parser.add_argument("--no-hook", action="store_true", help="leave out the SessionStart hook runs")
+    parser.add_argument("--target", type=float, default=0.5,
+                        help="the most this doctor may take of the baseline's wall and CPU time at 10,000 notes")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
+    shapes = [s for s in args.shapes.split(",") if s]
+    unknown = [s for s in shapes if s not in SHAPES]
+    if unknown:
+        parser.error("unknown shape %s (known: %s)" % (", ".join(unknown), ", ".join(SHAPES)))
     doctor = [sys.executable, "-I", "-S", os.path.join(REPO, "tools", "engramory_doctor.py")]
     hook = [sys.executable, "-I", "-S", os.path.join(REPO, "hooks", "engramory_session_start.py")]
     with tempfile.TemporaryDirectory() as tmp:
         base, base_name = baseline_cmd(args, tmp)
-        print("baseline: %s" % base_name)
-        print("%8s  %-9s  %9s  %8s  %9s   %-30s" % ("notes", "what", "wall (s)", "cpu (s)", "peak MB",
-                                                  "ratio to baseline (wall/cpu/RSS)"))
-        rows = []
-        for count in sizes:
-            root = os.path.join(tmp, "store-%d" % count)
-            make_store(root, count)
-            extra = ["--skip", "store-in-git"]
-            ours = best(doctor + [root] + extra, args.runs)
-            theirs = best(base + [root] + (extra if "before issue 11" in base_name else []), args.runs)
-            env = dict(os.environ, CLAUDE_CODE_PROJECT_DIR_NAME="bench", HOME=os.path.join(tmp, "home"),
-                       CLAUDE_CONFIG_DIR=os.path.join(tmp, "cfg"))
-            mem = os.path.join(tmp, "cfg", "projects", "bench")
-            os.makedirs(mem, exist_ok=True)
-            link = os.path.join(mem, "memory")
-            if os.path.lexists(link):
-                os.remove(link)
-            os.symlink(root, link)
-            first, hook_row = hook_runs(hook, root, env)
-            rows.append((count, ours, theirs, hook_row))
-            print("%8s  %-9s  %9.3f" % ("{:,}".format(count), "hook 1st", first))
-            for what, r in (("doctor", ours), ("baseline", theirs), ("hook med5", hook_row)):
-                ratio = ""
-                if what == "doctor":
-                    ratio = "x%.2f / x%.2f / x%.2f" % (r[0] / theirs[0], r[1] / max(theirs[1], 1e-9),
-                                                       r[2] / max(theirs[2], 1))
-                print("%8s  %-9s  %9.3f  %8.3f  %9s   %s" % ("{:,}".format(count), what, r[0], r[1], _mb(r[2]), ratio))
-            settle(root)
-            remove(root)
-        if len(rows) >= 2:
-            (n1, a, _, _), (n2, b, _, _) = rows[-2], rows[-1]
-            print("growth %s -> %s notes (x%.0f): wall x%.2f, cpu x%.2f"
-                  % ("{:,}".format(n1), "{:,}".format(n2), n2 / n1, b[0] / a[0], b[1] / a[1]))
-        last = rows[-1]
-        print("target peak RSS <= 80 MB at %s notes: %s (%s MB)" % (
-            "{:,}".format(last[0]), "met" if last[1][2] <= 80 * 1024 else "NOT met", _mb(last[1][2])))
-        print("target SessionStart hook < 0.25 s (median of 5) at %s notes: %s (%.3f s)" % (
-            "{:,}".format(last[0]), "met" if last[3][0] < 0.25 else "NOT met", last[3][0]))
+        print("baseline: %s; each figure the best of %d runs, the two doctors alternating" % (base_name, args.runs))
+        print("%-9s %8s  %-9s  %9s  %8s  %9s   %-30s" % ("shape", "notes", "what", "wall (s)", "cpu (s)", "peak MB",
+                                                       "ratio to baseline (wall/cpu/RSS)"))
+        rows: dict[str, list[tuple[int, tuple[float, float, int], tuple[float, float, int]]]] = {}
+        hooks: list[tuple[int, tuple[float, float, int]]] = []
+        for shape in shapes:
+            for count in sizes:
+                root = os.path.join(tmp, "%s-%d" % (shape, count))
+                SHAPES[shape](root, count)
+                extra = ["--skip", "store-in-git"]
+                ours, theirs = side_by_side(doctor + [root] + extra,
+                                            base + [root] + (extra if "before issue 11" in base_name else []),
+                                            args.runs)
+                rows.setdefault(shape, []).append((count, ours, theirs))
+                shown = [("doctor", ours), ("baseline", theirs)]
+                if shape == "upstream" and not args.no_hook:
+                    first, hook_row = hook_runs(hook, root, hook_env(tmp, root))
+                    hooks.append((count, hook_row))
+                    print("%-9s %8s  %-9s  %9.3f" % (shape, "{:,}".format(count), "hook 1st", first))
+                    shown.append(("hook med5", hook_row))
+                for what, r in shown:
+                    ratio = ""
+                    if what == "doctor":
+                        ratio = "x%.2f / x%.2f / x%.2f" % (r[0] / theirs[0], r[1] / max(theirs[1], 1e-9),
+                                                           r[2] / max(theirs[2], 1))
+                    print("%-9s %8s  %-9s  %9.3f  %8.3f  %9s   %s" % (shape, "{:,}".format(count), what, r[0], r[1],
+                                                                     _mb(r[2]), ratio))
+                if shape == "upstream" and not args.no_hook:
+                    settle(root)  # the review the hook started in the background
+                remove(root)
+        summarize(rows, hooks, args.target)
         if args.empty:
             empty_root = os.path.join(tmp, "empty")
             os.makedirs(empty_root)

@@ -75,6 +75,7 @@ def test_content_batch_holds_at_most_a_bounded_number_of_notes() -> None:
         n = doctor.Note("/x/user-%d.md" % i, "user-%d.md" % i, False)
         n.text = "" if i % 2 else "a"
         batch.add(n)
-        most = max(most, len(batch.notes))
+        most = max(most, len(batch.texts))
+        assert len(batch.rels) == len(batch.texts)
     assert most <= doctor._ContentBatch.BATCH_NOTES
-    assert all(note.text for note in batch.notes)  # empty notes are never held: nothing to scan
+    assert all(batch.texts)  # empty notes are never held: nothing to scan

@@ -104,7 +104,7 @@ def test_update_with_a_new_description_warns_the_same(tmp_path: Path, capsys: py
 def test_doctor_and_new_share_one_judgement(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """Change the one function and both the doctor and `new` change with it."""
-    monkeypatch.setattr(descriptions, "weakness", lambda desc, slug: "judged by the shared function")
+    monkeypatch.setattr(descriptions, "weakness", lambda desc, slug, ws=None: "judged by the shared function")
     root = _store(tmp_path)
     receipt = _new(root, "Postgres replica lag alert threshold is thirty seconds", capsys)
     assert any("judged by the shared function" in w for w in receipt["warnings"])  # type: ignore[attr-defined]

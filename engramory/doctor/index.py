@@ -16,7 +16,7 @@ from engramory.store.secrets import quote
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Hashable, Iterator
 
 # -- the store and the index -----------------------------------------------------------------
 
@@ -271,7 +271,7 @@ class _Groups:
     def __init__(self) -> None:
         self.by: dict[int, Note | list[Note]] = {}
 
-    def add(self, key: str, n: Note) -> None:
+    def add(self, key: Hashable, n: Note) -> None:
         h = hash(key)
         had = self.by.get(h)
         if had is None:

@@ -64,6 +64,8 @@ def frontmatter_findings(n: Note, today: datetime.date) -> list[Finding]:
     """Everything wrong with one note's frontmatter, judged by the note's form; at most
     MAX_PER_NOTE of one code per note, then one line with the count of the rest (a hostile
     note of 100,000 malformed lines is one problem, not 100,000 findings)."""
+    if plainly_clean(n, today):
+        return []
     found = _frontmatter_findings(n, today)
     if len(found) <= MAX_PER_NOTE:
         return found
@@ -78,6 +80,34 @@ def frontmatter_findings(n: Note, today: datetime.date) -> list[Finding]:
             out.append(Finding(code, n.rel, 0, "and %s more %s problems in this note's frontmatter"
                                % (_n(k - MAX_PER_NOTE), code)))
     return out
+
+
+_TYPE_SET = frozenset(TYPES)
+
+
+def plainly_clean(n: Note, today: datetime.date) -> bool:
+    """Whether `_frontmatter_findings` would find nothing, told by a few tests that hold for
+    the common note (a protocol note, read without a problem, its five fields plain text, the
+    name its file name, two ordered dates not in the future, no metadata block, no second
+    block): most notes of a store then cost these tests, not the full walk. False says only
+    "look closer"; tests/unit/doctor/test_fast_paths.py holds the two to the same findings."""
+    fm = n.fm
+    if fm is None or n.form != PROTOCOL or fm.problems or not fm.closed:
+        return False
+    f = fm.fields
+    name = f.get("name")
+    t = f.get("type")
+    desc = f.get("description")
+    created = f.get("created")
+    updated = f.get("updated")
+    if (not isinstance(name, str) or name != n.slug or not name.strip()
+            or not isinstance(t, str) or t not in _TYPE_SET or "metadata" in f
+            or not isinstance(desc, str) or not desc.strip()
+            or not isinstance(created, str) or not isinstance(updated, str)
+            or updated < created or updated > _future_limit(today)
+            or not frontmatter.is_valid_date(created) or not frontmatter.is_valid_date(updated)):
+        return False
+    return "---" not in n.body[:400]
 
 
 def _frontmatter_findings(n: Note, today: datetime.date) -> list[Finding]:
@@ -258,27 +288,27 @@ def relative_dates(low: str) -> list[tuple[int, int]]:
     return spans
 
 
-def labels_and_dates(n: Note) -> Iterator[Finding]:
+def labels_and_dates(n: Note) -> list[Finding]:
     """Why/How labels and relative dates of one live note whose text is at hand."""
-    if n.fm is None:
-        return
     t = n.type
-    if t not in ("feedback", "project"):
-        return
+    if n.fm is None or t not in ("feedback", "project"):
+        return []
+    out = []
     low = n.body.lower()
     missing = [label for word, label in (("why", "Why:"), ("how to apply", "How to apply:"))
                if not has_label(low, word)]
     if missing:
-        yield Finding("labels-missing", n.rel, n.fm.body_line,
-                      "a %s note needs %s as line-start label%s (e.g. **Why:** ... / **How to apply:** ...): "
-                      "say why the rule exists and what to do next time"
-                      % (t, " and ".join(missing), "s" if len(missing) > 1 else ""),
-                      severity=ERROR if n.form == PROTOCOL else WARNING)
+        out.append(Finding("labels-missing", n.rel, n.fm.body_line,
+                           "a %s note needs %s as line-start label%s (e.g. **Why:** ... / **How to apply:** ...): "
+                           "say why the rule exists and what to do next time"
+                           % (t, " and ".join(missing), "s" if len(missing) > 1 else ""),
+                           severity=ERROR if n.form == PROTOCOL else WARNING))
     if t == "project" and len(low) == len(n.body):
         for start, end in relative_dates(low)[:MAX_PER_NOTE]:
-            yield Finding("relative-date", n.rel, n.line_at(start),
-                          "relative date %s will rot: write the absolute date (YYYY-MM-DD)"
-                          % quote(n.body[start:end], 40))
+            out.append(Finding("relative-date", n.rel, n.line_at(start),
+                               "relative date %s will rot: write the absolute date (YYYY-MM-DD)"
+                               % quote(n.body[start:end], 40)))
+    return out
 
 
 def check_labels_and_dates(st: Store, ctx: Context) -> Iterator[Finding]:
@@ -290,7 +320,6 @@ def check_labels_and_dates(st: Store, ctx: Context) -> Iterator[Finding]:
 
 # -- near duplicates ---------------------------------------------------------------------------
 
-WORD_RE = re.compile(r"\w+")
 STOPWORDS = frozenset(
     "a an and are as at be by for from has have in into is it its of on or that the this to was were "
     "will with we our you your i my me".split()
@@ -310,11 +339,12 @@ def check_duplicates(st: Store, ctx: Context) -> Iterator[Finding]:
             continue
         desc = n.description
         if desc:
-            words = {w for w in WORD_RE.findall(desc.lower()) if w not in stop}
+            words = set(descriptions.words(desc))
+            words.difference_update(stop)
             if len(words) >= 3:
                 by_desc.add(t + ":" + " ".join(sorted(words)), n)
         if n.body_key is not None:
-            by_body.add("%s:%d" % (t, n.body_key), n)
+            by_body.add((t, n.body_key), n)
     reported: set[str] = set()
     pairs: tuple[tuple[str, Iterable[list[Note]]], ...] = (
         ("the same description words", by_desc.groups()), ("the same body text", by_body.groups()))
@@ -348,8 +378,8 @@ def check_descriptions(st: Store, ctx: Context) -> Iterator[Finding]:
         desc = n.description
         if n.error is not None or desc is None or not desc.strip():
             continue  # a missing or empty description is fm-missing-field / fm-empty-field
-        words = _desc_words(desc)
-        why = descriptions.weakness(desc, n.slug)
+        words = descriptions.words(desc)
+        why = descriptions.weakness(desc, n.slug, words)
         if why:
             yield Finding("description-weak", n.rel, n.fm.line_of.get("description", 1) if n.fm else 0,
                           "%s; %s" % (why, descriptions.ADVICE))

@@ -48,7 +48,7 @@ from engramory.doctor.notes import (
     frontmatter_findings,
     labels_and_dates,
 )
-from engramory.doctor.scan import check_content, scan_notes
+from engramory.doctor.scan import check_content, scan_texts
 from engramory.store import reader as store_mod
 from engramory.store.reader import Note, Store
 from engramory.sync.checks import check_sync
@@ -75,32 +75,34 @@ WARNINGS_ONLY = (check_duplicates, check_descriptions, check_recall)
 
 class _ContentBatch:
     """Notes whose content is scanned together once their text adds up to BATCH_CHARS: the
-    patterns stay few C-speed passes over joined text, and memory stays one batch."""
+    patterns stay few C-speed passes over joined text, and memory stays one batch. It keeps
+    each note's path and text, nothing else (the note itself drops its text after the visit)."""
 
     BATCH_CHARS = 1 << 18
+    BATCH_NOTES = 4096  # and at most this many notes: 200,000 tiny notes are not one batch
 
     def __init__(self, out: list[Finding] | Capped, skip: Iterable[str] = ()) -> None:
         self.out = out
         self.skip = frozenset(skip)
-        self.notes: list[Note] = []
+        self.rels: list[str] = []
+        self.texts: list[str] = []
         self.chars = 0
 
-    BATCH_NOTES = 4096  # and at most this many notes: 200,000 tiny notes are not one batch
-
     def add(self, n: Note) -> None:
-        if not n.text:
+        text = n.text
+        if not text:
             return  # nothing to scan in an empty note
-        copy = Note(n.path, n.rel, n.archived)
-        copy.text = n.text
-        self.notes.append(copy)
-        self.chars += len(n.text)
-        if self.chars >= self.BATCH_CHARS or len(self.notes) >= self.BATCH_NOTES:
+        self.rels.append(n.rel)
+        self.texts.append(text)
+        self.chars += len(text)
+        if self.chars >= self.BATCH_CHARS or len(self.texts) >= self.BATCH_NOTES:
             self.flush()
 
     def flush(self) -> None:
-        if self.notes:
-            self.out.extend(f for f in scan_notes(self.notes) if f.code not in self.skip)
-        self.notes = []
+        if self.texts:
+            self.out.extend(f for f in scan_texts(self.rels, self.texts) if f.code not in self.skip)
+        self.rels = []
+        self.texts = []
         self.chars = 0
 
 
@@ -173,9 +175,11 @@ def _audit(root: str, ctx: Context | None, skip: Iterable[str], env: Mapping[str
 
         def visit(n: Note) -> None:
             if n.fm is not None:
-                found.extend(f for f in frontmatter_findings(n, today) if f.code not in skipped)
+                some = frontmatter_findings(n, today)
                 if not n.archived:
-                    found.extend(f for f in labels_and_dates(n) if f.code not in skipped)
+                    some += labels_and_dates(n)
+                if some:  # most notes have nothing to say: no generator made for them
+                    found.extend(f for f in some if f.code not in skipped)
             batch.add(n)
 
         st = store_mod.load(root, env, visit, deadline)

@@ -4,6 +4,7 @@ few linear C-speed passes over batches of notes."""
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 import unicodedata
 
@@ -104,11 +105,15 @@ class _Batch:
     def __init__(self, parts: list[str]) -> None:
         self.text = _SEP.join(parts)
         self._last = (-1, 0, 1)
-        self.starts = []
-        pos = 0
-        for part in parts:
-            self.starts.append(pos)
-            pos += len(part) + len(_SEP)
+        self.starts = list(itertools.accumulate([len(part) + len(_SEP) for part in parts[:-1]], initial=0))
+
+    def lowered(self) -> _Batch:
+        """The same batch lowercased, for ASCII parts only: their lowercase copy has the same
+        length, so one lower() of the joined text and the same starts serve."""
+        low = _Batch([])
+        low.text = self.text.lower()
+        low.starts = self.starts
+        return low
 
     def locate(self, offset: int) -> tuple[int, int]:
         """(note index, 1-based line within that note) of an offset. Counting goes on from
@@ -126,37 +131,45 @@ class _Batch:
 
 def scan_notes(notes: Sequence[Note]) -> list[Finding]:
     """Secrets (masked), instructions aimed at the agent, and hidden characters, for many
-    notes at once. Non-ASCII notes are searched in their NFKC form with hidden characters
-    removed, so look-alike and split-up words are caught too. ASCII notes are batched
-    apart from the rest: one non-ASCII character would make Python store the whole joined
-    text at two or four bytes per character, and every search over it slower."""
-    plain = [i for i, n in enumerate(notes) if (n.text or "").isascii()]
-    other = [i for i, n in enumerate(notes) if not (n.text or "").isascii()]
-    per_note: list[list[tuple[str, int, str]]] = [[] for _ in notes]
-    for group in (plain, other):
+    notes at once (`scan_texts` of their paths and texts)."""
+    return scan_texts([n.rel for n in notes], [n.text or "" for n in notes])
+
+
+def scan_texts(rels: Sequence[str], texts: Sequence[str]) -> list[Finding]:
+    """`scan_notes` of the notes at `rels` whose texts are `texts`. Non-ASCII notes are
+    searched in their NFKC form with hidden characters removed, so look-alike and split-up
+    words are caught too. ASCII notes are batched apart from the rest: one non-ASCII
+    character would make Python store the whole joined text at two or four bytes per
+    character, and every search over it slower."""
+    ascii_ = [t.isascii() for t in texts]
+    plain = [i for i, a in enumerate(ascii_) if a]
+    other = [i for i, a in enumerate(ascii_) if not a]
+    per_note: list[list[tuple[str, int, str]]] = [[] for _ in texts]
+    for group, is_ascii in ((plain, True), (other, False)):
         if group:
-            for i, items in zip(group, _scan_group([notes[i] for i in group])):
+            for i, items in zip(group, _scan_group([texts[i] for i in group], is_ascii)):
                 per_note[i] = items
     out: list[Finding] = []
-    for n, items in zip(notes, per_note):
+    for rel, items in zip(rels, per_note):
+        if not items:
+            continue
         counts: dict[str, int] = {}
         for code, line, message in items:
             counts[code] = counts.get(code, 0) + 1
             if counts[code] <= MAX_PER_NOTE:
-                out.append(Finding(code, n.rel, line, message))
+                out.append(Finding(code, rel, line, message))
     return out
 
 
-def _scan_group(notes: Sequence[Note]) -> list[list[tuple[str, int, str]]]:
-    """Per note, every content match as (code, line, message), before the per-note cap."""
-    texts = [n.text or "" for n in notes]
-    ascii_ = [t.isascii() for t in texts]
-    lows = [t.lower() if a else _seen(t) for t, a in zip(texts, ascii_)]
+def _scan_group(texts: list[str], is_ascii: bool) -> list[list[tuple[str, int, str]]]:
+    """Per text (all of them ASCII, or none of them), every content match as (code, line,
+    message), before the per-note cap."""
+    ascii_ = [is_ascii] * len(texts)
     raw = _Batch(texts)
-    low = _Batch(lows)
+    low = raw.lowered() if is_ascii else _Batch([_seen(t) for t in texts])
     big, big_low = raw.text, low.text
-    found: list[list[tuple[str, int, str]]] = [[] for _ in notes]  # per note: (code, line, message)
-    tokens: list[list[tuple[int, int]]] = [[] for _ in notes]  # reported spans, per note
+    found: list[list[tuple[str, int, str]]] = [[] for _ in texts]  # per note: (code, line, message)
+    tokens: list[list[tuple[int, int]]] = [[] for _ in texts]  # reported spans, per note
 
     for kind, _literal, rx in TOKEN_PATTERNS:  # one pass each: a literal check first would be two
         for m in rx.finditer(big):
@@ -190,7 +203,7 @@ def _scan_group(notes: Sequence[Note]) -> list[list[tuple[str, int, str]]]:
             key = big_low[m.start():m.start(1)].strip(" \t:='\"")
             found[i].append(("secret", line, "a %s assignment = %s: remove the value and record only where "
                                              "it lives (password manager, env var name)" % (quote(key, 30), mask(value))))
-    hits: list[list[re.Match[str]]] = [[] for _ in notes]
+    hits: list[list[re.Match[str]]] = [[] for _ in texts]
     for gate, family in INJECTION_FAMILIES:
         if not gate or any(word in big_low for word in gate):
             for m in _find_all(family, big_low):

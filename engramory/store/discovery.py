@@ -32,7 +32,6 @@ One project can end up with two memory folders, and the host then loads only one
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -160,6 +159,8 @@ def _read(path: str, limit: int) -> bytes | None:
 
 def _fingerprint(folder: str) -> tuple[set[tuple[str, str]], set[str]]:
     """(file name and sha256 of each note, each non-blank index line) of a memory folder."""
+    import hashlib  # only `doctor --all` compares folders: the doctor of one store never loads it
+
     notes: set[tuple[str, str]] = set()
     lines: set[str] = set()
     for e in _regular_files(folder):

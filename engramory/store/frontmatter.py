@@ -22,6 +22,7 @@ the block gives the same mapping (empty plain value = null, plain date = that da
 
 from __future__ import annotations
 
+import functools
 import re
 
 TYPE_CHECKING = False
@@ -37,7 +38,7 @@ DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
 
 # What YAML 1.1 (PyYAML's resolver) reads as something other than a string. A plain value
 # matching one of these would mean one thing here and another to YAML, so it must be quoted.
-_NON_STRING = re.compile(
+_NON_STRING_SOURCE = (
     r"""(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF
     |~|null|Null|NULL|<<|=
     |[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?
@@ -47,8 +48,7 @@ _NON_STRING = re.compile(
     |[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+
     |[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+
     |[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9]
-     (?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)\Z""",
-    re.X,
+     (?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)\Z"""
 )
 # One frontmatter line in the accepted shape: indent, key, colon, then nothing or a space.
 _LINE_RE = re.compile(r"( *)([A-Za-z][A-Za-z0-9_-]*):(?: +(.*))?\Z")
@@ -56,22 +56,31 @@ _NON_STRING_KEYS = frozenset(
     "yes Yes YES no No NO true True TRUE false False FALSE on On ON off Off OFF null Null NULL".split()
 )
 # The fast path: a block whose every line is `key: value` with a value that is either plain
-# text starting with a letter (no tab, colon or hash) or a YYYY-MM-DD date, or nothing. Such
-# a value needs no further reading; any other block goes to the careful reader. Trailing
-# spaces belong to the plain value itself (never to a second ` *` after it): two quantifiers
-# over the same spaces made a long run of them before a colon cost quadratic time.
+# printable ASCII text starting with a letter (no colon or hash) or a YYYY-MM-DD date, or
+# nothing, each line ending in a bare newline. Such a value needs no further reading, and
+# since it holds no colon, a line splits at its one colon; any other block (CRLF lines, a tab,
+# a control or non-ASCII character) goes to the careful reader. Trailing spaces belong to the
+# plain value itself (never to a second ` *` after it): two quantifiers over the same spaces
+# made a long run of them before a colon cost quadratic time.
 _FAST_BLOCK = re.compile(
-    r"---[ \t]*\r?\n((?: *[A-Za-z][A-Za-z0-9_-]*:(?: +(?:[A-Za-z][^\t\r\n:#]*|[0-9]{4}-[0-9]{2}-[0-9]{2} *)| *)\r?\n)*)"
+    r"---[ \t]*\r?\n((?: *[A-Za-z][A-Za-z0-9_-]*:(?: +(?:[A-Za-z][ -\"$-9;-~]*|[0-9]{4}-[0-9]{2}-[0-9]{2} *)| *)\n)*)"
     r"---[ \t]*(?:\r?\n|\Z)"
 )
-_FAST_LINE = re.compile(r"( *)([A-Za-z][A-Za-z0-9_-]*):(?: +([^\r\n]*))?\r?\n")
 _PLAIN_TEXT = re.compile(r"[A-Za-z][^\t:#]*\Z")
 _NON_STRING_FIRST = frozenset("yYnNtTfFoO~<=+-.0123456789")
 _CTRL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _NOT_KEY_VALUE = "not a `key: value` line"
 _DAYS = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 # Characters YAML refuses outright, or reads as a line break inside a line.
-_BAD_CHAR = re.compile("[^\x09\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|[\u2028\u2029]")
+_BAD_CHAR_SOURCE = "[^\x09\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|[\u2028\u2029]"
+
+
+@functools.cache
+def _rx(source: str, flags: int = 0) -> re.Pattern[str]:
+    """A pattern only the careful reader needs, compiled the first time it does: _NON_STRING
+    and _BAD_CHAR take some 5 ms each to compile, and a store whose notes all take the fast
+    path never uses them."""
+    return re.compile(source, flags)
 _PLAIN_START_BAD = frozenset(",[]{}#&*!|>'\"%@`")
 _DQ_ESCAPES = {
     "0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "v": "\v", "f": "\f",
@@ -238,7 +247,7 @@ def _plain(raw: str) -> tuple[str | None, str, str]:
         if is_valid_date(value):
             return value, "", ""
         return value, "fm-bad-date", "%s is not a date in the calendar" % value
-    if _NON_STRING.match(value):
+    if _rx(_NON_STRING_SOURCE, re.X).match(value):
         return value, "fm-malformed", "YAML reads %r as a number, boolean, null or timestamp, not text; quote it" % value[:40]
     return value, "", ""
 
@@ -260,39 +269,68 @@ def parse(text: str) -> Frontmatter:
     m = _FAST_BLOCK.match(text, start)
     if m is not None:
         block = m.group(1)
-        if block.isascii() and not _CTRL.search(block):
-            fm = _parse_fast(_FAST_LINE.findall(block))
-            if fm is not None:
-                fm.present = fm.closed = True
-                fm.body_start = m.end()
-                fm.end_line = block.count("\n") + 2
-                fm.body_line = fm.end_line + 1
-                return fm
+        lines = block.split("\n")
+        lines.pop()  # the block ends with a newline
+        fm = _parse_flat(lines) if block[:1] != " " and "\n " not in block else _parse_fast(lines)
+        if fm is not None:
+            fm.present = fm.closed = True
+            fm.body_start = m.end()
+            fm.end_line = len(lines) + 2
+            fm.body_line = fm.end_line + 1
+            return fm
     return _parse_lines(text, start)
 
 
-def _parse_fast(lines: list[tuple[str, str, str]]) -> Frontmatter | None:
-    """The common case: only `key: value` lines of plain ASCII, at most one nested block.
-    Returns None whenever anything needs the careful reader, which then decides."""
+def _parse_flat(lines: list[str]) -> Frontmatter | None:
+    """_parse_fast for a block with no indented line, the usual one: each line is a key, its
+    one colon and a plain value or nothing (then YAML null: no nested block follows)."""
+    fm = Frontmatter()
+    fields = fm.fields
+    line_of = fm.line_of
+    number = 1
+    for line in lines:
+        number += 1
+        key, _, raw = line.partition(":")
+        if raw:
+            raw = raw.strip(" ")
+        if key in _NON_STRING_KEYS or raw in _NON_STRING_KEYS or key in line_of:
+            return None
+        line_of[key] = number
+        if raw:
+            if raw[0] <= "9" and not _calendar_ok(raw):
+                return None
+            fields[key] = raw
+        else:
+            fields[key] = None
+    return fm
+
+
+def _parse_fast(lines: list[str]) -> Frontmatter | None:
+    """The common case: only `key: value` lines of plain ASCII (as _FAST_BLOCK matched them),
+    at most one nested block. Returns None whenever anything needs the careful reader, which
+    then decides."""
     fm = Frontmatter()
     fields = fm.fields
     line_of = fm.line_of
     parent: str | None = None
     indent = 0
     number = 1
-    for lead, key, raw in lines:
+    for line in lines:
         number += 1
-        if raw.endswith(" "):
-            raw = raw.rstrip(" ")
+        head, _, raw = line.partition(":")
+        if raw:
+            raw = raw.strip(" ")
+        key = head.lstrip(" ")
+        lead = len(head) - len(key)
         if key in _NON_STRING_KEYS or raw in _NON_STRING_KEYS:
             return None
         value: str | None = raw or None
         if value is not None and value[0] <= "9" and not _calendar_ok(value):
             return None
         if lead:
-            if parent is None or (indent and len(lead) != indent):
+            if parent is None or (indent and lead != indent):
                 return None
-            indent = len(lead)
+            indent = lead
             dotted = parent + "." + key
             if dotted in line_of:
                 return None
@@ -355,7 +393,7 @@ def _parse_lines(text: str, start: int) -> Frontmatter:
             fm.end_line = number
             return fm
         m = _LINE_RE.match(line)
-        if m is None or (not line.isascii() or _CTRL.search(line)) and _BAD_CHAR.search(line):
+        if m is None or (not line.isascii() or _CTRL.search(line)) and _rx(_BAD_CHAR_SOURCE).search(line):
             problem = _diagnose(line)
             if problem:
                 problems.append(Problem("fm-malformed", number, problem))
@@ -428,7 +466,7 @@ def _parse_lines(text: str, start: int) -> Frontmatter:
 
 def _diagnose(line: str) -> str:
     """Why a frontmatter line is not accepted ("" for blank lines and comments)."""
-    bad = _BAD_CHAR.search(line)
+    bad = _rx(_BAD_CHAR_SOURCE).search(line)
     if bad:
         return "control or line-break character U+%04X in the frontmatter" % ord(bad.group())
     content = line.lstrip(" ")

@@ -7,7 +7,15 @@ the doctor all read lines through this module. Standard library only.
 from __future__ import annotations
 
 import re
-from urllib.parse import unquote
+
+
+def unquote(target: str) -> str:
+    """urllib.parse.unquote, imported only for a target that has a %-escape: urllib.parse and
+    the ipaddress module it pulls in cost a process some 3 ms to import."""
+    import urllib.parse
+
+    return urllib.parse.unquote(target)
+
 
 # Only these schemes leave the machine; any other "scheme:" (file://, vscode://, and C:/ on
 # Windows) names a local path and is held to the same escape check as a plain path.

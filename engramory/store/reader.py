@@ -257,7 +257,7 @@ def _read_bytes(note: Note) -> bytes | None:
     """The note's bytes (at most READ_MAX + 1), or None with `note.error` set. Plain os.read
     is used because it costs a third less than a buffered file object over 10,000 files."""
     try:
-        data, st = read_bounded(note.path, READ_MAX)
+        data, st = scope.read_bounded(note.path, READ_MAX)
     except OSError as exc:
         note.error = ("file-unreadable", _reason(exc))
         return None
@@ -281,11 +281,13 @@ def _read_note(note: Note) -> None:
         note.error = ("file-not-utf8", "byte %d is not UTF-8 (%s)" % (exc.start, exc.reason))
         return
     parse_note(note, text)
-    head = raw[:HOST_SCAN_BYTES]
-    if note.fm is not None and note.fm.closed:
-        # the closing fence must lie inside what the host reads of the note
-        end_line = note.fm.end_line
-        note.host_reads = end_line <= HOST_SCAN_LINES and len(text[:note.fm.body_start].encode()) <= len(head)
+    fm = note.fm
+    if fm is not None and fm.closed:
+        # the closing fence must lie inside what the host reads of the note; a character is at
+        # most 4 bytes, so a short frontmatter needs no encoding to tell
+        start = fm.body_start
+        note.host_reads = fm.end_line <= HOST_SCAN_LINES and (
+            4 * start <= HOST_SCAN_BYTES or len(text[:start].encode()) <= min(len(raw), HOST_SCAN_BYTES))
 
 
 def parse_note(note: Note, text: str) -> Note:

@@ -26,8 +26,13 @@ if TYPE_CHECKING:
 DRIVER = "engramory-index"
 
 
+_MARKER_RUNS = ("<" * 7, ">" * 7, "|" * 7, "=" * 7)
+
+
 def marker_lines(text: str) -> list[int]:
     """1-based numbers of the lines of `text` that are conflict markers."""
+    if not any(run in text for run in _MARKER_RUNS):
+        return []  # a marker starts with seven of one of these: a clean index costs four searches
     return [i + 1 for i, line in enumerate(text.split("\n")) if MARKER_RE.match(line.rstrip("\r"))]
 
 

@@ -20,9 +20,8 @@ from __future__ import annotations
 
 import posixpath
 import re
-from urllib.parse import unquote
 
-from engramory.store.pointers import LINK_RE, SCHEME_RE, is_remote, local_path
+from engramory.store.pointers import LINK_RE, SCHEME_RE, is_remote, local_path, unquote
 from engramory.store.reader import HEADING_RE
 
 BOM = b"\xef\xbb\xbf"
