@@ -150,7 +150,7 @@ class Tools:
         return edit.run(self.root, args)
 
     def search(self, args: dict[str, Any]) -> Answer:
-        from engramory.curate import searchindex
+        from engramory.curate import search
 
         query = args.get("query")
         if not isinstance(query, str) or not query.strip():
@@ -159,7 +159,7 @@ class Tools:
         if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= SEARCH_MAX:
             raise ToolError("limit must be an integer from 1 to %d" % SEARCH_MAX)
         query = cut(query, 1000)  # a query past this is no recall key; nor is it held or echoed whole
-        hits = searchindex.search(self.root, query, None, limit)  # the scan's hits, by the index when it can
+        hits = search.search(self.root, query, None, limit)
         rows, lines = [], []
         for i, h in enumerate(hits, 1):
             d = h.doc
