@@ -327,6 +327,9 @@ def check_graph(st: Store, ctx: Context) -> Iterator[Finding]:
                           % _n(dangling - MAX_PER_NOTE))
     if not st.index_read:
         return  # with no index every note would be an orphan: index-missing says it once
+    orphan = ("neither in the index nor [[linked]]: a session never loads it (at best the host's selector may "
+              "pick it from its description); add a pointer line to %s, or move it to archive/ if it is retired"
+              % st.index_name)  # one message for every orphan, formatted once
     for n in st.live:
         if n.rel in indexed:
             continue
@@ -334,10 +337,7 @@ def check_graph(st: Store, ctx: Context) -> Iterator[Finding]:
             yield Finding("note-link-only", n.rel, 0,
                           "reachable only through [[links]]: add an index line if recall should find it directly")
         else:
-            yield Finding("note-orphan", n.rel, 0,
-                          "neither in the index nor [[linked]]: a session never loads it (at best the host's "
-                          "selector may pick it from its description); add a pointer line to %s, or move it to "
-                          "archive/ if it is retired" % st.index_name)
+            yield Finding("note-orphan", n.rel, 0, orphan)
 
 
 def check_slugs(st: Store, ctx: Context) -> Iterator[Finding]:

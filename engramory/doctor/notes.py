@@ -232,10 +232,17 @@ _LABEL_AFTER = re.compile(r"(?:\*\*|__|\*|_)?[ \t]*[:\uff1a]")
 _HOW_TO_APPLY = re.compile(r"how[ \t]+to[ \t]+apply")
 
 
+_PLAIN_LABELS = {label: ("**%s:**" % label, "%s:" % label) for label in ("why", "how to apply")}
+
+
 def has_label(low: str, label: str) -> bool:
     """Whether the lowercased body has `label` ("why" or "how to apply") as a line-start label.
     Only the first hit on a line can be a label (a label has nothing but markup before it),
     so after a miss the search moves on to the next line: each line is looked at once."""
+    for plain in _PLAIN_LABELS.get(label, ()):
+        # the usual spellings at the start of a line are labels: one substring search each
+        if low.startswith(plain) or "\n" + plain in low:
+            return True
     finder = _HOW_TO_APPLY if label != "why" else None
     pos = 0
     while True:
@@ -335,7 +342,7 @@ def check_duplicates(st: Store, ctx: Context) -> Iterator[Finding]:
     stop = STOPWORDS
     for n in st.live:
         t = n.type
-        if t not in TYPES or n.error is not None:
+        if t not in _TYPE_SET or n.error is not None:
             continue
         desc = n.description
         if desc:

@@ -144,15 +144,14 @@ def scan_texts(rels: Sequence[str], texts: Sequence[str]) -> list[Finding]:
     ascii_ = [t.isascii() for t in texts]
     plain = [i for i, a in enumerate(ascii_) if a]
     other = [i for i, a in enumerate(ascii_) if not a]
-    per_note: list[list[tuple[str, int, str]]] = [[] for _ in texts]
+    per_note: dict[int, list[tuple[str, int, str]]] = {}
     for group, is_ascii in ((plain, True), (other, False)):
         if group:
-            for i, items in zip(group, _scan_group([texts[i] for i in group], is_ascii)):
-                per_note[i] = items
+            for k, items in _scan_group([texts[i] for i in group], is_ascii).items():
+                per_note[group[k]] = items
     out: list[Finding] = []
-    for rel, items in zip(rels, per_note):
-        if not items:
-            continue
+    for i in sorted(per_note):
+        rel, items = rels[i], per_note[i]
         counts: dict[str, int] = {}
         for code, line, message in items:
             counts[code] = counts.get(code, 0) + 1
@@ -161,29 +160,30 @@ def scan_texts(rels: Sequence[str], texts: Sequence[str]) -> list[Finding]:
     return out
 
 
-def _scan_group(texts: list[str], is_ascii: bool) -> list[list[tuple[str, int, str]]]:
-    """Per text (all of them ASCII, or none of them), every content match as (code, line,
-    message), before the per-note cap."""
+def _scan_group(texts: list[str], is_ascii: bool) -> dict[int, list[tuple[str, int, str]]]:
+    """Per text with something to report (all of them ASCII, or none of them; by index),
+    every content match as (code, line, message), before the per-note cap. Only the few
+    texts with a match get a list: most notes of a batch cost nothing past the C passes."""
     ascii_ = [is_ascii] * len(texts)
     raw = _Batch(texts)
     low = raw.lowered() if is_ascii else _Batch([_seen(t) for t in texts])
     big, big_low = raw.text, low.text
-    found: list[list[tuple[str, int, str]]] = [[] for _ in texts]  # per note: (code, line, message)
-    tokens: list[list[tuple[int, int]]] = [[] for _ in texts]  # reported spans, per note
+    found: dict[int, list[tuple[str, int, str]]] = {}  # per note: (code, line, message)
+    tokens: dict[int, list[tuple[int, int]]] = {}  # reported spans, per note
 
     for kind, _literal, rx in TOKEN_PATTERNS:  # one pass each: a literal check first would be two
         for m in rx.finditer(big):
             if not _starts_word(big, m.start()):
                 continue
             i, line = raw.locate(m.start())
-            tokens[i].append((m.start() - raw.starts[i], m.end() - raw.starts[i]))
+            tokens.setdefault(i, []).append((m.start() - raw.starts[i], m.end() - raw.starts[i]))
             value = m.group()
             if not secrets.token_counts(kind, value):
                 continue
             shown = "the header %s" % quote(value, 50) if kind == secrets.PRIVATE_KEY else mask(value)
-            found[i].append(("secret", line, "%s (%s): remove it from memory, rotate it, and record only "
+            found.setdefault(i, []).append(("secret", line, "%s (%s): remove it from memory, rotate it, and record only "
                                               "where it lives" % (kind, shown)))
-    for spans in tokens:
+    for spans in tokens.values():
         spans.sort()
     for _literal, rx in ASSIGN_PATTERNS:
         for m in rx.finditer(big_low):
@@ -192,7 +192,7 @@ def _scan_group(texts: list[str], is_ascii: bool) -> list[list[tuple[str, int, s
                 # an ASCII note's lowercase copy lines up with it character for character
                 start, end = m.start(1) - low.starts[i], m.end(1) - low.starts[i]
                 value = texts[i][start:end]
-                spans = tokens[i]
+                spans = tokens.get(i, [])
                 k = bisect.bisect_right(spans, (start, 1 << 62)) - 1
                 if k >= 0 and spans[k][0] <= start < spans[k][1]:
                     continue
@@ -201,25 +201,28 @@ def _scan_group(texts: list[str], is_ascii: bool) -> list[list[tuple[str, int, s
             if not looks_random(value):
                 continue
             key = big_low[m.start():m.start(1)].strip(" \t:='\"")
-            found[i].append(("secret", line, "a %s assignment = %s: remove the value and record only where "
+            found.setdefault(i, []).append(("secret", line, "a %s assignment = %s: remove the value and record only where "
                                              "it lives (password manager, env var name)" % (quote(key, 30), mask(value))))
-    hits: list[list[re.Match[str]]] = [[] for _ in texts]
+    hits: dict[int, list[re.Match[str]]] = {}
     for gate, family in INJECTION_FAMILIES:
         if not gate or any(word in big_low for word in gate):
             for m in _find_all(family, big_low):
-                hits[low.locate(m.start())[0]].append(m)
-    for i, note_hits in enumerate(hits):
+                hits.setdefault(low.locate(m.start())[0], []).append(m)
+    for i in sorted(hits):
+        note_hits = hits[i]
         note_hits.sort(key=lambda m: m.start())
         for m in note_hits:
             disguised = not ascii_[i] and m.group() not in texts[i].lower()
-            found[i].append(("injection", low.locate(m.start())[1],
+            found.setdefault(i, []).append(("injection", low.locate(m.start())[1],
                              "reads as an instruction to the agent%s: %s; a human should read this note and "
                              "delete it if nobody meant it" % (
                                  " (disguised with hidden or look-alike characters)" if disguised else "",
                                  quote(m.group(), 60))))
-    for i, text in enumerate(texts):
-        if not ascii_[i]:
-            found[i].extend(_hidden(text))
+    if not is_ascii:  # an ASCII text has no hidden character
+        for i, text in enumerate(texts):
+            hidden = _hidden(text)
+            if hidden:
+                found.setdefault(i, []).extend(hidden)
     return found
 
 

@@ -53,9 +53,14 @@ def weakness(desc: str, slug: str, ws: list[str] | None = None) -> str | None:
     if len(desc) > DESCRIPTION_MAX_CHARS:
         return "%s characters: the selector reads it whole beside every other note; keep one line under %d" % (
             "{:,}".format(len(desc)), DESCRIPTION_MAX_CHARS)
-    # ws[0] in the slug is needed for ws to be the slug's words (a word holds no "_" or space)
-    if all(w in GENERIC_DESCRIPTIONS or w.isdigit() for w in ws) or (
-            ws[0] in slug.lower() and ws == slug_words(slug)):
+    # A first word that is specific makes the words not all generic (no generator is made for
+    # it). For ws to be the slug's words, ws[0] must be in the lowercased slug (a word holds no
+    # "_") and the words, one character apart at least, must fit in it.
+    first = ws[0] if ws else ""
+    low_slug = slug.lower()
+    if (not ws or (first in GENERIC_DESCRIPTIONS or first.isdigit())
+            and all(w in GENERIC_DESCRIPTIONS or w.isdigit() for w in ws)) or (
+            first in low_slug and sum(map(len, ws)) + len(ws) - 1 <= len(low_slug) and ws == slug_words(slug)):
         return "%s says nothing the file name does not" % quote(desc, 60)
     if len(ws) < DESCRIPTION_MIN_WORDS:
         return "%s is %d word%s" % (quote(desc, 60), len(ws), "" if len(ws) == 1 else "s")

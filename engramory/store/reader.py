@@ -295,8 +295,8 @@ def parse_note(note: Note, text: str) -> Note:
     note.text = text
     fm = frontmatter.parse(text)
     note.fm = fm
-    note.form = form_of(fm)
     fields = fm.fields
+    note.form = PROTOCOL if "type" in fields or "created" in fields or "updated" in fields else CLAUDE  # form_of
     t = fields.get("type")
     if t is None:
         t = fm.nested("metadata", "type")
@@ -305,8 +305,7 @@ def parse_note(note: Note, text: str) -> Note:
     name, desc = fields.get("name"), fields.get("description")
     note.name = (note.slug if name == note.slug else name) if isinstance(name, str) else None
     note.description = desc if isinstance(desc, str) else None
-    note.body = text[fm.body_start:]
-    body = note.body
+    note.body = body = text[fm.body_start:]
     if "[[" in body:
         base = fm.body_line
         pos = 0

@@ -194,6 +194,7 @@ def _reference_paths(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(descriptions, "slug_words", lambda s: WORD_RE.findall(s.lower().replace("_", " ")))
     monkeypatch.setattr(frontmatter, "_FAST_BLOCK", re.compile(r"(?!)"))
     monkeypatch.setattr(checks, "_MARKER_RUNS", ("",))
+    monkeypatch.setattr(notes, "_PLAIN_LABELS", {})
 
 
 def _audit(root: str) -> tuple[list[tuple[str, str, str, int, str]], str]:
@@ -220,3 +221,20 @@ def test_the_doctor_finds_the_same_with_its_fast_paths_off(monkeypatch: pytest.M
             _reference_paths(m)
             careful = _audit(root)
         assert fast == careful
+
+
+LABEL_TEXT = st.lists(st.sampled_from(["**why:**", "why:", "**how to apply:**", "how to apply:", "how  to\tapply:", "why",
+                                       "\n", "\r\n", " ", "> ", "- ", "## ", "**", "__", "*", ":", "\uff1a", "x", "whyx:"]),
+                      max_size=12).map("".join)
+
+
+@SETTINGS
+@given(LABEL_TEXT, st.sampled_from(["why", "how to apply"]))
+def test_has_label_shortcut_agrees_with_the_line_scan(low: str, label: str) -> None:
+    saved = dict(notes._PLAIN_LABELS)
+    try:
+        notes._PLAIN_LABELS.clear()
+        want = notes.has_label(low, label)
+    finally:
+        notes._PLAIN_LABELS.update(saved)
+    assert notes.has_label(low, label) == want
