@@ -15,11 +15,14 @@ import json
 import os
 import sys
 
+from engramory import guard, hosts
 from engramory.compact import plan as compactplan
 from engramory.compact.work import Measure, Plan, Target
+from engramory.config import positive_int
 from engramory.exitcodes import EX_DATAERR, EX_NOINPUT
 from engramory.size import Caps, Window
 from engramory.size import n as _n
+from engramory.store import blobstore, journal
 from engramory.store import reader as store_mod
 from engramory.store.secrets import redact_json
 
@@ -46,7 +49,6 @@ def _signed(value: int) -> str:
 
 def host_window() -> tuple[Window, str]:
     """(window, title) of the host that loads the index: its sizes and caps are the guard's."""
-    from engramory import hosts
 
     mod = hosts.load(HOST)
     return mod.window(), str(getattr(mod, "TITLE", HOST))
@@ -59,7 +61,6 @@ def host_unit() -> tuple[str, str]:
 
 def parse_target(text: str) -> tuple[int | None, int | None]:
     """`LINES/BYTES`, `LINES/` or `/BYTES` (or plain `LINES`); ValueError when malformed."""
-    from engramory.config import positive_int
 
     lines_s, sep, bytes_s = text.partition("/")
     lines = positive_int(lines_s) if lines_s.strip() else None
@@ -71,7 +72,6 @@ def parse_target(text: str) -> tuple[int | None, int | None]:
 
 def caps_for(store: store_mod.Store, window: Window, env: Mapping[str, str] | None = None) -> Caps:
     """The caps the guard holds this index to, in the window's unit."""
-    from engramory import guard
 
     return guard.caps_for(store.index_path, env, window)[0]
 
@@ -239,7 +239,6 @@ def render_text(plan: Plan, root: str, title: str, outcome: str | None = None) -
 
 def _undo_words(plan: Plan) -> str:
     """What the plan's apply promises about undo: only what the journal can keep."""
-    from engramory.store import blobstore
 
     problem = blobstore.undo_problem((c.path, len(c.before)) for c in plan.changes)
     if problem is None:
@@ -317,7 +316,6 @@ def apply(root: str, saved: dict[str, Any] | None, lines: int | None, nbytes: in
     Returns the plan and the journal entry this transaction appended under the lock (None
     when nothing was written): never the journal's last line read afterwards, which another
     writer waiting for the lock may already own."""
-    from engramory.store import journal
 
     if saved is not None:
         lines, nbytes = saved["target"]["lines"], saved["target"]["bytes"]

@@ -24,6 +24,7 @@ import sys
 
 from engramory import __version__
 from engramory.size import n as _n
+from engramory.store.secrets import redact
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -271,7 +272,6 @@ def serve(session: Session, inp: IO[bytes], out: IO[bytes]) -> int:
 
 
 def stderr_log(text: str) -> None:
-    from engramory.store.secrets import redact
 
     try:
         sys.stderr.write("engramory mcp: %s\n" % redact(text))
