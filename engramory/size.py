@@ -308,6 +308,7 @@ class Window:
     def layout(self, data: bytes, cut: bool = True) -> "Layout":
         """The counted text of `data`, its size, and (when `cut`) what the host loads
         (engramory.layout: imported only when a file needs more than measure's fast path)."""
+        # lazy: hot path (an ignored hook loads size, not layout) and cycle (layout imports size)
         from engramory import layout
 
         return layout.layout(self, data, cut)
@@ -315,6 +316,7 @@ class Window:
     def loaded_length(self, data: bytes) -> int:
         """How many leading bytes of `data` the host loads in full (HEAD windows; for a
         HEAD_TAIL window, the head). Entries after them are cut or dropped."""
+        # lazy: hot path (an ignored hook loads size, not layout) and cycle (layout imports size)
         from engramory import layout
 
         return layout.loaded_length(self, data)

@@ -36,7 +36,7 @@ import hashlib
 import os
 import re
 
-from engramory import size
+from engramory import layout, size
 from engramory.compact.work import FROM_INDEX as FROM_INDEX  # re-exported: part of this module's interface
 from engramory.compact.work import (
     LIST_MARKER_RE,
@@ -60,7 +60,7 @@ from engramory.compact.work import text_tokens as text_tokens
 from engramory.size import Caps, Window
 from engramory.size import n as _n
 from engramory.store.reader import ARCHIVE, READ_MAX, TYPES, WIKI_RE, Note, Store, read_bounded
-from engramory.store.secrets import redact
+from engramory.store.secrets import quote, redact
 
 POINTER_MAX = 150  # characters: the host's own advice is one index line of ~150 per entry
 HOOK_MAX = 60  # characters of the hook kept on a cut line
@@ -480,6 +480,7 @@ class Planner:
 
     # proposals and decisions
     def propose(self) -> None:
+        # lazy: the stopword list lives in doctor.notes, a higher module that loads the whole doctor
         from engramory.doctor.notes import STOPWORDS
 
         by_desc: dict[str, list[Note]] = {}
@@ -602,7 +603,6 @@ def _host_loads(store: Store, work: Work, window: Window) -> tuple[str, bool, st
     """Every line the host loads whole before the plan, it still loads after, unless the plan
     drops or rewrites that line; and it loads every line the plan writes (layout.py: a cut that
     takes a "---" or "-->" out of a line can let frontmatter or a comment swallow the next)."""
-    from engramory import layout
 
     before, after = store.index_raw or b"", work.index_bytes()
     old_lines = [t[:-1] if t.endswith("\r") else t for t in before.decode("utf-8", "replace").lstrip("\ufeff").split("\n")]
@@ -620,7 +620,6 @@ def _host_loads(store: Store, work: Work, window: Window) -> tuple[str, bool, st
     lost, missing = layout.lost_entries(window, before, after, removed, added)
     if not lost and not missing:
         return ("host-loads", True, "the host loads every line it loaded, but those the plan drops or rewrites")
-    from engramory.store.secrets import quote
 
     shown = ["line %d %s" % (number, quote(text, 60)) for number, text in lost[:3]]
     shown += ["the rewritten %s" % quote(t, 60) for t in missing[:3]]
