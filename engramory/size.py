@@ -273,6 +273,8 @@ class Window:
             return None
         if self.trim:
             data = data.strip(_JS_SPACE_BYTES)
+            if not data:
+                return 0, 0
         ascii_only = data.isascii()
         if not ascii_only:
             if data[0] >= 0x80 or data[-1] >= 0x80:
@@ -281,12 +283,7 @@ class Window:
                 text = data.decode("utf-8")
             except UnicodeDecodeError:
                 return None
-        if not self.trim:
-            lines = count_lines(data)
-        elif not data:
-            return 0, 0
-        else:
-            lines = data.count(b"\n") + 1
+        lines = data.count(b"\n") + 1 if self.trim else count_lines(data)
         if ascii_only or self.unit == BYTES:
             units = len(data)
         elif self.unit == CHARS:
