@@ -125,7 +125,7 @@ def _setting_in(path: str) -> "tuple[bool, Any]":
         return False, None
     if SETTING.encode() not in raw or len(raw) > SETTINGS_MAX:
         return False, None  # the common case, decided without parsing
-    from engramory import jsonlite
+    from engramory import jsonlite  # lazy: hot path, the common case above decides without parsing
 
     try:
         obj = jsonlite.loads(jsonlite.decode_payload(raw))

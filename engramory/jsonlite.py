@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 _WS = " \t\n\r"
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 _HEX = frozenset("0123456789abcdefABCDEF")
+_CLOSE = {"{": "}", "[": "]"}
 
 
 def _error(what: str, pos: int) -> ValueError:
@@ -64,54 +65,54 @@ def _string(s: str, i: int) -> "tuple[str, int]":
             i = esc + 2
 
 
-def _value(s: str, i: int, depth: int) -> "tuple[Any, int]":
+def _key(s: str, i: int) -> "tuple[str, int]":
+    """An object's key and its ':' at s[i]; returns (key, index after the ':')."""
+    if s[i : i + 1] != '"':
+        raise _error("expected a string key", i)
+    key, i = _string(s, i + 1)
     i = _skip(s, i)
-    c = s[i : i + 1]
-    if c == '"':
-        return _string(s, i + 1)
-    if c == "{":
-        if depth > 500:
-            raise _error("nested too deeply", i)
-        obj: dict[str, Any] = {}
-        i = _skip(s, i + 1)
-        if s[i : i + 1] == "}":
-            return obj, i + 1
-        while True:
-            if s[i : i + 1] != '"':
-                raise _error("expected a string key", i)
-            key, i = _string(s, i + 1)
-            i = _skip(s, i)
-            if s[i : i + 1] != ":":
-                raise _error("expected ':'", i)
-            obj[key], i = _value(s, i + 1, depth + 1)
-            i = _skip(s, i)
-            c = s[i : i + 1]
-            if c == "}":
-                return obj, i + 1
-            if c != ",":
-                raise _error("expected ',' or '}'", i)
-            i = _skip(s, i + 1)
-    if c == "[":
-        if depth > 500:
-            raise _error("nested too deeply", i)
-        arr: list[Any] = []
-        i = _skip(s, i + 1)
-        if s[i : i + 1] == "]":
-            return arr, i + 1
-        while True:
-            item, i = _value(s, i, depth + 1)
-            arr.append(item)
-            i = _skip(s, i)
-            c = s[i : i + 1]
-            if c == "]":
-                return arr, i + 1
-            if c != ",":
-                raise _error("expected ',' or ']'", i)
-            i += 1
+    if s[i : i + 1] != ":":
+        raise _error("expected ':'", i)
+    return key, i + 1
+
+
+def _scalar(s: str, i: int) -> "tuple[Any, int]":
     for word, val in (("true", True), ("false", False), ("null", None)):
         if s.startswith(word, i):
             return val, i + len(word)
     return _number(s, i)
+
+
+def _value(s: str, i: int, depth: int) -> "tuple[Any, int]":
+    # Objects and arrays share one loop here, so one level of nesting costs one frame (the
+    # depth check, not the interpreter's recursion limit, is what a deep document meets).
+    i = _skip(s, i)
+    c = s[i : i + 1]
+    if c == '"':
+        return _string(s, i + 1)
+    if c not in ("{", "["):
+        return _scalar(s, i)
+    if depth > 500:
+        raise _error("nested too deeply", i)
+    close = _CLOSE[c]
+    box: Any = {} if c == "{" else []
+    i = _skip(s, i + 1)
+    if s[i : i + 1] == close:
+        return box, i + 1
+    while True:
+        if c == "{":
+            key, i = _key(s, i)
+            box[key], i = _value(s, i, depth + 1)
+        else:
+            item, i = _value(s, i, depth + 1)
+            box.append(item)
+        i = _skip(s, i)
+        sep = s[i : i + 1]
+        if sep == close:
+            return box, i + 1
+        if sep != ",":
+            raise _error("expected ',' or '%s'" % close, i)
+        i = _skip(s, i + 1)
 
 
 def _digits(s: str, j: int) -> int:

@@ -14,7 +14,7 @@ from engramory.size import CHARS, HEAD_TAIL, JS_SPACE, UTF16, text_units
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
 
     from engramory.size import Window
 
@@ -135,6 +135,24 @@ def _frontmatter_end(text: str) -> int:
     return m.end() if m else 0
 
 
+def _fence_opener(line: str, stripped: str) -> str:
+    """The fence ("```" or "~~~") `line` opens (`stripped`: it without leading spaces), or ""."""
+    if len(line) - len(stripped) <= 3 and (stripped.startswith("```") or stripped.startswith("~~~")):
+        return stripped[:3]
+    return ""
+
+
+def _block_end(text: str, close: int) -> int:
+    """Where a comment block whose first "-->" is at `close` ends: the end of that line and
+    the line breaks after it."""
+    n = len(text)
+    stop = text.find("\n", close + 3)
+    stop = n if stop < 0 else stop
+    while stop < n and text[stop] == "\n":
+        stop += 1
+    return stop
+
+
 def _comment_blocks(text: str) -> "list[tuple[int, int, str]]":
     """Block-level HTML comments the host drops, as (start, end, what stays) in `text`
     (LF line breaks). Claude Code lexes the index as Markdown and removes each top-level
@@ -161,8 +179,9 @@ def _comment_blocks(text: str) -> "list[tuple[int, int, str]]":
                 fence = ""
             pos = end + 1
             continue
-        if len(line) - len(stripped) <= 3 and (stripped.startswith("```") or stripped.startswith("~~~")):
-            fence = stripped[:3]
+        opener = _fence_opener(line, stripped)
+        if opener:
+            fence = opener
             prev_html = False
             pos = end + 1
             continue
@@ -170,10 +189,7 @@ def _comment_blocks(text: str) -> "list[tuple[int, int, str]]":
             close = text.find("-->", pos + 4)
             closes = close >= 0
             if close >= 0:
-                stop = text.find("\n", close + 3)
-                stop = n if stop < 0 else stop
-                while stop < n and text[stop] == "\n":
-                    stop += 1
+                stop = _block_end(text, close)
                 block = text[pos:stop]
                 rest = _strip_comments(block)
                 out.append((pos, stop, rest if rest.strip(JS_SPACE) else ""))
@@ -232,6 +248,34 @@ def _strip_comments(block: str, keep_breaks: bool = False) -> str:
     return "".join(out)
 
 
+def _without_comments(source: str, text: str, base: int) -> "tuple[str, str, list[tuple[int, int]]] | None":
+    """`text` (what follows `base` characters of `source`) without the comment blocks the host
+    drops, the normalised source and the segments mapping one to the other; None when it drops
+    none. The host lexes the text with line breaks made LF (lone CRs too) and rebuilds it from
+    that normalised text when it removed anything."""
+    norm_src = source[:base] + text.replace("\r\n", "\n").replace("\r", "\n")
+    body = norm_src[base:]
+    blocks = _comment_blocks(body)
+    if not blocks:
+        return None
+    pieces: list[str] = []
+    segments = []
+    at = 0
+    length = 0
+    for start, stop, rest in blocks:
+        segments.append((length, base + at))
+        pieces.append(body[at:start])
+        length += start - at
+        if rest:
+            segments.append((length, base + start))
+            pieces.append(rest)
+            length += len(rest)
+        at = stop
+    segments.append((length, base + at))
+    pieces.append(body[at:])
+    return "".join(pieces), norm_src, segments
+
+
 def layout(window: "Window", data: bytes, cut: bool = True) -> "Layout":
     """The counted text of `data`, its size, and (when `cut`) what the host loads."""
     text = data.decode("utf-8", "replace")
@@ -245,30 +289,9 @@ def layout(window: "Window", data: bytes, cut: bool = True) -> "Layout":
             text = text[fm:]
             segments = [(0, fm)]
     if window.skip_comments and "<!--" in text:
-        # The host lexes the text with line breaks made LF (lone CRs too) and rebuilds it
-        # from that normalised text when it removed anything.
-        base = segments[0][1]
-        norm_src = source[:base] + text.replace("\r\n", "\n").replace("\r", "\n")
-        body = norm_src[base:]
-        blocks = _comment_blocks(body)
-        if blocks:
-            pieces: list[str] = []
-            segments = []
-            at = 0
-            length = 0
-            for start, stop, rest in blocks:
-                segments.append((length, base + at))
-                pieces.append(body[at:start])
-                length += start - at
-                if rest:
-                    segments.append((length, base + start))
-                    pieces.append(rest)
-                    length += len(rest)
-                at = stop
-            segments.append((length, base + at))
-            pieces.append(body[at:])
-            text = "".join(pieces)
-            source = norm_src
+        dropped = _without_comments(source, text, segments[0][1])
+        if dropped is not None:
+            text, source, segments = dropped
     if window.trim:
         lead = len(text) - len(text.lstrip(JS_SPACE))
         if lead:
@@ -416,39 +439,37 @@ def why_skipped(spans: "list[tuple[int, int, str]]", line: int) -> str:
     return ""
 
 
+def _whole_lines(window: "Window", data: bytes) -> "list[tuple[int, str]]":
+    """(line number, stripped text) of each line of `data` the host loads whole."""
+    return [(number, t) for number, t, whole, loaded in counted_lines(window, data) if whole and loaded]
+
+
+def _tally(keys: "Iterable[str]") -> "dict[str, int]":
+    counts: dict[str, int] = {}
+    for key in keys:
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def _take(counts: "dict[str, int]", key: str) -> bool:
+    """Use up one `key` of `counts`: False when none is left."""
+    if counts.get(key, 0) > 0:
+        counts[key] -= 1
+        return True
+    return False
+
+
 def lost_entries(window: "Window", before: bytes, after: bytes, removed: "list[str]",
                  added: "list[str]") -> "tuple[list[tuple[int, str]], list[str]]":
     """What a write of `after` over `before` costs the host's view: the lines it loads whole in
     `before` and would not in `after`, as (line in `before`, text), less those the write meant
     to take out or replace (`removed`); and the lines the write puts in (`added`) that it would
     not load whole. Lines are matched by their stripped text, so a line that moves is not lost."""
-    now: dict[str, int] = {}
-    for _, t, whole, loaded in counted_lines(window, after):
-        if whole and loaded:
-            now[t] = now.get(t, 0) + 1
-    gone: dict[str, int] = {}
-    for t in removed:
-        key = t.strip(JS_SPACE)
-        gone[key] = gone.get(key, 0) + 1
-    lost = []
-    for number, t, whole, loaded in counted_lines(window, before):
-        if not (whole and loaded):
-            continue
-        if gone.get(t, 0) > 0:
-            gone[t] -= 1
-        elif now.get(t, 0) > 0:
-            now[t] -= 1
-        else:
-            lost.append((number, t))
-    missing = []
-    for line in added:
-        key = line.strip(JS_SPACE)
-        if not key:
-            continue  # a blank line is no entry
-        if now.get(key, 0) > 0:
-            now[key] -= 1
-        else:
-            missing.append(line)
+    now = _tally(t for _, t in _whole_lines(window, after))
+    gone = _tally(t.strip(JS_SPACE) for t in removed)
+    lost = [(number, t) for number, t in _whole_lines(window, before) if not _take(gone, t) and not _take(now, t)]
+    # a blank line is no entry
+    missing = [line for line in added if line.strip(JS_SPACE) and not _take(now, line.strip(JS_SPACE))]
     return lost, missing
 
 

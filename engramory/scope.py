@@ -146,6 +146,15 @@ if _posix is not None:
         path, _ = _joinrealpath("", filename, {})
         return abspath(path)
 
+    def _parent(path: str) -> str:
+        """`path` with one ".." applied, as posixpath.realpath does it."""
+        if not path:
+            return ".."
+        path, name = split(path)
+        if name == "..":
+            path = join(path, "..", "..")
+        return path
+
     def _joinrealpath(path: str, rest: str, seen: "dict[str, str | None]") -> "tuple[str, bool]":
         if rest.startswith("/"):
             rest = rest[1:]
@@ -155,12 +164,7 @@ if _posix is not None:
             if not name or name == ".":
                 continue
             if name == "..":
-                if path:
-                    path, name = split(path)
-                    if name == "..":
-                        path = join(path, "..", "..")
-                else:
-                    path = ".."
+                path = _parent(path)
                 continue
             newpath = join(path, name)
             if not islink(newpath):

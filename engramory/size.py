@@ -273,6 +273,8 @@ class Window:
             return None
         if self.trim:
             data = data.strip(_JS_SPACE_BYTES)
+            if not data:
+                return 0, 0
         ascii_only = data.isascii()
         if not ascii_only:
             if data[0] >= 0x80 or data[-1] >= 0x80:
@@ -281,12 +283,7 @@ class Window:
                 text = data.decode("utf-8")
             except UnicodeDecodeError:
                 return None
-        if not self.trim:
-            lines = count_lines(data)
-        elif not data:
-            return 0, 0
-        else:
-            lines = data.count(b"\n") + 1
+        lines = data.count(b"\n") + 1 if self.trim else count_lines(data)
         if ascii_only or self.unit == BYTES:
             units = len(data)
         elif self.unit == CHARS:
@@ -308,6 +305,7 @@ class Window:
     def layout(self, data: bytes, cut: bool = True) -> "Layout":
         """The counted text of `data`, its size, and (when `cut`) what the host loads
         (engramory.layout: imported only when a file needs more than measure's fast path)."""
+        # lazy: hot path (an ignored hook loads size, not layout) and cycle (layout imports size)
         from engramory import layout
 
         return layout.layout(self, data, cut)
@@ -315,6 +313,7 @@ class Window:
     def loaded_length(self, data: bytes) -> int:
         """How many leading bytes of `data` the host loads in full (HEAD windows; for a
         HEAD_TAIL window, the head). Entries after them are cut or dropped."""
+        # lazy: hot path (an ignored hook loads size, not layout) and cycle (layout imports size)
         from engramory import layout
 
         return layout.loaded_length(self, data)

@@ -47,6 +47,9 @@ from engramory.store.secrets import emit, emit_json
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from typing import Any
+
+    from engramory.compact.work import Plan
 
 
 def default_root() -> str:
@@ -57,7 +60,7 @@ def default_root() -> str:
     return found
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _parser() -> Parser:
     parser = Parser(
         prog="engramory compact",
         description="Plan, and on request apply, a compaction of a memory index that cannot lose a fact: "
@@ -82,6 +85,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="with --apply: apply even when its undo cannot be kept (a prior version over the blob "
                         "store's caps); the output and `engramory log` then say it cannot be undone")
     parser.add_argument("--json", action="store_true", help="print the plan (or the applied plan) as JSON")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
     args = parser.parse_args(argv)
     lines = nbytes = None
     if args.target is not None:
@@ -90,51 +98,68 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ValueError as exc:
             parser.error(str(exc))
     try:
-        root = args.root
-        saved = None
-        if args.apply is not None and args.apply != "-":
-            if args.target is not None:
-                parser.error("--target cannot be combined with --apply PLAN (the plan carries its target)")
-            saved = read_plan(args.apply)
-            if root is None:
-                root = str(saved.get("root") or "")
-            elif os.path.realpath(root) != os.path.realpath(str(saved.get("root") or "")):
-                raise CompactError(EX_DATAERR, "the plan was made for %s, not %s" % (saved.get("root"), root))
-        if root is None:
-            root = default_root()
-            emit("engramory compact: no ROOT given; using this project's Claude Code auto memory: %s\n" % root, sys.stderr)
+        root, saved = _root_and_saved(args, parser)
         if args.apply is None:
             plan = plan_for(root, lines, nbytes)
-            _, title = host_unit()
-            if args.json:
-                emit_json(plan_dict(plan, root), **JSON_STYLE)
-            else:
-                emit(render_text(plan, root, title))
+            _render_plan(plan, root, args.json)
             return plan.exit_code
         plan, entry = apply(root, saved, lines, nbytes, ["compact"] + list(argv if argv is not None else sys.argv[2:]),
                             no_undo=args.no_undo)
     except CompactError as exc:
         emit("engramory compact: %s\n" % exc.message, sys.stderr)
         return exc.code
+    _render_applied(plan, entry, root, args.json)
+    return plan.exit_code if entry is not None or plan.exit_code != 1 else EX_OK
+
+
+def _root_and_saved(args: Any, parser: Parser) -> tuple[str, dict[str, Any] | None]:
+    """The store's folder and the saved plan --apply PLAN names (None: plan now)."""
+    root = args.root
+    saved = None
+    if args.apply is not None and args.apply != "-":
+        if args.target is not None:
+            parser.error("--target cannot be combined with --apply PLAN (the plan carries its target)")
+        saved = read_plan(args.apply)
+        if root is None:
+            root = str(saved.get("root") or "")
+        elif os.path.realpath(root) != os.path.realpath(str(saved.get("root") or "")):
+            raise CompactError(EX_DATAERR, "the plan was made for %s, not %s" % (saved.get("root"), root))
+    if root is None:
+        root = default_root()
+        emit("engramory compact: no ROOT given; using this project's Claude Code auto memory: %s\n" % root, sys.stderr)
+    return root, saved
+
+
+def _render_plan(plan: Plan, root: str, as_json: bool) -> None:
     _, title = host_unit()
-    if args.json:
+    if as_json:
+        emit_json(plan_dict(plan, root), **JSON_STYLE)
+    else:
+        emit(render_text(plan, root, title))
+
+
+def _render_applied(plan: Plan, entry: Any, root: str, as_json: bool) -> None:
+    _, title = host_unit()
+    if as_json:
         d = plan_dict(plan, root)
         d["applied"] = entry is not None
         d["journal_id"] = getattr(entry, "id", None)
         d["undoable"] = bool(entry is not None and entry.undoable)
         emit_json(d, **JSON_STYLE)
     else:
-        if entry is None:
-            outcome = "Nothing was written: %s." % (
-                "the index is already within the target" if plan.within_target else "no safe operation applies")
-        else:
-            outcome = ("Applied %d file change%s as journal entry %s; %s.%s" % (
-                len(plan.changes), "" if len(plan.changes) == 1 else "s", entry.id,
-                "`engramory undo %s` restores the store byte for byte" % entry.id if entry.undoable else
-                "undo is NOT possible for it (%s)" % entry.undo_blocker(),
-                " Then handle the proposals and decisions above by hand." if plan.proposals or plan.decisions else ""))
-        emit(render_text(plan, root, title, outcome))
-    return plan.exit_code if entry is not None or plan.exit_code != 1 else EX_OK
+        emit(render_text(plan, root, title, _outcome(plan, entry)))
+
+
+def _outcome(plan: Plan, entry: Any) -> str:
+    """What --apply did, in the words that close the plan's text."""
+    if entry is None:
+        return "Nothing was written: %s." % (
+            "the index is already within the target" if plan.within_target else "no safe operation applies")
+    return ("Applied %d file change%s as journal entry %s; %s.%s" % (
+        len(plan.changes), "" if len(plan.changes) == 1 else "s", entry.id,
+        "`engramory undo %s` restores the store byte for byte" % entry.id if entry.undoable else
+        "undo is NOT possible for it (%s)" % entry.undo_blocker(),
+        " Then handle the proposals and decisions above by hand." if plan.proposals or plan.decisions else ""))
 
 
 if __name__ == "__main__":

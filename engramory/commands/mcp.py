@@ -15,7 +15,11 @@ import os
 import sys
 
 from engramory.commands.parser import Parser
+from engramory.curate import notes
 from engramory.exitcodes import EX_NOINPUT, EX_USAGE
+from engramory.mcp import protocol, tools
+from engramory.store import journal, journalfile, metadir
+from engramory.store.secrets import redact
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -59,7 +63,6 @@ def protocol_stdout() -> _FdOut:
 
 def resolve(given: str | None) -> str:
     """The store root, or SystemExit(66/64) with the reason on stderr."""
-    from engramory.curate import notes
 
     if given is not None:
         path = os.path.expanduser(given)
@@ -81,7 +84,6 @@ def resolve(given: str | None) -> str:
 
 
 def _fail(message: str, code: int) -> None:
-    from engramory.store.secrets import redact
 
     sys.stderr.write("engramory mcp: %s\n" % redact(message))
     raise SystemExit(code)
@@ -89,7 +91,6 @@ def _fail(message: str, code: int) -> None:
 
 def recover(root: str, log: object = None) -> int | None:
     """Roll back a write a crash interrupted; the id of the undo entry, or None."""
-    from engramory.store import journal, journalfile, metadir
 
     if not os.path.exists(metadir.path(root, journal.PENDING)):
         return None
@@ -110,7 +111,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "memory_view of /memories names it")
     args = p.parse_args(list(sys.argv[1:] if argv is None else argv))
     out = protocol_stdout()
-    from engramory.mcp import protocol, tools
 
     root = resolve(args.root)
     try:

@@ -8,7 +8,9 @@ import os
 import sys
 
 from engramory import fsutil, scope
+from engramory.commands.parser import Parser
 from engramory.exitcodes import EX_CONFLICT, EX_NOINPUT, EX_OK, EX_USAGE
+from engramory.sync import indexmerge, limits, resolve
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -34,7 +36,6 @@ EPILOG = (
 
 
 def _parser() -> Parser:
-    from engramory.commands.parser import Parser
 
     p = Parser(prog="engramory merge-index", description=DESCRIPTION, epilog=EPILOG)
     p.add_argument("files", nargs="*", metavar="FILE",
@@ -67,7 +68,6 @@ def _report(as_json: bool, obj: dict[str, object], lines: list[str]) -> None:
 
 
 def drive(files: Sequence[str], as_json: bool) -> int:
-    from engramory.sync import indexmerge, limits
 
     if len(files) < 3 or len(files) > 5:
         sys.stderr.write("engramory merge-index: give BASE OURS THEIRS [MARKER_SIZE] [PATH] (%d given); "
@@ -110,7 +110,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return drive(raw, False)  # as git runs it: no option parser to load, one process per merge
     args = _parser().parse_args(raw)
     if args.resolve:
-        from engramory.sync import resolve
 
         return resolve.main(args.files, args.dry_run, args.json)
     if args.dry_run:

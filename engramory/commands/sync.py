@@ -9,6 +9,8 @@ import sys
 
 from engramory.commands.parser import Parser
 from engramory.curate import notes
+from engramory.store.secrets import redact
+from engramory.sync import gitops, init, run
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -48,7 +50,6 @@ def _init_parser() -> Parser:
 
 
 def init_main(argv: Sequence[str]) -> int:
-    from engramory.sync import gitops, init
 
     args = _init_parser().parse_args(list(argv))
     try:
@@ -80,7 +81,6 @@ def init_main(argv: Sequence[str]) -> int:
 
 
 def _init_steps(plan: object) -> list[str]:
-    from engramory.sync import gitops, init
 
     assert isinstance(plan, init.Plan)
     steps = []
@@ -109,14 +109,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if raw and raw[0] == "init":
         return init_main(raw[1:])
     args = _sync_parser().parse_args(raw)
-    from engramory.sync import run
 
     try:
         root, _ = notes.resolve_root(args.root)
     except notes.Refusal as exc:
         return notes.fail(args.json, str(exc), exc.code)
     out = run.sync(root, args.force)
-    from engramory.store.secrets import redact
 
     out.lines = [redact(line) for line in out.lines]  # git's own messages may quote a remote URL's token
     if args.json:

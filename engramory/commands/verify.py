@@ -10,7 +10,11 @@ import os
 import sys
 
 from engramory.commands.parser import Parser
+from engramory.curate import notes
+from engramory.doctor.codes import shown
 from engramory.exitcodes import EX_NOINPUT, EX_USAGE
+from engramory.store import journal
+from engramory.verify import mark, run
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -49,7 +53,6 @@ def parser() -> Parser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from engramory.curate import notes
 
     raw = list(sys.argv[1:] if argv is None else argv)
     args = parser().parse_args(raw)
@@ -66,7 +69,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(args.json, str(exc), exc.code)
     if chosen:
         sys.stderr.write("engramory verify: no ROOT given; verifying this project's auto memory: %s\n" % root)
-    from engramory.verify import run
 
     try:
         result = run.verify(root, args.repo, os.getcwd(), None, None, not args.no_cache)
@@ -105,7 +107,6 @@ def summary_line(result: Result) -> str:
 
 
 def render_text(result: Result) -> str:
-    from engramory.doctor.codes import shown
 
     broken = result.broken()
     out = [shown(i.line_text()) for i in broken]
@@ -119,9 +120,6 @@ def render_text(result: Result) -> str:
 
 
 def _mark(root: str, names: list[str], result: Result, argv: list[str], as_json: bool) -> int:
-    from engramory.curate import notes
-    from engramory.store import journal
-    from engramory.verify import mark
 
     try:
         rels = mark.find_notes(root, names, result.notes)

@@ -15,11 +15,14 @@ import json
 import os
 import sys
 
+from engramory import guard, hosts
 from engramory.compact import plan as compactplan
 from engramory.compact.work import Measure, Plan, Target
+from engramory.config import positive_int
 from engramory.exitcodes import EX_DATAERR, EX_NOINPUT
 from engramory.size import Caps, Window
 from engramory.size import n as _n
+from engramory.store import blobstore, journal
 from engramory.store import reader as store_mod
 from engramory.store.secrets import redact_json
 
@@ -46,7 +49,6 @@ def _signed(value: int) -> str:
 
 def host_window() -> tuple[Window, str]:
     """(window, title) of the host that loads the index: its sizes and caps are the guard's."""
-    from engramory import hosts
 
     mod = hosts.load(HOST)
     return mod.window(), str(getattr(mod, "TITLE", HOST))
@@ -59,7 +61,6 @@ def host_unit() -> tuple[str, str]:
 
 def parse_target(text: str) -> tuple[int | None, int | None]:
     """`LINES/BYTES`, `LINES/` or `/BYTES` (or plain `LINES`); ValueError when malformed."""
-    from engramory.config import positive_int
 
     lines_s, sep, bytes_s = text.partition("/")
     lines = positive_int(lines_s) if lines_s.strip() else None
@@ -71,7 +72,6 @@ def parse_target(text: str) -> tuple[int | None, int | None]:
 
 def caps_for(store: store_mod.Store, window: Window, env: Mapping[str, str] | None = None) -> Caps:
     """The caps the guard holds this index to, in the window's unit."""
-    from engramory import guard
 
     return guard.caps_for(store.index_path, env, window)[0]
 
@@ -178,6 +178,21 @@ def render_text(plan: Plan, root: str, title: str, outcome: str | None = None) -
     """The plan for a person and an agent: the summary first (what a host that shows only the
     start of a long output still shows), then each operation, then the diff. `outcome`
     replaces the closing next step (after --apply)."""
+    out = _summary_lines(plan, root, title)
+    out += _decision_lines(plan)
+    out.append(_next_step(plan, root, outcome))
+    out.append("Plan digest: %s" % plan.digest)
+    out += _operation_lines(plan)
+    diff = diff_text(plan)
+    if diff:
+        out.append("")
+        out.append("Diff of every file the plan changes:")
+        out.append(diff.rstrip("\n"))
+    return "\n".join(out) + "\n"
+
+
+def _summary_lines(plan: Plan, root: str, title: str) -> list[str]:
+    """The first lines: the index against its target, the plan's size, its result, the invariants."""
     st = plan.store
     t = plan.target
     c = plan.caps
@@ -196,6 +211,12 @@ def render_text(plan: Plan, root: str, title: str, outcome: str | None = None) -
     out.append("Result: %s: %s." % (_measure_text(plan.after, plan.unit), state))
     out.append("Invariants: %s." % "; ".join("%s %s" % (name, "ok" if ok else "FAILED: " + detail)
                                              for name, ok, detail in plan.invariants))
+    return out
+
+
+def _decision_lines(plan: Plan) -> list[str]:
+    """The proposals, and the decisions a plan that cannot reach its target leaves."""
+    out = []
     if plan.proposals:
         out.append("Proposals (never applied; settle them by hand, edit by edit):")
         for item in plan.proposals:
@@ -209,37 +230,37 @@ def render_text(plan: Plan, root: str, title: str, outcome: str | None = None) -
             out.append("  - %s %s: %s" % (item.kind, ", ".join(item.paths), item.reason))
         if plan.proposals:
             out.append("  - or settle the proposals above")
+    return out
+
+
+def _next_step(plan: Plan, root: str, outcome: str | None) -> str:
     if outcome is not None:
-        out.append(outcome)
-    elif plan.status == "nothing-to-do":
-        out.append("Nothing to do: the index is within the target.")
-    elif plan.status == "refused":
-        out.append("Nothing can be applied: the plan breaks an invariant (above).")
-    else:
-        out.append("Next: show this plan to the user, then apply it with `engramory compact %s --apply -` "
-                   "(or save it with --json and apply that file with --apply PLAN); %s. Then handle the "
-                   "proposals and decisions by hand." % (root, _undo_words(plan)))
-    out.append("Plan digest: %s" % plan.digest)
-    if plan.operations:
-        out.append("")
-        out.append("Operations, in order:")
-        for k, op in enumerate(plan.operations, 1):
-            e = op.effect
-            where = "%s:%d" % (st.index_name, op.line) if op.line else st.index_name
-            out.append("  %d. %s %s [%s lines, %s %s, %s bytes]" % (
-                k, op.op, where, _signed(e["lines"]), _signed(e["units"]), plan.unit, _signed(e["bytes"])))
-            out.append("     %s" % op.reason)
-    diff = diff_text(plan)
-    if diff:
-        out.append("")
-        out.append("Diff of every file the plan changes:")
-        out.append(diff.rstrip("\n"))
-    return "\n".join(out) + "\n"
+        return outcome
+    if plan.status == "nothing-to-do":
+        return "Nothing to do: the index is within the target."
+    if plan.status == "refused":
+        return "Nothing can be applied: the plan breaks an invariant (above)."
+    return ("Next: show this plan to the user, then apply it with `engramory compact %s --apply -` "
+            "(or save it with --json and apply that file with --apply PLAN); %s. Then handle the "
+            "proposals and decisions by hand." % (root, _undo_words(plan)))
+
+
+def _operation_lines(plan: Plan) -> list[str]:
+    if not plan.operations:
+        return []
+    st = plan.store
+    out = ["", "Operations, in order:"]
+    for k, op in enumerate(plan.operations, 1):
+        e = op.effect
+        where = "%s:%d" % (st.index_name, op.line) if op.line else st.index_name
+        out.append("  %d. %s %s [%s lines, %s %s, %s bytes]" % (
+            k, op.op, where, _signed(e["lines"]), _signed(e["units"]), plan.unit, _signed(e["bytes"])))
+        out.append("     %s" % op.reason)
+    return out
 
 
 def _undo_words(plan: Plan) -> str:
     """What the plan's apply promises about undo: only what the journal can keep."""
-    from engramory.store import blobstore
 
     problem = blobstore.undo_problem((c.path, len(c.before)) for c in plan.changes)
     if problem is None:
@@ -317,58 +338,78 @@ def apply(root: str, saved: dict[str, Any] | None, lines: int | None, nbytes: in
     Returns the plan and the journal entry this transaction appended under the lock (None
     when nothing was written): never the journal's last line read afterwards, which another
     writer waiting for the lock may already own."""
-    from engramory.store import journal
 
     if saved is not None:
         lines, nbytes = saved["target"]["lines"], saved["target"]["bytes"]
     try:
         with journal.transaction(root, command="compact", argv=argv, no_undo=no_undo) as tx:
-            st = load_store(root, env)
-            window, _ = host_window()
-            caps = caps_for(st, window, env)
-            target = target_for(caps, lines, nbytes)
-            if saved is not None:
-                target.source = str(saved["target"].get("source", "the plan"))
-            plan = compactplan.make_plan(st, target, window, caps)
-            if saved is not None:
-                if saved["digest"] != plan.digest:
-                    raise CompactError(EX_DATAERR, "the store changed since the plan was made (digest %s, now %s): "
-                                       "nothing was written; run `engramory compact %s` again and apply the new plan"
-                                       % (saved["digest"][:19], plan.digest[:19], root))
-                # the saved plan was printed masked: compare it with this plan masked the same way
-                if _change_keys(saved["changes"]) != _change_keys(redact_json([c.as_dict() for c in plan.changes])):
-                    raise CompactError(EX_DATAERR, "the plan's changes differ from what the store gives now: "
-                                       "nothing was written; make a new plan")
+            plan = _replan(root, saved, lines, nbytes, env)
             if plan.refused:
                 raise CompactError(2, "the plan breaks an invariant, so nothing was written: %s" % "; ".join(
                     d for _, ok, d in plan.invariants if not ok))
             if not plan.changes:
                 raise _Nothing(plan)
-            for ch in plan.changes:
-                data = tx.read(ch.path)
-                if data != ch.before:
-                    raise CompactError(EX_DATAERR, "%s changed while the plan was applied: nothing was written" % ch.path)
-                if ch.action == "move":
-                    if tx.read(ch.to) is not None:
-                        raise CompactError(EX_DATAERR, "%s already exists: nothing was written" % ch.to)
-                    tx.move(ch.path, ch.to)
-                    if ch.after != ch.before:
-                        tx.write(ch.to, ch.after)
-                else:
-                    tx.write(ch.path, ch.after)
+            _write_changes(tx, plan)
     except _Nothing as nothing:
         return nothing.plan, None
-    except journal.JournalConflict as exc:
-        raise CompactError(EX_DATAERR, "the store changed while the plan was applied (%s): nothing was written; "
-                           "make a new plan" % exc) from None
-    except journal.LockTimeout as exc:
-        raise CompactError(EX_DATAERR, "%s; nothing was written: try again when the other engramory command is done"
-                           % exc) from None
-    except journal.StoreDamaged as exc:
-        raise CompactError(EX_NOINPUT, "the plan cannot be applied: %s" % exc) from None
     except journal.JournalError as exc:
-        raise CompactError(EX_DATAERR, "the plan cannot be applied: %s; nothing was written" % exc) from None
+        raise _journal_failure(exc) from None
     return plan, tx.entry
+
+
+def _replan(root: str, saved: dict[str, Any] | None, lines: int | None, nbytes: int | None,
+            env: Mapping[str, str] | None) -> Plan:
+    """The plan the store gives now, held to `saved` when there is one."""
+    st = load_store(root, env)
+    window, _ = host_window()
+    caps = caps_for(st, window, env)
+    target = target_for(caps, lines, nbytes)
+    if saved is not None:
+        target.source = str(saved["target"].get("source", "the plan"))
+    plan = compactplan.make_plan(st, target, window, caps)
+    if saved is not None:
+        _same_plan(saved, plan, root)
+    return plan
+
+
+def _same_plan(saved: dict[str, Any], plan: Plan, root: str) -> None:
+    if saved["digest"] != plan.digest:
+        raise CompactError(EX_DATAERR, "the store changed since the plan was made (digest %s, now %s): "
+                           "nothing was written; run `engramory compact %s` again and apply the new plan"
+                           % (saved["digest"][:19], plan.digest[:19], root))
+    # the saved plan was printed masked: compare it with this plan masked the same way
+    if _change_keys(saved["changes"]) != _change_keys(redact_json([c.as_dict() for c in plan.changes])):
+        raise CompactError(EX_DATAERR, "the plan's changes differ from what the store gives now: "
+                           "nothing was written; make a new plan")
+
+
+def _write_changes(tx: Any, plan: Plan) -> None:
+    """Every change of `plan`, each file first held to the bytes the plan was made from."""
+    for ch in plan.changes:
+        data = tx.read(ch.path)
+        if data != ch.before:
+            raise CompactError(EX_DATAERR, "%s changed while the plan was applied: nothing was written" % ch.path)
+        if ch.action == "move":
+            if tx.read(ch.to) is not None:
+                raise CompactError(EX_DATAERR, "%s already exists: nothing was written" % ch.to)
+            tx.move(ch.path, ch.to)
+            if ch.after != ch.before:
+                tx.write(ch.to, ch.after)
+        else:
+            tx.write(ch.path, ch.after)
+
+
+def _journal_failure(exc: journal.JournalError) -> CompactError:
+    """The message of a transaction the journal refused or could not finish."""
+    if isinstance(exc, journal.JournalConflict):
+        return CompactError(EX_DATAERR, "the store changed while the plan was applied (%s): nothing was written; "
+                            "make a new plan" % exc)
+    if isinstance(exc, journal.LockTimeout):
+        return CompactError(EX_DATAERR, "%s; nothing was written: try again when the other engramory command is done"
+                            % exc)
+    if isinstance(exc, journal.StoreDamaged):
+        return CompactError(EX_NOINPUT, "the plan cannot be applied: %s" % exc)
+    return CompactError(EX_DATAERR, "the plan cannot be applied: %s; nothing was written" % exc)
 
 
 class _Nothing(Exception):

@@ -36,7 +36,13 @@ import hashlib
 import os
 import re
 
-from engramory import size
+from engramory.compact.invariants import check_invariants, slug_map
+from engramory.compact.invariants import (
+    reachable as reachable,  # re-exported: part of this module's interface
+)
+from engramory.compact.lines import HOOK_MAX as HOOK_MAX  # re-exported: part of this module's interface
+from engramory.compact.lines import SEP_CHARS as SEP_CHARS  # re-exported: part of this module's interface
+from engramory.compact.lines import clip, grouped, hook_of, leftover, sections_of
 from engramory.compact.work import FROM_INDEX as FROM_INDEX  # re-exported: part of this module's interface
 from engramory.compact.work import (
     LIST_MARKER_RE,
@@ -49,7 +55,6 @@ from engramory.compact.work import (
     is_pinned,
     link_key,
     normalized_body,
-    normalized_words,
     note_date,
     sha256,
 )
@@ -63,10 +68,8 @@ from engramory.store.reader import ARCHIVE, READ_MAX, TYPES, WIKI_RE, Note, Stor
 from engramory.store.secrets import redact
 
 POINTER_MAX = 150  # characters: the host's own advice is one index line of ~150 per entry
-HOOK_MAX = 60  # characters of the hook kept on a cut line
 TITLE_MAX = 80
 TYPE_BONUS = {"project": 180, "reference": 90, "feedback": 30, "user": 0}
-SEP_CHARS = " \t-\u2014\u2013:|,;"
 
 POINTERIFY = "pointerify"
 DROP_DUPLICATE = "drop-duplicate-pointer"
@@ -116,16 +119,6 @@ def digest_of(store: Store, target: Target, caps: Caps, window: Window) -> str:
     return "sha256:" + h.hexdigest()
 
 
-def _slug_map(store: Store) -> dict[str, list[Note]]:
-    by: dict[str, list[Note]] = {}
-    for n in store.notes:
-        by.setdefault(n.slug.lower(), []).append(n)
-        nm = n.name
-        if nm and nm.strip().lower() != n.slug.lower():
-            by.setdefault(nm.strip().lower(), []).append(n)
-    return by
-
-
 class _Recount(Exception):
     pass
 
@@ -139,7 +132,7 @@ class Planner:
         self.work = Work(store, store.index_raw)
         if running:
             self.work.start_count(window)
-        self.slugs = _slug_map(store)
+        self.slugs = slug_map(store)
         self.current = Measure(store.index_raw, window)
         self.plan.before = self.current
         self.taken = set(store.by_rel)  # rels in use: an archive name must be free
@@ -201,9 +194,9 @@ class Planner:
             rest = ln.text[m.end():]
             marker = LIST_MARKER_RE.match(ln.text)
             assert marker is not None
-            cut_label = label if len(label) <= TITLE_MAX else _clip(label, TITLE_MAX)
+            cut_label = label if len(label) <= TITLE_MAX else clip(label, TITLE_MAX)
             body = rest.strip().lstrip(SEP_CHARS).strip()
-            hook = _hook(body)
+            hook = hook_of(body)
             new = "%s%s [%s](%s)" % (marker.group(1), marker.group(2), cut_label, target_src)
             if hook:
                 new += " \u2014 " + hook
@@ -238,7 +231,7 @@ class Planner:
                 first_seen[p.rel] = i
                 continue
             kept_line = w.lines[first_seen[p.rel]]
-            extra = _leftover(ln, [kept_line.text if kept_line is not None else "", w.texts.get(p.rel, "")])
+            extra = leftover(ln, [kept_line.text if kept_line is not None else "", w.texts.get(p.rel, "")])
             if extra and p.rel not in self.touchable:
                 continue  # its words would be lost and the note cannot take them
             appended = w.keep_text(p.rel, extra) if extra else 0
@@ -266,7 +259,18 @@ class Planner:
 
     # 3
     def merge_identical(self) -> None:
-        w = self.work
+        for group in self._identical_groups():
+            keep = group[-1]
+            for old in group[:-1]:
+                if self.done():
+                    return
+                lines = self._mergeable(old, keep)
+                if lines is not None:
+                    self._merge(old, keep, *lines)
+
+    def _identical_groups(self) -> list[list[Note]]:
+        """Touchable live notes sharing one normalized body, two or more to a group, each group
+        oldest first (the newest stays), groups in the order of their first path."""
         groups: dict[str, list[Note]] = {}
         for n in self.store.live:
             if n.rel not in self.touchable or n.fm is None:
@@ -275,43 +279,50 @@ class Planner:
             if len(WORD_RE.findall(key)) < 1:
                 continue
             groups.setdefault(key, []).append(n)
+        out = []
         for key in sorted(groups, key=lambda k: min(n.rel for n in groups[k])):
             group = groups[key]
             if len(group) < 2:
                 continue
             group.sort(key=lambda n: (note_date(n) or "", n.rel))
-            keep = group[-1]
-            for old in group[:-1]:
-                if self.done():
-                    return
-                if old.rel in w.moves or keep.rel in w.moves:
-                    continue
-                drop, other = w.pointer_lines_of(old.rel)
-                keep_lines, _ = w.pointer_lines_of(keep.rel)
-                if other or not drop or not keep_lines:
-                    continue
-                if len(self.slugs.get(keep.slug.lower(), ())) != 1:
-                    continue  # the slug links would name is ambiguous
-                if is_pinned(old) and not is_pinned(keep):
-                    continue  # a pinned note never moves for an unpinned copy
-                for i in drop:
-                    ln = w.lines[i]
-                    assert ln is not None
-                    kept_lines = [w.lines[k].text for k in keep_lines if w.lines[k] is not None]  # type: ignore[union-attr]
-                    extra = _leftover(ln, kept_lines + [w.texts.get(keep.rel, "")])
-                    if extra:
-                        w.keep_text(keep.rel, extra)
-                    w.drop(i)
-                relinked = self.repoint(old, keep)
-                w.moves[old.rel] = self.archive_path(old.rel)
-                self.after_move(old.rel)
-                self.record(Operation(MERGE_IDENTICAL, [old.rel, keep.rel, w.moves[old.rel]], drop[0] + 1,
-                                      "%s has the same body as %s and is older (%s vs %s): it moves to %s, its "
-                                      "index line is dropped%s"
-                                      % (old.rel, keep.rel, note_date(old) or "no date", note_date(keep) or "no date",
-                                         w.moves[old.rel],
-                                         ", %d [[link]]%s repointed" % (relinked, "" if relinked == 1 else "s")
-                                         if relinked else "")))
+            out.append(group)
+        return out
+
+    def _mergeable(self, old: Note, keep: Note) -> tuple[list[int], list[int]] | None:
+        """(the index lines of `old` to drop, those of `keep`) when `old` can merge into `keep`."""
+        w = self.work
+        if old.rel in w.moves or keep.rel in w.moves:
+            return None
+        drop, other = w.pointer_lines_of(old.rel)
+        keep_lines, _ = w.pointer_lines_of(keep.rel)
+        if other or not drop or not keep_lines:
+            return None
+        if len(self.slugs.get(keep.slug.lower(), ())) != 1:
+            return None  # the slug links would name is ambiguous
+        if is_pinned(old) and not is_pinned(keep):
+            return None  # a pinned note never moves for an unpinned copy
+        return drop, keep_lines
+
+    def _merge(self, old: Note, keep: Note, drop: list[int], keep_lines: list[int]) -> None:
+        w = self.work
+        for i in drop:
+            ln = w.lines[i]
+            assert ln is not None
+            kept_lines = [w.lines[k].text for k in keep_lines if w.lines[k] is not None]  # type: ignore[union-attr]
+            extra = leftover(ln, kept_lines + [w.texts.get(keep.rel, "")])
+            if extra:
+                w.keep_text(keep.rel, extra)
+            w.drop(i)
+        relinked = self.repoint(old, keep)
+        w.moves[old.rel] = self.archive_path(old.rel)
+        self.after_move(old.rel)
+        self.record(Operation(MERGE_IDENTICAL, [old.rel, keep.rel, w.moves[old.rel]], drop[0] + 1,
+                              "%s has the same body as %s and is older (%s vs %s): it moves to %s, its "
+                              "index line is dropped%s"
+                              % (old.rel, keep.rel, note_date(old) or "no date", note_date(keep) or "no date",
+                                 w.moves[old.rel],
+                                 ", %d [[link]]%s repointed" % (relinked, "" if relinked == 1 else "s")
+                                 if relinked else "")))
 
     def repoint(self, old: Note, keep: Note) -> int:
         keys = {old.slug.lower()}
@@ -421,44 +432,11 @@ class Planner:
     def group(self) -> None:
         w = self.work
         lines = w.live_lines()
-        preamble: list[Line] = []
-        groups: dict[str | None, list[Line]] = {}
-        titles: dict[str, str] = {}
-        seen_section = False
-        heading: str | None = None
-        for _, ln in lines:
-            if ln.kind == "heading" and ln.heading is not None:
-                seen_section = True
-                heading = ln.heading
-                titles.setdefault(ln.heading, ln.text.strip())
-                continue
-            if ln.kind == "pointer":
-                seen_section = True
-                p = ln.pointers[0]
-                note = self.store.by_rel.get(p.rel)
-                t = note.type if note is not None and note.type in TYPES else heading
-                groups.setdefault(t, []).append(ln)
-                continue
-            if ln.kind == "blank":
-                if not seen_section:
-                    preamble.append(ln)
-                continue
-            if seen_section:
-                return  # prose or another heading among the pointers: grouping could move meaning
-            preamble.append(ln)
-        while preamble and preamble[-1].kind == "blank":
-            preamble.pop()
+        sections = sections_of([ln for _, ln in lines], self.store)
+        if sections is None:
+            return  # prose or another heading among the pointers: grouping could move meaning
+        out = grouped(*sections)
         eol = w.eol
-        out: list[str] = [ln.text for ln in preamble]
-        for t in (None,) + TYPES:
-            members = groups.get(t)
-            if not members:
-                continue
-            if out:
-                out.append("")
-            if t is not None:
-                out.append(titles.get(t, "## " + t))
-            out.extend(ln.text for ln in members)
         text = "".join(s + eol for s in out)
         data = (("\ufeff" if w.bom else "") + text).encode("utf-8")
         m = Measure(data, self.window)
@@ -480,6 +458,7 @@ class Planner:
 
     # proposals and decisions
     def propose(self) -> None:
+        # lazy: the stopword list lives in doctor.notes, a higher module that loads the whole doctor
         from engramory.doctor.notes import STOPWORDS
 
         by_desc: dict[str, list[Note]] = {}
@@ -553,122 +532,6 @@ def _missing(path: str) -> bool:
     except (OSError, ValueError):
         return False
     return False
-
-
-def _clip(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    cut = text[:limit].rsplit(" ", 1)[0].rstrip(SEP_CHARS + ".")
-    return cut or text[:limit]
-
-
-def _hook(body: str) -> str:
-    for stop in (". ", "; ", "! ", "? "):
-        pos = body.find(stop)
-        if 0 < pos <= HOOK_MAX:
-            body = body[:pos]
-    return _clip(body, HOOK_MAX)
-
-
-def _leftover(ln: Line, against: list[str]) -> str:
-    """What a pointer line says (its title, its hook) that none of `against` already says:
-    the text to keep in the note when the line goes."""
-    m = ln.matches[0]
-    parts = [m.group(1).strip(), ln.text[m.end():].strip().lstrip(SEP_CHARS).strip()]
-    known = [normalized_words(a) for a in against]
-    out = [p for p in parts if normalized_words(p) and not any(normalized_words(p) in k for k in known)]
-    return " \u2014 ".join(out)
-
-
-# -- invariants ---------------------------------------------------------------------------
-
-
-def reachable(store: Store, index_rels: set[str], texts: dict[str, str], live: set[str]) -> set[str]:
-    """Notes pointed to by the index or [[linked]] from a live note (the doctor's reach)."""
-    slugs = _slug_map(store)
-    out = set(index_rels)
-    for rel in live:
-        text = texts.get(rel)
-        if text is None or "[[" not in text:
-            continue
-        for m in WIKI_RE.finditer(text):
-            for hit in slugs.get(link_key(m.group(1)), ()):
-                if hit.rel != rel:
-                    out.add(hit.rel)
-    return out
-
-
-def _host_loads(store: Store, work: Work, window: Window) -> tuple[str, bool, str]:
-    """Every line the host loads whole before the plan, it still loads after, unless the plan
-    drops or rewrites that line; and it loads every line the plan writes (layout.py: a cut that
-    takes a "---" or "-->" out of a line can let frontmatter or a comment swallow the next)."""
-    from engramory import layout
-
-    before, after = store.index_raw or b"", work.index_bytes()
-    old_lines = [t[:-1] if t.endswith("\r") else t for t in before.decode("utf-8", "replace").lstrip("\ufeff").split("\n")]
-    new_lines = [ln.text for _, ln in work.live_lines()]
-    count: dict[str, int] = {}
-    for t in old_lines:
-        count[t] = count.get(t, 0) + 1
-    added = []
-    for t in new_lines:
-        if count.get(t, 0) > 0:
-            count[t] -= 1
-        else:
-            added.append(t)
-    removed = [t for t, k in count.items() for _ in range(k)]
-    lost, missing = layout.lost_entries(window, before, after, removed, added)
-    if not lost and not missing:
-        return ("host-loads", True, "the host loads every line it loaded, but those the plan drops or rewrites")
-    from engramory.store.secrets import quote
-
-    shown = ["line %d %s" % (number, quote(text, 60)) for number, text in lost[:3]]
-    shown += ["the rewritten %s" % quote(t, 60) for t in missing[:3]]
-    return ("host-loads", False, "the host would no longer load (frontmatter or an HTML comment would swallow it): %s"
-            % "; ".join(shown))
-
-
-def check_invariants(plan: Plan, work: Work) -> None:
-    store = plan.store
-    before_index = {p.rel for p in store.pointers if p.exists and not p.escapes and p.rel}
-    live_before = {n.rel for n in store.live}
-    texts_before = {n.rel: n.text for n in store.notes if n.text is not None}
-    reach_before = reachable(store, before_index, texts_before, live_before)
-    after_index = {p.rel for _, ln in work.live_lines() for p in ln.pointers if p.exists and not p.escapes and p.rel}
-    live_after = live_before - set(work.moves)
-    reach_after = reachable(store, after_index, work.texts, live_after)
-    lost = sorted(r for r in reach_before if r not in reach_after and r not in work.moves)
-    # a moved note is reachable through archive/; a pointer left on a moved note would be dead
-    dangling = sorted(r for r in after_index if r in work.moves)
-    plan.invariants.append((
-        "reachable", not lost and not dangling,
-        "every note reachable before is reachable after or sits in archive/" if not lost and not dangling
-        else "unreachable after the plan: %s%s" % (", ".join(lost[:5]), "; pointers left on moved notes: %s"
-                                                  % ", ".join(dangling[:5]) if dangling else ""),
-    ))
-    shrunk = []
-    for rel, before in texts_before.items():
-        after = work.texts.get(rel)
-        if after is None:
-            shrunk.append(rel)
-            continue
-        tb, ta = text_tokens(before), text_tokens(after)
-        if ta[:len(tb)] != tb:
-            shrunk.append(rel)
-    plan.invariants.append((
-        "no-text-lost", not shrunk,
-        "no note loses text except by a move" if not shrunk else "text would be lost from %s" % ", ".join(shrunk[:5]),
-    ))
-    plan.invariants.append(_host_loads(store, work, plan.window))
-    m = Measure(work.index_bytes(), plan.window)
-    within = size.verdict(m.lines, m.units, plan.caps) != size.OVER
-    plan.invariants.append((
-        "within-hard-caps", within,
-        "the index is %s lines / %s %s, within the hard caps of %s / %s"
-        % (_n(m.lines), _n(m.units), plan.unit, _n(plan.caps.hard_lines), _n(plan.caps.hard_bytes)) if within else
-        "the index would still be %s lines / %s %s, over the hard caps of %s / %s"
-        % (_n(m.lines), _n(m.units), plan.unit, _n(plan.caps.hard_lines), _n(plan.caps.hard_bytes)),
-    ))
 
 
 def make_plan(store: Store, target: Target, window: Window, caps: Caps) -> Plan:

@@ -245,6 +245,47 @@ class Line:
         self.heading: str | None = None
 
 
+def _split_lines(text: str) -> list[Line]:
+    """`text` as lines, each with its own line break ("" for a last line without one)."""
+    out = []
+    parts = text.split("\n")
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        if last and part == "":
+            break
+        if part.endswith("\r") and not last:
+            out.append(Line(part[:-1], "\r\n"))
+        else:
+            out.append(Line(part, "" if last else "\n"))
+    return out
+
+
+def _by_line(pointers: list[Pointer]) -> dict[int, list[Pointer]]:
+    out: dict[int, list[Pointer]] = {}
+    for p in pointers:
+        out.setdefault(p.line, []).append(p)
+    return out
+
+
+def _classify(ln: Line, pointers: list[Pointer], refs: list[Pointer]) -> None:
+    """Set `ln`'s kind (blank, heading, pointer, else other) and what it points to."""
+    if not ln.text.strip():
+        ln.kind = "blank"
+        return
+    ln.pointers = pointers
+    ln.refs = refs
+    ln.matches = md_links(ln.text)
+    hm = HEADING_LINE_RE.match(ln.text)
+    if hm and not ln.pointers:
+        ln.kind = "heading"
+        ln.heading = heading_type(hm.group(2))
+        return
+    if len(ln.pointers) == 1 and len(ln.matches) == 1 and LIST_MARKER_RE.match(ln.text):
+        before = ln.text[LIST_MARKER_RE.match(ln.text).end():ln.matches[0].start()]  # type: ignore[union-attr]
+        if not before.strip():
+            ln.kind = "pointer"
+
+
 class Work:
     """The index as lines (None once dropped) and the note texts as they would become."""
 
@@ -255,40 +296,12 @@ class Work:
         if self.bom:
             text = text[1:]
         self.eol = _eol_of(text)
-        self.lines: list[Line | None] = []
-        parts = text.split("\n")
-        for i, part in enumerate(parts):
-            last = i == len(parts) - 1
-            if last and part == "":
-                break
-            if part.endswith("\r") and not last:
-                self.lines.append(Line(part[:-1], "\r\n"))
-            else:
-                self.lines.append(Line(part, "" if last else "\n"))
-        by_line: dict[int, list[Pointer]] = {}
-        for p in store.pointers:
-            by_line.setdefault(p.line, []).append(p)
-        refs: dict[int, list[Pointer]] = {}
-        for p in store.references:
-            refs.setdefault(p.line, []).append(p)
-        for number, ln in enumerate(self.lines, 1):
-            assert ln is not None
-            stripped = ln.text.strip()
-            if not stripped:
-                ln.kind = "blank"
-                continue
-            ln.pointers = by_line.get(number, [])
-            ln.refs = refs.get(number, [])
-            ln.matches = md_links(ln.text)
-            hm = HEADING_LINE_RE.match(ln.text)
-            if hm and not ln.pointers:
-                ln.kind = "heading"
-                ln.heading = heading_type(hm.group(2))
-                continue
-            if len(ln.pointers) == 1 and len(ln.matches) == 1 and LIST_MARKER_RE.match(ln.text):
-                before = ln.text[LIST_MARKER_RE.match(ln.text).end():ln.matches[0].start()]  # type: ignore[union-attr]
-                if not before.strip():
-                    ln.kind = "pointer"
+        lines = _split_lines(text)
+        by_line = _by_line(store.pointers)
+        refs = _by_line(store.references)
+        for number, ln in enumerate(lines, 1):
+            _classify(ln, by_line.get(number, []), refs.get(number, []))
+        self.lines: list[Line | None] = list(lines)
         self.texts: dict[str, str] = {}  # rel -> text as it would become (readable notes only)
         for n in store.notes:
             if n.text is not None:
@@ -342,34 +355,29 @@ class Work:
         while self._tail >= 0 and lines[self._tail] is None:
             self._tail -= 1
         nbytes = self.n_bytes + (3 if self.bom else 0)
-        lead_u = lead_n = trail_u = trail_n = 0
-        content = False
-        for j in range(self._tail, self._head - 1, -1):
-            ln = lines[j]
-            if ln is None:
-                continue
-            s = ln.text + ln.eol
-            kept = s.rstrip(JS_SPACE)
-            cut = s[len(kept):]
-            trail_u += size.text_units(cut, unit)
-            trail_n += cut.count("\n")
-            if kept:
-                content = True
-                break
-        if not content:
+        trail = self._trimmed(range(self._tail, self._head - 1, -1), unit, False)
+        if trail is None:
             return Measure.of(0, nbytes, 0)
-        for j in range(self._head, self._tail + 1):
-            ln = lines[j]
+        lead = self._trimmed(range(self._head, self._tail + 1), unit, True)
+        assert lead is not None
+        return Measure.of(self.n_nl - lead[1] - trail[1] + 1, nbytes, self.n_units - lead[0] - trail[0])
+
+    def _trimmed(self, order: range, unit: str, leading: bool) -> tuple[int, int] | None:
+        """(units, line breaks) of the whitespace the host trims at one end, the lines taken in
+        `order` up to the first with content; None when no line has any."""
+        units = breaks = 0
+        for j in order:
+            ln = self.lines[j]
             if ln is None:
                 continue
             s = ln.text + ln.eol
-            kept = s.lstrip(JS_SPACE)
-            cut = s[:len(s) - len(kept)]
-            lead_u += size.text_units(cut, unit)
-            lead_n += cut.count("\n")
+            kept = s.lstrip(JS_SPACE) if leading else s.rstrip(JS_SPACE)
+            cut = s[:len(s) - len(kept)] if leading else s[len(kept):]
+            units += size.text_units(cut, unit)
+            breaks += cut.count("\n")
             if kept:
-                break
-        return Measure.of(self.n_nl - lead_n - trail_n + 1, nbytes, self.n_units - lead_u - trail_u)
+                return units, breaks
+        return None
 
     def set_text(self, i: int, text: str) -> None:
         ln = self.lines[i]

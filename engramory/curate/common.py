@@ -10,9 +10,12 @@ import sys
 from engramory import config
 from engramory.curate import notes
 from engramory.curate.notes import NEEDS_LABELS, Refusal, n
+from engramory.doctor.notes import has_label, relative_dates
+from engramory.doctor.scan import scan_note
 from engramory.exitcodes import EX_BUSY, EX_NOINPUT, EX_REFUSED
-from engramory.store import journal
+from engramory.store import descriptions, journal
 from engramory.store import reader as store
+from engramory.store.reader import Note
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -43,7 +46,6 @@ def dry_run_or(work: Callable[[], int]) -> Callable[[], int]:
 def description_warnings(desc: str, slug: str) -> list[str]:
     """The doctor's description-weak finding for a note `new` or `update` writes, as a receipt
     warning: the same judgement (store.descriptions.weakness), so the two never disagree."""
-    from engramory.store import descriptions
 
     why = descriptions.weakness(desc, slug)
     return [] if why is None else ["doctor would warn description-weak: %s; %s" % (why, descriptions.ADVICE)]
@@ -76,7 +78,6 @@ def within_read(st: store.Store, rel: str, limit: int, hint: str) -> None:
 
 
 def labels_ok(body: str) -> bool:
-    from engramory.doctor.notes import has_label
 
     low = body.lower()
     return has_label(low, "why") and has_label(low, "how to apply")
@@ -84,8 +85,6 @@ def labels_ok(body: str) -> bool:
 
 def check_secret(text: str, what: str) -> None:
     """Refuse a note text in which the doctor would find a secret (its message masks it)."""
-    from engramory.doctor.scan import scan_note
-    from engramory.store.reader import Note
 
     probe = Note("", "", False)
     probe.text = text
@@ -97,7 +96,6 @@ def check_secret(text: str, what: str) -> None:
 
 
 def check_content(type_: str, text: str, body: str, cap: int, force: bool) -> None:
-    from engramory.doctor.notes import relative_dates
 
     size = len(text.encode("utf-8"))
     if size > cap:

@@ -24,6 +24,7 @@ import os
 from engramory import guard, layout, scope
 from engramory.curate import notes
 from engramory.curate.notes import Refusal, n
+from engramory.hosts import claude
 from engramory.store import reader as store
 from engramory.store.pointers import note_links
 from engramory.store.secrets import quote
@@ -42,7 +43,6 @@ SHOW = 3  # lost entries named in a refusal
 def window() -> Window:
     """The load window the commands judge by: Claude Code's, whose auto-memory folder is the
     default store."""
-    from engramory.hosts import claude
 
     return claude.window()
 

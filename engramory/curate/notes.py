@@ -12,12 +12,15 @@ import os
 import re
 import sys
 
+from engramory import automemory, scope
+from engramory.curate.search import tokens
 from engramory.exitcodes import EX_NOINPUT, EX_REFUSED, EX_USAGE
 from engramory.layout import comment_lines
 from engramory.size import n as n
-from engramory.store import frontmatter
+from engramory.store import descriptions, frontmatter, secrets
 from engramory.store.pointers import note_links
 from engramory.store.reader import HEADING_RE, TYPES, heading_type
+from engramory.store.secrets import quote
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -71,7 +74,6 @@ def suggest_slug(text: str) -> str:
     first words that are not stopwords, and never all of the description's words, so the
     doctor's description-weak check (store.descriptions.weakness), which flags a description
     that only repeats the file name, accepts what `new` derives."""
-    from engramory.store import descriptions
 
     words = re.findall(r"[a-z0-9]+", text.lower())
     picked = ([w for w in words if w not in STOPWORDS] or words)[:DERIVED_WORDS]
@@ -94,7 +96,6 @@ def note_arg(text: str) -> str:
 
 
 def _q(text: str, limit: int = 60) -> str:
-    from engramory.store.secrets import quote
 
     return quote(text, limit)
 
@@ -266,7 +267,6 @@ DUP_JACCARD = 0.7
 
 
 def _words(text: str) -> set[str]:
-    from engramory.curate.search import tokens
 
     return {t for t in tokens(text) if t not in STOPWORDS}
 
@@ -292,7 +292,6 @@ def near_duplicate(st: Store, type_: str, description: str, body: str, skip: str
 # -- the store and the command line ------------------------------------------------------------
 
 def default_root() -> str:
-    from engramory import automemory
 
     found = automemory.memory_dir(os.getcwd())
     if found is None:
@@ -322,7 +321,6 @@ def resolve_root(given: str | None, create: bool = False) -> tuple[str, bool]:
 
 def _index_names() -> set[str]:
     """MEMORY.md and the index name the environment sets (ENGRAMORY_INDEX_NAME)."""
-    from engramory import scope
 
     return {scope.INDEX_NAME, scope.index_name(os.environ)[0]}
 
@@ -336,7 +334,6 @@ def is_path_like(arg: str) -> bool:
 
 def emit(as_json: bool, obj: dict[str, object], text: str) -> None:
     """A receipt, through the one masker (engramory.store.secrets)."""
-    from engramory.store import secrets
 
     if as_json:
         secrets.emit_json(obj, indent=2)  # ASCII: undecodable names survive
@@ -345,7 +342,6 @@ def emit(as_json: bool, obj: dict[str, object], text: str) -> None:
 
 
 def fail(as_json: bool, message: str, code: int) -> int:
-    from engramory.store import secrets
 
     if as_json:
         secrets.emit_json({"ok": False, "error": message, "exit": code})

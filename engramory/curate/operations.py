@@ -20,6 +20,7 @@ from engramory.curate import common, indexline, notes
 from engramory.curate import index as curate_index
 from engramory.curate.notes import Refusal, n
 from engramory.exitcodes import EX_OK
+from engramory.size import count_lines
 from engramory.store import journal
 from engramory.store import reader as store
 from engramory.store.reader import TYPES
@@ -119,7 +120,6 @@ class _NewReceipt:
         self.irel, self.index, self.line_no, self.type, self.warnings = irel, index, line_no, type_, warnings
 
     def emit(self, entry: journal.Entry | None, dry: bool) -> int:
-        from engramory.size import count_lines
 
         # The index's size as the guard counts it (the window curate_index judges by), so the
         # receipt and `engramory check` say the same numbers.

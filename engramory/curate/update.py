@@ -14,6 +14,7 @@ from engramory.curate import common, indexline, notes
 from engramory.curate import index as curate_index
 from engramory.curate.notes import Refusal, n
 from engramory.exitcodes import EX_OK
+from engramory.size import count_lines
 from engramory.store import journal
 from engramory.store import reader as store
 from engramory.store.reader import TYPES
@@ -213,7 +214,6 @@ class _Receipt:
         self.irel, self.after, self.entry, self.type = irel, after, entry, type_
 
     def emit(self, entry: journal.Entry | None, dry: bool) -> int:
-        from engramory.size import count_lines
 
         root, rel, data, after = self.root, self.rel, self.data, self.after
         sha = journal.sha256(data) or ""

@@ -19,13 +19,15 @@ from __future__ import annotations
 from engramory import guard
 from engramory.curate import common, indexline, notes
 from engramory.curate import index as curate_index
+from engramory.curate import update as curate_update
 from engramory.curate.notes import Refusal
-from engramory.mcp import notecheck, paths, receipt
+from engramory.mcp import indexcheck, moves, notecheck, paths, receipt
 from engramory.mcp.result import Answer, ToolError
 from engramory.store import journal
 from engramory.store import reader as store
 from engramory.store.pointers import note_links
 from engramory.store.reader import TYPES
+from engramory.store.secrets import quote
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -42,7 +44,6 @@ def run(root: str, args: dict[str, Any]) -> Answer:
     if command not in COMMANDS:
         raise ToolError("command must be one of %s, not %s" % (", ".join(COMMANDS), _q(str(command))))
     irel = curate_index.index_rel(root)
-    from engramory.mcp import moves
 
     if command == "rename":
         return moves.rename(root, irel, args)
@@ -81,7 +82,6 @@ def _not_editable(target: paths.Target) -> str:
 
 
 def _q(text: str, limit: int = 60) -> str:
-    from engramory.store.secrets import quote
 
     return quote(text, limit)
 
@@ -253,7 +253,6 @@ def _no_new_error(root: str, irel: str, before: bytes | None, after: bytes, old_
     """Refuse an index edit after which the doctor would find an error it did not find before
     (engramory.mcp.indexcheck), or the host would load fewer of the entries it loads now
     (curate_index.judge's layout rule: frontmatter or a comment swallowing lines)."""
-    from engramory.mcp import indexcheck
 
     found = indexcheck.problems(store.load(root, visit=lambda note: None), old_text, new_text)
     if found:
@@ -378,7 +377,6 @@ def _name_of(note: store.Note) -> object:
 def _pointer_in_step(tx: journal.Transaction, st: store.Store, root: str, irel: str, before: bytes | None, rel: str,
                      old: store.Note, new: store.Note, warnings: list[str]) -> bytes | None:
     """The index after the note's pointer follows a new type or description (None: no index)."""
-    from engramory.curate import update as curate_update
 
     desc = " ".join((new.description or "").split())
     type_changed = old.type != new.type

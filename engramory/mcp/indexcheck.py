@@ -11,6 +11,7 @@ import posixpath
 
 from engramory.curate import notes
 from engramory.mcp import paths
+from engramory.store.secrets import quote
 from engramory.sync.checks import marker_lines
 
 TYPE_CHECKING = False
@@ -75,6 +76,5 @@ def problems(st: Store, before: str, after: str) -> list[str]:
 
 
 def _q(text: str) -> str:
-    from engramory.store.secrets import quote
 
     return quote(text, 60)

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+from engramory import scope
 from engramory.curate import common, indexline, notes
 from engramory.curate import index as curate_index
 from engramory.curate import operations as curate
@@ -69,7 +70,6 @@ def store_data(root: str, rel: str) -> dict[str, Any]:
     """sha256 and size of a file as the write left it."""
     import os
 
-    from engramory import scope
 
     try:
         data, _ = scope.read_bounded(os.path.join(root, rel), 1 << 22)

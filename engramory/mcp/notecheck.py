@@ -20,6 +20,7 @@ from engramory.doctor.codes import ERROR
 from engramory.size import n as _n
 from engramory.store import reader as store
 from engramory.store import secrets as secretscan
+from engramory.store.secrets import quote
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -82,7 +83,6 @@ def _at(line: int, message: str) -> str:
 
 
 def _q(text: str) -> str:
-    from engramory.store.secrets import quote
 
     return quote(text, 60)
 

@@ -13,6 +13,7 @@ import os
 
 from engramory import config
 from engramory.store import reader as store
+from engramory.store.secrets import quote
 
 PREFIX = "/memories"
 
@@ -110,6 +111,5 @@ def _inside(root: str, full: str, path: str) -> None:
 
 
 def _q(text: str) -> str:
-    from engramory.store.secrets import quote
 
     return quote(text, 80)

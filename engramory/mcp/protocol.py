@@ -24,6 +24,7 @@ import sys
 
 from engramory import __version__
 from engramory.size import n as _n
+from engramory.store.secrets import redact
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -108,27 +109,22 @@ class Session:
 
     def dispatch(self, message: Any) -> dict[str, Any] | None:
         """The answer to one parsed message, or None for a notification or a response."""
-        if not isinstance(message, dict):
-            return error(None, INVALID_REQUEST, "a JSON-RPC message is an object, not %s" % _kind(message))
-        has_id = "id" in message
+        refused = _refusal(message)
+        if refused is not None:
+            return refused[0]
         mid = message.get("id")
-        if has_id and not _valid_id(mid):
-            return error(None, INVALID_REQUEST, "the id must be a string or an integer, not %s" % _kind(mid))
-        if message.get("jsonrpc") != "2.0":
-            return error(mid, INVALID_REQUEST, 'every message needs "jsonrpc": "2.0"') if has_id else None
-        method = message.get("method")
-        if not isinstance(method, str):
-            if "result" in message or "error" in message:
-                return None  # a response to a request this server never sent: nothing to do
-            return error(mid if has_id else None, INVALID_REQUEST, 'a request needs a "method" string')
+        method = message["method"]
         params = message.get("params", {})
-        if not has_id:
+        if "id" not in message:
             self._notification(method, params)
             return None
         if params is None:
             params = {}
         if not isinstance(params, dict):
             return error(mid, INVALID_PARAMS, "params must be an object, not %s" % _kind(params))
+        return self._answer(mid, method, params)
+
+    def _answer(self, mid: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
         try:
             return {"jsonrpc": "2.0", "id": mid, "result": self._request(method, params)}
         except ParamsError as exc:
@@ -213,6 +209,24 @@ def encode(message: Any) -> bytes:
         return json.dumps(message, separators=(",", ":")).encode("ascii") + b"\n"
 
 
+def _refusal(message: Any) -> tuple[dict[str, Any] | None] | None:
+    """When `message` is no request or notification to act on: a 1-tuple of its answer (an
+    error, or None when it gets none); None for a message to dispatch."""
+    if not isinstance(message, dict):
+        return (error(None, INVALID_REQUEST, "a JSON-RPC message is an object, not %s" % _kind(message)),)
+    has_id = "id" in message
+    mid = message.get("id")
+    if has_id and not _valid_id(mid):
+        return (error(None, INVALID_REQUEST, "the id must be a string or an integer, not %s" % _kind(mid)),)
+    if message.get("jsonrpc") != "2.0":
+        return (error(mid, INVALID_REQUEST, 'every message needs "jsonrpc": "2.0"') if has_id else None,)
+    if not isinstance(message.get("method"), str):
+        if "result" in message or "error" in message:
+            return (None,)  # a response to a request this server never sent: nothing to do
+        return (error(mid if has_id else None, INVALID_REQUEST, 'a request needs a "method" string'),)
+    return None
+
+
 def _valid_id(value: Any) -> bool:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
@@ -271,7 +285,6 @@ def serve(session: Session, inp: IO[bytes], out: IO[bytes]) -> int:
 
 
 def stderr_log(text: str) -> None:
-    from engramory.store.secrets import redact
 
     try:
         sys.stderr.write("engramory mcp: %s\n" % redact(text))

@@ -14,8 +14,12 @@ from __future__ import annotations
 
 import json
 
-from engramory.mcp import paths, protocol
+from engramory.curate import index as curate_index
+from engramory.curate import search
+from engramory.curate.notes import Refusal
+from engramory.mcp import edit, paths, protocol, view
 from engramory.mcp.result import RESULT_MAX, Answer, ToolError, cut
+from engramory.store import journal
 from engramory.store import secrets as excerpt
 
 TYPE_CHECKING = False
@@ -128,8 +132,6 @@ class Tools:
     # -- the three tools ----------------------------------------------------------------------
 
     def view(self, args: dict[str, Any]) -> Answer:
-        from engramory.curate import index as curate_index
-        from engramory.mcp import view
 
         irel = curate_index.index_rel(self.root)
         target = paths.resolve(self.root, args.get("path"), irel)
@@ -145,12 +147,10 @@ class Tools:
         return view.file(target, vr)
 
     def edit(self, args: dict[str, Any]) -> Answer:
-        from engramory.mcp import edit
 
         return edit.run(self.root, args)
 
     def search(self, args: dict[str, Any]) -> Answer:
-        from engramory.curate import search
 
         query = args.get("query")
         if not isinstance(query, str) or not query.strip():
@@ -182,8 +182,6 @@ class Tools:
 def failure(exc: BaseException) -> str | None:
     """The model-facing message for what the curation library refuses or the disk does, or
     None for an exception that is a bug (the protocol layer answers -32603 for it)."""
-    from engramory.curate.notes import Refusal
-    from engramory.store import journal
 
     if isinstance(exc, Refusal):
         return str(exc)

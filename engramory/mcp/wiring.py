@@ -20,6 +20,7 @@ import copy
 import json
 import os
 
+from engramory import automemory
 from engramory.install import bundle, smoke, steps
 from engramory.install import jsonflow as flow
 from engramory.install import settings as installer
@@ -265,7 +266,6 @@ class ClaudeCodeMcp:
     copied; MCP_MANIFEST beside it records what the entry's install created."""
 
     def __init__(self, scope: str, skill_dir: str, env: dict[str, str] | None = None, cwd: str | None = None) -> None:
-        from engramory import automemory
 
         environ = dict(os.environ) if env is None else env
         self.scope = scope

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 
 from engramory.doctor.codes import MAX_PER_NOTE, Finding
+from engramory.sync import gitops
 from engramory.sync.indexparse import MARKER_RE
 
 TYPE_CHECKING = False
@@ -38,7 +39,6 @@ def marker_lines(text: str) -> list[int]:
 
 def _git_facts(root: str, index_name: str) -> tuple[str, str, str] | None:
     """(top, the index relative to it, the store folder relative to it), or None outside git."""
-    from engramory.sync import gitops
 
     try:
         top = gitops.toplevel(root)
@@ -54,7 +54,6 @@ def _git_facts(root: str, index_name: str) -> tuple[str, str, str] | None:
 def shared_by_sync(root: str, index_name: str = "MEMORY.md") -> bool:
     """Whether git merges this store's index with the engramory driver (`sync init` set it
     up): the store is in its repository on purpose."""
-    from engramory.sync import gitops
 
     facts = _git_facts(root, index_name)
     if facts is None:
@@ -80,7 +79,6 @@ def check_sync(st: Store, ctx: Context) -> Iterator[Finding]:
 
 
 def _git_findings(st: Store) -> Iterator[Finding]:
-    from engramory.sync import gitops
 
     facts = _git_facts(st.root, st.index_name)
     if facts is None:

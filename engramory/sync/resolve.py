@@ -14,7 +14,10 @@ from __future__ import annotations
 import os
 import re
 
-from engramory.sync import indexmerge, indexparse
+from engramory import scope
+from engramory.curate import notes
+from engramory.store import journal
+from engramory.sync import gitops, indexmerge, indexparse
 from engramory.sync.indexparse import ENTRY, MARKER_RE, Index, Item, Section
 
 TYPE_CHECKING = False
@@ -138,7 +141,6 @@ def _fold_sections(index: Index) -> list[Section]:
 
 def sides(path: str, data: bytes) -> tuple[bytes, bytes, bytes, str] | None:
     """(base, ours, theirs, how they were found) for the index at `path`, or None."""
-    from engramory.sync import gitops
 
     folder = os.path.dirname(os.path.abspath(path))
     try:
@@ -183,7 +185,6 @@ def repair(path: str, data: bytes) -> Repair:
 # -- the command ------------------------------------------------------------------------------
 
 def _index_path(files: Sequence[str]) -> str:
-    from engramory.curate import notes
 
     if len(files) > 1:
         raise notes.Refusal("--resolve takes one index (%d given)" % len(files), 64)
@@ -195,9 +196,6 @@ def _index_path(files: Sequence[str]) -> str:
 
 
 def main(files: Sequence[str], dry_run: bool, as_json: bool) -> int:
-    from engramory import scope
-    from engramory.curate import notes
-    from engramory.store import journal
 
     try:
         path = _index_path(files)

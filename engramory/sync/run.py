@@ -20,11 +20,15 @@ from __future__ import annotations
 import os
 
 from engramory import scope
+from engramory.doctor.codes import Context
+from engramory.doctor.index import check_pointers
 from engramory.exitcodes import EX_BUSY, EX_OK, EX_REFUSED
 from engramory.size import n as _n
 from engramory.store import journal
+from engramory.store import reader as store
 from engramory.sync import changes, gitops, init, limits
 from engramory.sync.changes import Where
+from engramory.sync.checks import check_sync
 
 
 class Outcome:
@@ -174,10 +178,6 @@ def _conflict_text(where: Where, path: str, said: list[str]) -> str:
 
 def check_merged(where: Where, before: str | None, out: Outcome) -> None:
     """Journal what the merge brought in, then hold the merged store to what a push needs."""
-    from engramory.doctor.codes import Context
-    from engramory.doctor.index import check_pointers
-    from engramory.store import reader as store
-    from engramory.sync.checks import check_sync
 
     if before is not None:
         entry = changes.journal_pull(where, before, gitops.rev(where.top, "HEAD") or "HEAD", "merge")

@@ -162,9 +162,7 @@ def file_like(token: str, in_code: bool) -> bool:
     """Whether `token` names a file or folder by its shape. In prose the shapes that cannot be
     ordinary words only; in code (backticks, fences) also one-letter extensions and slash
     paths under a known top folder."""
-    if not token or is_placeholder(token) or token in NOT_FILES or token.startswith(("-", "@", "=")):
-        return False
-    if "=" in token or token.startswith("//") or "://" in token or "\\" in token:
+    if _not_a_path(token):
         return False
     path = token.rstrip("/")
     if not path or not _components_ok(path) or HOST_RE.match(path):
@@ -172,6 +170,21 @@ def file_like(token: str, in_code: bool) -> bool:
     base = path.rsplit("/", 1)[-1]
     if LOCAL_RE.search(path):
         return False
+    by_name = _by_name(base, path, in_code)
+    if by_name is not None:
+        return by_name
+    return _by_folder(token, path, in_code)
+
+
+def _not_a_path(token: str) -> bool:
+    """A token no path looks like: empty, a placeholder, an option, an assignment, a URL."""
+    if not token or is_placeholder(token) or token in NOT_FILES or token.startswith(("-", "@", "=")):
+        return True
+    return "=" in token or token.startswith("//") or "://" in token or "\\" in token
+
+
+def _by_name(base: str, path: str, in_code: bool) -> bool | None:
+    """Whether the last part's name or extension decides it is a file (None: they do not)."""
     if base in KNOWN_NAMES or base.split(".", 1)[0] in KNOWN_NAMES:
         return True
     if base in DOTFILES or (base.startswith(".") and "/" in path and in_code):
@@ -179,21 +192,27 @@ def file_like(token: str, in_code: bool) -> bool:
     if in_code and base in STEM_NAMES:
         return True
     ext = _ext(base)
-    if ext and _stem_ok(base):
-        if ext in KNOWN_EXT:
-            if not in_code and "/" not in path and ext in ("js", "ts") and base[:1].isupper():
-                return False  # Node.js, Vue.js, Deno.ts: products, not files
-            return True
-        if ext in CODE_ONLY_EXT and in_code and base.count(".") == 1:
-            return True  # main.c; not a.b.c, which is a dotted name
+    if not ext or not _stem_ok(base):
+        return None
+    if ext in KNOWN_EXT:
+        if not in_code and "/" not in path and ext in ("js", "ts") and base[:1].isupper():
+            return False  # Node.js, Vue.js, Deno.ts: products, not files
+        return True
+    if ext in CODE_ONLY_EXT and in_code and base.count(".") == 1:
+        return True  # main.c; not a.b.c, which is a dotted name
+    return None
+
+
+def _by_folder(token: str, path: str, in_code: bool) -> bool:
+    """Whether a token no name decided is a folder or a path under a known one."""
     if token.endswith("/") and "/" not in path and not path.startswith("."):
         return in_code or path in PROSE_TOP_DIRS  # `src/`: a folder
-    if "/" in path:
-        if path.startswith(("/", "~/")):
-            return path.count("/") >= 2 and (in_code or path.lstrip("~/").split("/", 1)[0] in SYSTEM_DIRS)
-        first = path.lstrip("./").split("/", 1)[0]
-        return token.startswith(("./", "../")) or first in (TOP_DIRS if in_code else PROSE_TOP_DIRS)
-    return False
+    if "/" not in path:
+        return False
+    if path.startswith(("/", "~/")):
+        return path.count("/") >= 2 and (in_code or path.lstrip("~/").split("/", 1)[0] in SYSTEM_DIRS)
+    first = path.lstrip("./").split("/", 1)[0]
+    return token.startswith(("./", "../")) or first in (TOP_DIRS if in_code else PROSE_TOP_DIRS)
 
 
 def path_anchor(line: int, token: str, in_code: bool) -> Anchor | None:
@@ -389,32 +408,40 @@ def code_anchors(line: int, text: str, shell: bool = True) -> list[Anchor]:
         return []
     if text.startswith(("$ ", "% ", "> ")):
         text = text[2:].strip()
-    single = len(text.split()) == 1
-    if single:
-        url = URL_RE.fullmatch(text)
-        if url:
-            return [Anchor(line, PATH, text, "url")]
-        for found in (_commit(line, text), _package(line, text, "at"), _package(line, text, "eq"),
-                      _symbol(line, text)):
-            if found is not None:
-                return [found]
-        found = path_anchor(line, _clean_code_token(text), True)
+    if len(text.split()) == 1:
+        found = _single(line, text)
         return [found] if found is not None else []
     symbol = _symbol(line, text)
     if symbol is not None:
         return [symbol]
-    out: list[Anchor] = []
     if shell:
-        for segment in _segments(text):
-            commands = _command(line, segment)
-            out += commands
-            if not commands:
-                out += _words(line, segment)
-                words = _unwrap(_split_words(segment))
-                if not out and words and words[0] in BINARIES:
-                    out.append(Anchor(line, COMMAND, segment, "binary", name=words[0]))
-    else:
-        out += _tokens(line, text, True)
+        return _shell(line, text)
+    return _tokens(line, text, True)
+
+
+def _single(line: int, text: str) -> Anchor | None:
+    """The anchor of a code span of one word: a URL, a commit, a package, a symbol, a path."""
+    url = URL_RE.fullmatch(text)
+    if url:
+        return Anchor(line, PATH, text, "url")
+    for found in (_commit(line, text), _package(line, text, "at"), _package(line, text, "eq"),
+                  _symbol(line, text)):
+        if found is not None:
+            return found
+    return path_anchor(line, _clean_code_token(text), True)
+
+
+def _shell(line: int, text: str) -> list[Anchor]:
+    """Anchors of a shell line: its commands, else the words of each segment, else a known binary."""
+    out: list[Anchor] = []
+    for segment in _segments(text):
+        commands = _command(line, segment)
+        out += commands
+        if not commands:
+            out += _words(line, segment)
+            words = _unwrap(_split_words(segment))
+            if not out and words and words[0] in BINARIES:
+                out.append(Anchor(line, COMMAND, segment, "binary", name=words[0]))
     return out
 
 

@@ -83,7 +83,7 @@ def _read_json(path: str, limit: int, lite: bool = False) -> dict[str, Any] | No
     """The JSON object in `path` in this format, or None. `lite` reads with engramory.jsonlite:
     the small summary is read at SessionStart, where importing json costs more than the read."""
     if lite:
-        from engramory import jsonlite as parser
+        from engramory import jsonlite as parser  # lazy: hot path, the hook asks for the light parser only
     else:
         import json as parser  # type: ignore[no-redef]
 
@@ -125,14 +125,14 @@ def meta_dir(root: str) -> str | None:
 
 def claim(root: str) -> int | None:
     """The verify lock of `root` (engramory.store.metadir.claim of `.engramory/verify.lock`)."""
-    from engramory.store import metadir
+    from engramory.store import metadir  # lazy: hot path, a hook reading the cache takes no lock
 
     return metadir.claim(root, VERIFY_LOCK)
 
 
 def busy(root: str) -> bool:
     """Whether a verify run of `root` holds the lock right now."""
-    from engramory.store import metadir
+    from engramory.store import metadir  # lazy: hot path, a hook reading the cache takes no lock
 
     return metadir.held(root, VERIFY_LOCK)
 
@@ -142,7 +142,7 @@ def save(root: str, data: dict[str, Any] | None, notice: dict[str, Any]) -> None
     summary) and the summary; a store that cannot take them just has no cache."""
     import json
 
-    from engramory.fsutil import write_atomic
+    from engramory.fsutil import write_atomic  # lazy: hot path, a hook reading the cache writes nothing
 
     d = meta_dir(root)
     if d is None:

@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 
 from engramory import scope
+from engramory.verify import repo as repo_mod
+from engramory.verify.repo import Incomplete
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -36,7 +38,6 @@ class Grep:
     """One search, started by `begin` and read by `finish`."""
 
     def __init__(self, repo: Repo, words: Iterable[str]) -> None:
-        from engramory.verify import repo as repo_mod
 
         self.repo = repo
         per, calls = repo_mod.GREP_PATTERNS, repo_mod.GREP_CALLS  # the bounds tests set there
@@ -72,7 +73,6 @@ class Grep:
         """{word: up to PLACES files that hold it}, absent words mapping to []."""
         if not self.chunks:
             return {}
-        from engramory.verify.repo import Incomplete
 
         git = self.repo.git
         whole = True

@@ -15,6 +15,7 @@ import re
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
+    from typing import Any
 
 NPM, PYTHON, CARGO, GO = "npm", "python", "cargo", "go"
 LOCK_NAMES = {
@@ -102,15 +103,25 @@ def _npm_lock(lock: Lock, text: str) -> None:
         return
     packages = data.get("packages")
     if isinstance(packages, dict):
-        for key, info in packages.items():
-            if not key or not isinstance(info, dict):
-                continue
-            name = info.get("name") if "node_modules/" not in key else key.rsplit("node_modules/", 1)[1]
-            version = info.get("version")
-            if isinstance(name, str) and name:
-                lock.add(name, version if isinstance(version, str) else None)
-        return
-    stack = [data.get("dependencies")]
+        _npm_packages(lock, packages)
+    else:
+        _npm_dependencies(lock, data.get("dependencies"))
+
+
+def _npm_packages(lock: Lock, packages: dict[str, Any]) -> None:
+    """A lockfile v2/v3 "packages" map: keyed by folder (node_modules/NAME), the root by ""."""
+    for key, info in packages.items():
+        if not key or not isinstance(info, dict):
+            continue
+        name = info.get("name") if "node_modules/" not in key else key.rsplit("node_modules/", 1)[1]
+        version = info.get("version")
+        if isinstance(name, str) and name:
+            lock.add(name, version if isinstance(version, str) else None)
+
+
+def _npm_dependencies(lock: Lock, top: Any) -> None:
+    """A lockfile v1 "dependencies" tree, walked without recursion (at most a million entries)."""
+    stack = [top]
     seen = 0
     while stack and seen < 1_000_000:
         deps = stack.pop()
@@ -246,19 +257,23 @@ def make_targets(text: str, into: Targets | None = None) -> Targets:
         m = _MAKE_RULE.match(line)
         if not m:
             continue
-        targets, rest = m.group(1).split(), m.group(3)
-        if ";" in rest:
-            rest = rest.split(";", 1)[0]
-        for t in targets:
-            if "$" in t:
-                out.dynamic = True
-            elif "%" in t:
-                out.patterns.append(t)
-            elif t == ".PHONY":
-                out.names.update(w for w in rest.split() if "$" not in w)
-            else:
-                out.names.add(t)
+        _rule_targets(out, m.group(1).split(), m.group(3))
     return out
+
+
+def _rule_targets(out: Targets, targets: list[str], rest: str) -> None:
+    """The targets of one rule line (`rest`: its prerequisites, and a recipe after ";")."""
+    if ";" in rest:
+        rest = rest.split(";", 1)[0]
+    for t in targets:
+        if "$" in t:
+            out.dynamic = True
+        elif "%" in t:
+            out.patterns.append(t)
+        elif t == ".PHONY":
+            out.names.update(w for w in rest.split() if "$" not in w)
+        else:
+            out.names.add(t)
 
 
 _JUST_RECIPE = re.compile(r"@?([A-Za-z_][\w-]*)(?:\s+[^:=]*?)?\s*:(?!=)")

@@ -15,8 +15,13 @@ from __future__ import annotations
 import json
 import os
 
+from engramory import scope
+from engramory.curate import notes
+from engramory.fsutil import write_atomic
+from engramory.store import journal
 from engramory.verify import anchors as A
 from engramory.verify import cache as cache_mod
+from engramory.verify.paths import FRESH, span_hash, split_lines
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -40,7 +45,6 @@ class MarkError(Exception):
 def load_marks(root: str, scans: Sequence[NoteScan]) -> dict[str, dict[str, tuple[str, str]]]:
     """{note: {anchor text: (span hash, date)}} for the notes whose `verified:` date is the
     date their spans were hashed on."""
-    from engramory import scope
 
     try:
         raw, _ = scope.read_bounded(os.path.join(root, cache_mod.DIR, MARKS), MARKS_MAX)
@@ -85,7 +89,6 @@ def find_notes(root: str, names: Sequence[str], scans: Sequence[NoteScan]) -> li
 
 def span_hashes(result: Result, rel: str) -> dict[str, str]:
     """{anchor text: hash} of the note's line spans that hold now (fresh), as the files are."""
-    from engramory.verify.paths import FRESH, span_hash, split_lines
 
     out: dict[str, str] = {}
     repo = result.repo
@@ -107,8 +110,6 @@ def mark(root: str, rels: Sequence[str], result: Result, argv: Sequence[str], to
     """Write `verified: today` into each note (one journal entry), then keep their span
     hashes. Returns (the journal entry or None when every note already said so, {note:
     spans hashed})."""
-    from engramory.curate import notes
-    from engramory.store import journal
 
     spans = {rel: span_hashes(result, rel) for rel in rels}
     with journal.transaction(root, "verify", list(argv)) as tx:
@@ -129,8 +130,6 @@ def mark(root: str, rels: Sequence[str], result: Result, argv: Sequence[str], to
 
 
 def _keep(root: str, entries: Mapping[str, Any]) -> None:
-    from engramory import scope
-    from engramory.fsutil import write_atomic
 
     d = cache_mod.meta_dir(root)
     if d is None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import time
 
+from engramory import scope
 from engramory.verify import cache
 
 TYPE_CHECKING = False
@@ -82,8 +83,6 @@ def _stamp(path: str) -> list[int]:
 
 
 def _small(path: str) -> str:
-    from engramory import scope
-
     try:
         return scope.read_bounded(path, HEAD_READ)[0].decode("utf-8", "replace").strip()
     except OSError:
@@ -112,8 +111,6 @@ def head_of(git_dir: str) -> str | None:
 
 
 def _small_lines(path: str) -> list[str]:
-    from engramory import scope
-
     try:
         return scope.read_bounded(path, 1 << 20)[0].decode("utf-8", "replace").splitlines()
     except OSError:
@@ -128,8 +125,9 @@ def _refresh(root: str, cwd: str, env: Mapping[str, str], deadline: float) -> di
     except OSError:
         return None
     if not large:
+        # lazy: hot path, a hook runs verify only for a small store
         from engramory.verify import run
-        from engramory.verify.repo import Deadline
+        from engramory.verify.repo import Deadline  # lazy: hot path, as above
 
         try:
             run.verify(root, None, cwd, env, deadline)
@@ -214,7 +212,7 @@ def verify_command(root: str) -> str:
 
 
 def render(root: str, summary: Mapping[str, Any], entries: Sequence[tuple[str, Sequence[Any]]]) -> str:
-    from engramory.doctor.codes import shown
+    from engramory.doctor.codes import shown  # lazy: hot path, loaded only when there is a finding to render
 
     lines = [shown(cache.row_text(note, row)) for note, row in entries]
     fence = "`" * max(3, 1 + max(_longest_run(line, "`") for line in lines))

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import time
 
-from engramory import scope
+from engramory import automemory, scope
 from engramory.verify import manifests
 
 TYPE_CHECKING = False
@@ -456,7 +456,6 @@ def locate(root: str, repo_arg: str | None, cwd: str, env: Mapping[str, str], gi
 
 def auto_memory_project(root: str, cwd: str, env: Mapping[str, str]) -> str | None:
     """The project folder whose auto-memory folder (engramory.automemory's rule) is `root`."""
-    from engramory import automemory
 
     real = os.path.realpath(root)
     for project in automemory.project_candidates({"cwd": os.path.abspath(cwd)}, env):

@@ -15,7 +15,8 @@ import builtins
 import re
 
 from engramory.verify import anchors as A
-from engramory.verify import manifests
+from engramory.verify import commands, manifests
+from engramory.verify.grep import Grep
 from engramory.verify.paths import (
     FRESH,
     MOVED,
@@ -92,7 +93,6 @@ class Resolver:
     def _prepare(self, found: list[A.Anchor]) -> None:
         """The batched questions: the grep starts first and is read last, so that it runs
         beside the listing, the history and cat-file."""
-        from engramory.verify.grep import Grep
 
         assert self.repo is not None and self.paths is not None
         words = set()
@@ -242,7 +242,6 @@ class Resolver:
         return Verdict(STALE, "no such commit in this repository")
 
     def _command(self, a: A.Anchor) -> Verdict:
-        from engramory.verify import commands
 
         assert self.repo is not None and self.paths is not None
         return commands.verdict(self.repo, self.paths, a, self.words)

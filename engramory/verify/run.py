@@ -8,9 +8,11 @@ from __future__ import annotations
 import hashlib
 import os
 
+from engramory.store import reader as store
 from engramory.store import secrets as secretscan
 from engramory.verify import anchors as A
 from engramory.verify import cache as cache_mod
+from engramory.verify import mark
 from engramory.verify.extract import extract
 from engramory.verify.paths import FRESH, MOVED, STALE, UNVERIFIABLE, VERDICTS, Verdict
 from engramory.verify.repo import Deadline, GitCall, Repo, locate
@@ -116,7 +118,6 @@ class Result:
 def scan_notes(root: str, env: Mapping[str, str] | None = None, deadline: float | None = None) -> list[NoteScan]:
     """The live notes of the store (archive/ left out), each read once and its anchors taken;
     path anchors naming one of the store's own notes or its index are dropped."""
-    from engramory.store import reader as store
 
     found: list[NoteScan] = []
 
@@ -157,7 +158,6 @@ def verify(root: str, repo_arg: str | None = None, cwd: str | None = None, env: 
     """Verify every live note of the store at `root`; `keep` writes the cache (the doctor,
     which changes no file, reads it only). Raises OSError when `root` cannot be listed,
     Deadline when `deadline` (time.monotonic) passes first."""
-    from engramory.verify import mark
 
     env = os.environ if env is None else env
     result = Result(root)

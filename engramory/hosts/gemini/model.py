@@ -262,6 +262,47 @@ def write_file(before: "bytes | None", content: str) -> bytes:
     return encode(content)
 
 
+def _refused(old: str, norm_old: str, norm_new: str) -> str:
+    """Why Gemini refuses a replace in an existing file before it looks for old_string ("": it does not)."""
+    if old == "" or norm_old == "":
+        return "create-existing"
+    if norm_old == norm_new:
+        return "no-change"
+    return ""
+
+
+def _matched(text: str, norm_old: str, norm_new: str, new: str,
+             allow_multiple: bool) -> "tuple[str | None, str] | None":
+    """The first strategy that finds old_string (exact, then flexible, then regex): (the text it
+    leaves, None when Gemini refuses; its name), or None when none finds it."""
+    result, count = exact(text, norm_old, norm_new, allow_multiple)
+    if count:
+        return result, EXACT
+    name = FLEXIBLE
+    result, count = flexible(text, norm_old, norm_new, new)
+    if not count:
+        name = REGEX
+        result, count = regex(text, norm_old, norm_new, allow_multiple)
+    if not count:
+        return None
+    if result is None or (not allow_multiple and count != 1):
+        return None, name
+    return result, name
+
+
+def _fuzzy(text: str, norm_old: str, norm_new: str, allow_multiple: bool, crlf: bool) -> Bound:
+    bound = fuzzy_bound(text, norm_old, norm_new, allow_multiple)
+    if bound is None:
+        # Gemini would refuse ("could not find"), but an emulation can be wrong: size the
+        # worst case, new_string added whole, rather than stay silent on an index edit.
+        base = encode(text)
+        bound = (count_lines(base) + norm_new.count("\n") + 1, len(base) + len(encode(norm_new)) + 1)
+    lines, nbytes = bound
+    if crlf:
+        nbytes += lines  # every LF becomes CRLF: one more byte per line at most
+    return Bound(lines, nbytes, "Gemini may apply this replace through its fuzzy match")
+
+
 def replace(before: "bytes | None", old: str, new: str, allow_multiple: bool) -> "tuple[Outcome, str]":
     """(the bytes replace leaves, a Bound, or None when Gemini refuses and writes nothing;
     the strategy that decided)."""
@@ -274,33 +315,13 @@ def replace(before: "bytes | None", old: str, new: str, allow_multiple: bool) ->
     text = original.replace("\r\n", "\n")
     norm_old = old.replace("\r\n", "\n")
     norm_new = new.replace("\r\n", "\n")
-    if old == "" or norm_old == "":
-        return None, "create-existing"
-    if norm_old == norm_new:
-        return None, "no-change"
-
-    def out(result: str) -> bytes:
-        return encode(to_crlf(result) if crlf else result)
-
-    result, count = exact(text, norm_old, norm_new, allow_multiple)
-    if count:
-        return (out(result) if result is not None else None), EXACT
-    for name in (FLEXIBLE, REGEX):
-        if name == FLEXIBLE:
-            result, count = flexible(text, norm_old, norm_new, new)
-        else:
-            result, count = regex(text, norm_old, norm_new, allow_multiple)
-        if count:
-            if result is None or (not allow_multiple and count != 1):
-                return None, name
-            return out(result), name
-    bound = fuzzy_bound(text, norm_old, norm_new, allow_multiple)
-    if bound is None:
-        # Gemini would refuse ("could not find"), but an emulation can be wrong: size the
-        # worst case, new_string added whole, rather than stay silent on an index edit.
-        base = encode(text)
-        bound = (count_lines(base) + norm_new.count("\n") + 1, len(base) + len(encode(norm_new)) + 1)
-    lines, nbytes = bound
-    if crlf:
-        nbytes += lines  # every LF becomes CRLF: one more byte per line at most
-    return Bound(lines, nbytes, "Gemini may apply this replace through its fuzzy match"), "bound"
+    refused = _refused(old, norm_old, norm_new)
+    if refused:
+        return None, refused
+    matched = _matched(text, norm_old, norm_new, new, allow_multiple)
+    if matched is None:
+        return _fuzzy(text, norm_old, norm_new, allow_multiple, crlf), "bound"
+    result, name = matched
+    if result is None:
+        return None, name
+    return encode(to_crlf(result) if crlf else result), name

@@ -1,18 +1,23 @@
 """Gemini CLI: where its private memory index lives, and the AfterTool and SessionStart
 notices (imported by engramory.hosts.gemini only for those events and for index_paths)."""
 
-from engramory import jsonlite, scope
+from engramory import config, jsonlite, notices, scope
 from engramory.hosts.gemini import (  # noqa: F401 - gemini_home, project_slug, slugify: part of this interface
     AFTER_TOOL,
+    NAME,
+    REPLACE,
     SESSION_START,
     SHELL,
     WINDOW_TEXT,
+    WRITE_FILE,
     _str,
     gemini_home,
+    landing_paths,
     private_index,
     project_slug,
     slugify,
 )
+from engramory.size import OK, OVER
 from engramory.size import n as _n
 
 TYPE_CHECKING = False
@@ -27,7 +32,6 @@ if TYPE_CHECKING:
 
 
 def known_indexes(payload: "Mapping[str, Any]", env: "Mapping[str, str]") -> "list[str]":
-    from engramory import config
 
     out: list[str] = []
     for p in config.from_env(env).index_paths or ():
@@ -44,7 +48,6 @@ def known_indexes(payload: "Mapping[str, Any]", env: "Mapping[str, str]") -> "li
 def _written_paths(payload: "Mapping[str, Any]", cwd: str, settings: "Settings") -> "list[str]":
     """Where a write_file or replace may have written, resolved as the guard resolves it (the
     tool's output is not read: see gemini.parse)."""
-    from engramory.hosts.gemini import REPLACE, WRITE_FILE, landing_paths
 
     tool_input = payload.get("tool_input")
     raw = tool_input.get("file_path") if isinstance(tool_input, dict) else None
@@ -91,8 +94,6 @@ def warn_text(r: "Any") -> str:
 
 def after_tool(payload: "Mapping[str, Any]", env: "Mapping[str, str]") -> str:
     """AfterTool: a notice when an index changed and is now past a cap; "" otherwise."""
-    from engramory import config, notices
-    from engramory.size import OK, OVER
 
     settings = config.from_env(env)
     cwd = _str(payload.get("cwd"))
@@ -131,8 +132,6 @@ def after_tool(payload: "Mapping[str, Any]", env: "Mapping[str, str]") -> str:
 
 
 def session_start(payload: "Mapping[str, Any]", env: "Mapping[str, str]") -> str:
-    from engramory import notices
-    from engramory.size import OK, OVER
 
     indexes = known_indexes(payload, env)
     spath = notices.state_path(env, "gemini-" + _str(payload.get("session_id")))
@@ -156,8 +155,7 @@ def session_start(payload: "Mapping[str, Any]", env: "Mapping[str, str]") -> str
 def _seen_at_start(payload: "Mapping[str, Any]", env: "Mapping[str, str]") -> None:
     """Gemini puts its private index, whole, into the session's system instruction: the agent's
     first read of it, recorded for the stale-write rule (engramory.stale)."""
-    from engramory import stale
-    from engramory.hosts.gemini import NAME
+    from engramory import stale  # lazy: hot path, AfterTool does not load stale
 
     cwd = _str(payload.get("cwd"))
     who = stale.session(NAME, payload.get("session_id"))
@@ -168,6 +166,6 @@ def _seen_at_start(payload: "Mapping[str, Any]", env: "Mapping[str, str]") -> No
 
 
 def _context(event: str, text: str) -> str:
-    from engramory.guard import masked
+    from engramory.guard import masked  # lazy: hot path, AfterTool does not load guard
 
     return jsonlite.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": masked(text)}})
