@@ -350,7 +350,38 @@ def test_register_hooks_both_callbacks():
             seen[name] = fn
 
     hermes.register(Ctx())
-    assert seen == {"pre_tool_call": hermes.pre_tool_call, "transform_tool_result": hermes.transform_tool_result}
+    assert seen == {"pre_tool_call": hermes.pre_tool_call, "post_tool_call": hermes.post_tool_call,
+                    "transform_tool_result": hermes.transform_tool_result}
+
+
+def test_read_file_records_and_a_stale_write_is_blocked_per_session_and_task(work):
+    index = work / "MEMORY.md"
+    index.write_text(lines(5), encoding="utf-8")
+    read = json.dumps({"content": "...", "total_lines": 5})
+    hermes.post_tool_call("read_file", {"path": "MEMORY.md"}, read, task_id="t1", session_id="s1")
+    hermes.post_tool_call("read_file", {"path": "MEMORY.md"}, '{"error": "x"}', task_id="t2", session_id="s1")
+    with index.open("a", encoding="utf-8") as f:
+        f.write("- foreign line\n")
+    stale_write = {"path": "MEMORY.md", "content": lines(5) + "- mine\n"}
+    result = hermes.pre_tool_call("write_file", stale_write, task_id="t1", session_id="s1")
+    assert result is not None and result["action"] == "block"
+    assert "another writer added 1 line" in result["message"] and "- foreign line" in result["message"]
+    # no record: another task of that session (its read failed), another session, no session id
+    assert hermes.pre_tool_call("write_file", stale_write, task_id="t2", session_id="s1") is None
+    assert hermes.pre_tool_call("write_file", stale_write, task_id="t1", session_id="s2") is None
+    assert hermes.pre_tool_call("write_file", stale_write, task_id="t1") is None
+    # after one more read the same write goes through
+    hermes.post_tool_call("read_file", {"path": str(index)}, read, task_id="t1", session_id="s1")
+    assert hermes.pre_tool_call("write_file", stale_write, task_id="t1", session_id="s1") is None
+
+
+def test_post_tool_call_ignores_other_tools_and_files_and_never_raises(work):
+    (work / "notes.md").write_text("x\n", encoding="utf-8")
+    assert hermes.post_tool_call("read_file", {"path": "notes.md"}, "{}", session_id="s") is None
+    assert hermes.post_tool_call("terminal", {"command": "cat MEMORY.md"}, "{}", session_id="s") is None
+    assert hermes.post_tool_call("read_file", None, None) is None
+    assert hermes.post_tool_call("read_file", {"path": "MEMORY.md"}, object(), session_id="s") is None
+    assert not (work / ".engramory").exists()
 
 
 def test_no_hermes_internals_outside_hermes():

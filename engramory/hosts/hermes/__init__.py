@@ -51,11 +51,13 @@ if TYPE_CHECKING:
     from engramory.edits import Request
     from engramory.guard import Decision
     from engramory.size import Window
+    from engramory.stale import Session
 
 TAG = "engramory hermes guard"
 WRITE_TOOL = "write_file"
 PATCH_TOOL = "patch"
 GUARDED_TOOLS = (WRITE_TOOL, PATCH_TOOL)
+READ_TOOL = "read_file"  # post_tool_call only: what the agent read, for the stale-write rule (engramory.stale)
 # Hermes versions whose private matcher and V4A code this adapter was checked against.
 VERIFIED_VERSIONS = ("0.19.",)
 
@@ -678,9 +680,11 @@ def _patch_emulated(
 
 
 def decide(
-    tool_name: Any, args: Any, env: Mapping[str, str] | None = None, payload_cwd: Any = None, task_id: Any = None
+    tool_name: Any, args: Any, env: Mapping[str, str] | None = None, payload_cwd: Any = None, task_id: Any = None,
+    seen: Session | None = None,
 ) -> tuple[Decision | None, list[str]]:
-    """(the deny, or None; nudge and diagnostic lines) for one tool call."""
+    """(the deny, or None; nudge and diagnostic lines) for one tool call. `seen`: the Hermes
+    agent whose reads post_tool_call recorded (engramory.stale), for the stale-write rule."""
     environ = os.environ if env is None else env
     notes: list[str] = []
     requests = requests_for(tool_name, args, environ, payload_cwd, notes, task_id)
@@ -694,9 +698,9 @@ def decide(
             # Our own exact prediction of what Hermes writes: judged as it is (a UTF-16LE
             # index that Hermes rewrites as UTF-8 is sized as UTF-8, not re-encoded).
             guard.trace_prediction(req, req.after, environ)
-            decision = guard.judge(req.path, guard.read_regular(req.path), req.after, env, win, req.tool)
+            decision = guard.judge(req.path, guard.read_regular(req.path), req.after, env, win, req.tool, seen)
         else:
-            decision = guard.evaluate(req, env, win)
+            decision = guard.evaluate(req, env, win, seen)
         if decision is None:
             continue
         if estimated:
@@ -715,7 +719,8 @@ def pre_tool_call(tool_name: Any = None, args: Any = None, **kwargs: Any) -> dic
     try:
         if tool_name not in GUARDED_TOOLS:
             return None
-        decision, notes = decide(tool_name, args, task_id=kwargs.get("task_id", "default"))
+        task_id = kwargs.get("task_id", "default")
+        decision, notes = decide(tool_name, args, task_id=task_id, seen=session_of(kwargs.get("session_id"), task_id))
         if decision is not None:
             return {"action": "block", "message": decision.message}
         call_id = kwargs.get("tool_call_id")
@@ -729,6 +734,57 @@ def pre_tool_call(tool_name: Any = None, args: Any = None, **kwargs: Any) -> dic
             raise
         _complain(exc)
         return None
+
+
+def session_of(session_id: Any, task_id: Any) -> Session | None:
+    """The stale-write record's owner: Hermes's session and, within it, the agent (task), as
+    Hermes stamps its own reads per task. None without a session id: nothing is recorded."""
+    if not isinstance(session_id, str) or not session_id:
+        return None
+    # lazy: a call to any tool but write_file, patch, read_file must not load stale
+    from engramory import stale
+
+    task = task_id if isinstance(task_id, str) and task_id else "default"
+    return stale.session(NAME, "%s\0%s" % (session_id, task))
+
+
+def post_tool_call(tool_name: Any = None, args: Any = None, result: Any = None, **kwargs: Any) -> None:
+    """Hermes `post_tool_call` callback: after read_file showed an index, record what this
+    agent was shown (engramory.stale). Any other tool or file: nothing opened."""
+    try:
+        if tool_name != READ_TOOL or not isinstance(args, dict):
+            return
+        raw = args.get("path")
+        if not isinstance(raw, str) or not raw or "\x00" in raw:
+            return
+        env = os.environ
+        task_id = kwargs.get("task_id", "default")
+        bases = base_dirs(env)
+        first = task_base(task_id)
+        if first:
+            bases.insert(0, first)
+        path = resolve(raw, bases)
+        if not scope.guards_index(path, env) or is_hermes_memory(path, env) or not _read_ok(result):
+            return
+        # lazy: only a read of an index records
+        from engramory import stale
+
+        stale.note_read(path, session_of(kwargs.get("session_id"), task_id))
+    except BaseException as exc:  # noqa: BLE001 - same rule as pre_tool_call
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        _complain(exc)
+
+
+def _read_ok(result: Any) -> bool:
+    """Whether read_file's result is a read, not its `{"error": ...}` (then nothing was shown)."""
+    import json  # lazy: only a read of an index parses its result
+
+    try:
+        data = json.loads(result) if isinstance(result, str) else None
+    except ValueError:
+        return False
+    return isinstance(data, dict) and not data.get("error")
 
 
 def transform_tool_result(tool_name: Any = None, result: Any = None, **kwargs: Any) -> str | None:
@@ -767,6 +823,7 @@ def _complain(exc: BaseException) -> None:
 def register(ctx: Any) -> None:
     """What the Hermes plugin's register(ctx) does."""
     ctx.register_hook("pre_tool_call", pre_tool_call)
+    ctx.register_hook("post_tool_call", post_tool_call)
     ctx.register_hook("transform_tool_result", transform_tool_result)
 
 
