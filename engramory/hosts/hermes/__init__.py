@@ -41,7 +41,8 @@ from __future__ import annotations
 import os
 import sys
 
-from engramory import scope
+from engramory import jsonlite, scope
+from engramory.hosts import run
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -68,7 +69,7 @@ VERIFIED = "0.19.0"
 INSTALLER = "engramory.hosts.hermes.install"
 def window() -> Window:
     """How this host loads an index (imported only when asked: hot path)."""
-    from engramory import size
+    from engramory import size  # lazy: the ignored path must not load size
 
     return size.Window(note="Hermes loads no MEMORY.md of its own: the standard caps, in bytes")
 
@@ -203,7 +204,7 @@ def write_bytes(before: bytes | None, content: str) -> bytes:
         content = normalise_line_endings(content, "\r\n")
     if before is not None and before.startswith(BOM) and not content.startswith("\ufeff"):
         content = "\ufeff" + content
-    from engramory.edits import encode
+    from engramory.edits import encode  # lazy: the ignored path must not load edits
 
     return encode(content)
 
@@ -288,7 +289,7 @@ def hermes_internals() -> dict[str, Any] | None:
 
 
 def read_file(path: str) -> bytes | None:
-    from engramory.guard import read_regular
+    from engramory.guard import read_regular  # lazy: the ignored path must not load guard
 
     return read_regular(path)
 
@@ -327,7 +328,7 @@ def predict_replace(
 
 def _write_request(tool: str, path: str, after: bytes) -> Request:
     """A whole-file write whose predicted bytes (edits.predict) are `after`."""
-    from engramory import edits
+    from engramory import edits  # lazy: the ignored path must not load edits
 
     req = edits.Request(tool, path, edits.WRITE)
     req.content = after.decode("utf-8", "replace")
@@ -336,7 +337,7 @@ def _write_request(tool: str, path: str, after: bytes) -> Request:
 
 
 def _delete_request(tool: str, path: str) -> Request:
-    from engramory import edits
+    from engramory import edits  # lazy: the ignored path must not load edits
 
     return edits.Request(tool, path, edits.DELETE)
 
@@ -430,7 +431,7 @@ def decide(
     requests = requests_for(tool_name, args, environ, payload_cwd, notes, task_id)
     if not requests:
         return None, notes
-    from engramory import guard
+    from engramory import guard  # lazy: only a call that changes a guarded file loads guard
 
     win = window()
     for req, estimated in requests:
@@ -464,8 +465,6 @@ def register(ctx: Any) -> None:
 
 def handle_shell(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str, str]:
     """Shell-hook stdin bytes -> (stdout, stderr). stdout is a block directive or empty."""
-    from engramory import jsonlite
-
     try:
         payload = jsonlite.loads(jsonlite.decode_payload(raw))
     except ValueError as exc:
@@ -488,8 +487,6 @@ def handle_shell(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str,
 def main(argv: list[str] | None = None) -> int:
     """The shell hook (engramory.hosts.run): always exit 0; a block is printed, an allow
     prints nothing."""
-    from engramory.hosts import run
-
     return run(NAME)
 
 
