@@ -13,6 +13,8 @@ import pytest
 
 from engramory import edits
 from engramory.hosts import hermes
+from engramory.hosts.hermes import plugin
+from engramory.hosts.hermes import v4a as hermes_v4a
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHELL_HOOK = os.path.join(ROOT, "hooks", "engramory_hermes_shell_hook.py")
@@ -48,34 +50,34 @@ def block(result):
 
 def test_write_growing_an_over_cap_index_is_blocked_with_numbers(work):
     (work / "MEMORY.md").write_text(lines(210))
-    msg = block(hermes.pre_tool_call("write_file", {"path": "MEMORY.md", "content": lines(230)}, task_id="t"))
+    msg = block(plugin.pre_tool_call("write_file", {"path": "MEMORY.md", "content": lines(230)}, task_id="t"))
     assert "from 210 to 230 lines" in msg and "hard cap 200" in msg
     assert str(work / "MEMORY.md") in msg
 
 
 def test_write_that_shrinks_or_fits_passes(work):
     (work / "MEMORY.md").write_text(lines(260))
-    assert hermes.pre_tool_call("write_file", {"path": "MEMORY.md", "content": lines(240)}) is None
-    assert hermes.pre_tool_call("write_file", {"path": "MEMORY.md", "content": lines(20)}) is None
+    assert plugin.pre_tool_call("write_file", {"path": "MEMORY.md", "content": lines(240)}) is None
+    assert plugin.pre_tool_call("write_file", {"path": "MEMORY.md", "content": lines(20)}) is None
 
 
 def test_write_to_an_unrelated_file_is_ignored(work):
-    assert hermes.pre_tool_call("write_file", {"path": "notes.md", "content": lines(5000)}) is None
+    assert plugin.pre_tool_call("write_file", {"path": "notes.md", "content": lines(5000)}) is None
 
 
 def test_write_creating_an_oversized_index_is_blocked(work):
-    msg = block(hermes.pre_tool_call("write_file", {"path": "sub/MEMORY.md", "content": "x" * 26000}))
+    msg = block(plugin.pre_tool_call("write_file", {"path": "sub/MEMORY.md", "content": "x" * 26000}))
     assert "26,000 bytes" in msg
 
 
 def test_hermes_own_memory_files_are_never_judged(work, tmp_path):
     own = tmp_path / "hermes_home" / "memories" / "MEMORY.md"
-    assert hermes.pre_tool_call("write_file", {"path": str(own), "content": lines(400)}) is None
+    assert plugin.pre_tool_call("write_file", {"path": str(own), "content": lines(400)}) is None
     profile = tmp_path / "hermes_home" / "profiles" / "coder" / "memories"
     profile.mkdir(parents=True)
-    assert hermes.pre_tool_call("write_file", {"path": str(profile / "MEMORY.md"), "content": lines(400)}) is None
+    assert plugin.pre_tool_call("write_file", {"path": str(profile / "MEMORY.md"), "content": lines(400)}) is None
     # ...but an index elsewhere under the Hermes home is still guarded
-    block(hermes.pre_tool_call("write_file", {"path": str(tmp_path / "hermes_home" / "x" / "MEMORY.md"), "content": lines(400)}))
+    block(plugin.pre_tool_call("write_file", {"path": str(tmp_path / "hermes_home" / "x" / "MEMORY.md"), "content": lines(400)}))
 
 
 def test_memories_of_a_profile_home_and_its_root_are_skipped(tmp_path):
@@ -90,19 +92,19 @@ def test_memories_of_a_profile_home_and_its_root_are_skipped(tmp_path):
 def test_index_path_and_name_follow_the_claude_hook_configuration(work, monkeypatch):
     (work / "INDEX.md").write_text(lines(210))
     monkeypatch.setenv("ENGRAMORY_INDEX_NAME", "INDEX.md")
-    block(hermes.pre_tool_call("write_file", {"path": "INDEX.md", "content": lines(230)}))
-    assert hermes.pre_tool_call("write_file", {"path": "MEMORY.md", "content": lines(230)}) is None
+    block(plugin.pre_tool_call("write_file", {"path": "INDEX.md", "content": lines(230)}))
+    assert plugin.pre_tool_call("write_file", {"path": "MEMORY.md", "content": lines(230)}) is None
     monkeypatch.delenv("ENGRAMORY_INDEX_NAME")
     other = work / "elsewhere" / "MEMORY.md"
     monkeypatch.setenv("ENGRAMORY_INDEX_PATH", str(other))
-    assert hermes.pre_tool_call("write_file", {"path": "MEMORY.md", "content": lines(230)}) is None
-    block(hermes.pre_tool_call("write_file", {"path": str(other), "content": lines(230)}))
+    assert plugin.pre_tool_call("write_file", {"path": "MEMORY.md", "content": lines(230)}) is None
+    block(plugin.pre_tool_call("write_file", {"path": str(other), "content": lines(230)}))
 
 
 def test_store_config_caps_apply(work):
     (work / ".engramory.json").write_text(json.dumps({"version": 1, "hardLines": 50}))
     (work / "MEMORY.md").write_text(lines(40))
-    msg = block(hermes.pre_tool_call("write_file", {"path": "MEMORY.md", "content": lines(60)}))
+    msg = block(plugin.pre_tool_call("write_file", {"path": "MEMORY.md", "content": lines(60)}))
     assert "hard cap 50" in msg
 
 
@@ -114,7 +116,7 @@ def test_relative_paths_resolve_against_terminal_cwd_then_the_process_cwd(work, 
     assert hermes.base_dirs({}, payload_cwd="/payload")[0] == "/payload"
     monkeypatch.setenv("TERMINAL_CWD", "auto")
     monkeypatch.chdir(work)
-    block(hermes.pre_tool_call("write_file", {"path": "MEMORY.md", "content": lines(230)}))
+    block(plugin.pre_tool_call("write_file", {"path": "MEMORY.md", "content": lines(230)}))
 
 
 @pytest.mark.parametrize(
@@ -140,9 +142,9 @@ def test_a_crlf_index_is_sized_as_hermes_writes_it(work):
     (work / "MEMORY.md").write_bytes(b"x\r\n" * 10)
     body = "y" * 123 + "\n"
     content = body * 200  # 24,800 bytes as LF; 25,000 as CRLF: at the cap, not over
-    assert hermes.pre_tool_call("write_file", {"path": "MEMORY.md", "content": content}) is None
+    assert plugin.pre_tool_call("write_file", {"path": "MEMORY.md", "content": content}) is None
     content = body * 199 + "y" * 124 + "\n"  # 24,801 bytes as LF, 25,001 as CRLF
-    block(hermes.pre_tool_call("write_file", {"path": "MEMORY.md", "content": content}))
+    block(plugin.pre_tool_call("write_file", {"path": "MEMORY.md", "content": content}))
 
 
 # -- patch, replace mode --------------------------------------------------------------------------
@@ -150,7 +152,7 @@ def test_a_crlf_index_is_sized_as_hermes_writes_it(work):
 
 def test_replace_that_grows_an_over_cap_index_is_blocked(work):
     (work / "MEMORY.md").write_text(lines(210))
-    msg = block(hermes.pre_tool_call("patch", {"path": "MEMORY.md", "old_string": "- entry 7\n", "new_string": "- entry 7\n- new one\n"}))
+    msg = block(plugin.pre_tool_call("patch", {"path": "MEMORY.md", "old_string": "- entry 7\n", "new_string": "- entry 7\n- new one\n"}))
     assert "from 210 to 211 lines" in msg
     assert "Estimated" not in msg
 
@@ -158,7 +160,7 @@ def test_replace_that_grows_an_over_cap_index_is_blocked(work):
 def test_replace_that_shrinks_passes(work):
     (work / "MEMORY.md").write_text(lines(210))
     args = {"path": "MEMORY.md", "old_string": "- entry 7\n- entry 8\n", "new_string": "- entry 7\n"}
-    assert hermes.pre_tool_call("patch", args) is None
+    assert plugin.pre_tool_call("patch", args) is None
 
 
 def test_replace_hermes_would_refuse_says_nothing(work):
@@ -169,22 +171,22 @@ def test_replace_hermes_would_refuse_says_nothing(work):
         {"old_string": "entry 1", "new_string": "entry 1\n" + lines(50)},  # 100+ exact matches
     ):
         args["path"] = "MEMORY.md"
-        assert hermes.pre_tool_call("patch", args) is None, args
-    assert hermes.pre_tool_call("patch", {"path": "missing/MEMORY.md", "old_string": "a", "new_string": "b" * 30000}) is None
+        assert plugin.pre_tool_call("patch", args) is None, args
+    assert plugin.pre_tool_call("patch", {"path": "missing/MEMORY.md", "old_string": "a", "new_string": "b" * 30000}) is None
 
 
 @pytest.mark.parametrize("flag", [True, "true", " TRUE ", 1])
 def test_replace_all_counts_every_match_and_accepts_hermes_spellings(work, flag):
     (work / "MEMORY.md").write_text("- tag\n" * 150)
     args = {"path": "MEMORY.md", "old_string": "- tag\n", "new_string": "- tag\n- tag2\n", "replace_all": flag}
-    msg = block(hermes.pre_tool_call("patch", args))
+    msg = block(plugin.pre_tool_call("patch", args))
     assert "from 150 to 300 lines" in msg
 
 
 def test_replace_all_false_string_means_false(work):
     (work / "MEMORY.md").write_text("- tag\n" * 150)
     args = {"path": "MEMORY.md", "old_string": "- tag\n", "new_string": "- tag\n- tag2\n", "replace_all": "false"}
-    assert hermes.pre_tool_call("patch", args) is None  # Hermes refuses: 150 matches
+    assert plugin.pre_tool_call("patch", args) is None  # Hermes refuses: 150 matches
 
 
 def test_replace_keeps_crlf_and_bom(work):
@@ -201,10 +203,10 @@ def test_replace_unescapes_tabs_like_hermes():
 def test_replace_only_a_fuzzy_match_could_apply_is_judged_by_size(work):
     (work / "MEMORY.md").write_text(lines(210))
     args = {"path": "MEMORY.md", "old_string": "  - entry 9  \n", "new_string": "- entry 9\n" + lines(5, "- extra")}
-    msg = block(hermes.pre_tool_call("patch", args))
+    msg = block(plugin.pre_tool_call("patch", args))
     assert "Estimated" in msg and "215" in msg
     shrink = {"path": "MEMORY.md", "old_string": "  - entry 9\n  - entry 10\n", "new_string": "- entry 9\n"}
-    assert hermes.pre_tool_call("patch", shrink) is None
+    assert plugin.pre_tool_call("patch", shrink) is None
 
 
 # -- patch, V4A mode ---------------------------------------------------------------------------
@@ -218,38 +220,38 @@ def v4a(*body: str, markers: bool = True) -> str:
 def test_v4a_update_growing_an_index_is_blocked(work):
     (work / "MEMORY.md").write_text(lines(210))
     patch = v4a("*** Update File: MEMORY.md", "@@", " - entry 209", "+- added")
-    msg = block(hermes.pre_tool_call("patch", {"mode": "patch", "patch": patch}))
+    msg = block(plugin.pre_tool_call("patch", {"mode": "patch", "patch": patch}))
     assert "from 210 to 211 lines" in msg
 
 
 def test_v4a_without_markers_and_with_empty_lines_is_read_like_hermes(work):
     (work / "MEMORY.md").write_text(lines(210, "entry"))
     patch = v4a("*** Update File: MEMORY.md", "", "entry 209", "+entry added", "", markers=False)
-    block(hermes.pre_tool_call("patch", {"mode": "patch", "patch": patch}))
+    block(plugin.pre_tool_call("patch", {"mode": "patch", "patch": patch}))
 
 
 def test_v4a_shrink_passes_and_unrelated_files_are_ignored(work):
     (work / "MEMORY.md").write_text(lines(210))
     shrink = v4a("*** Update File: MEMORY.md", "@@", "-- entry 209")
-    assert hermes.pre_tool_call("patch", {"mode": "patch", "patch": shrink}) is None
+    assert plugin.pre_tool_call("patch", {"mode": "patch", "patch": shrink}) is None
     other = v4a("*** Add File: notes.md", *["+x"] * 500)
-    assert hermes.pre_tool_call("patch", {"mode": "patch", "patch": other}) is None
+    assert plugin.pre_tool_call("patch", {"mode": "patch", "patch": other}) is None
 
 
 def test_v4a_add_file_and_move_onto_an_index_are_blocked(work):
     add = v4a("*** Add File: new/MEMORY.md", *["+line %d" % i for i in range(201)])
-    msg = block(hermes.pre_tool_call("patch", {"mode": "patch", "patch": add}))
+    msg = block(plugin.pre_tool_call("patch", {"mode": "patch", "patch": add}))
     assert "from 0 to 201 lines" in msg  # Hermes adds no final newline: 201 lines, not 202
     (work / "big.md").write_text(lines(300))
     move = v4a("*** Move File: big.md -> store/MEMORY.md")
     # Hermes moves with a plain mv: into a folder that does not exist the move fails
-    assert hermes.pre_tool_call("patch", {"mode": "patch", "patch": move}) is None
+    assert plugin.pre_tool_call("patch", {"mode": "patch", "patch": move}) is None
     (work / "store").mkdir()
-    msg = block(hermes.pre_tool_call("patch", {"mode": "patch", "patch": move}))
+    msg = block(plugin.pre_tool_call("patch", {"mode": "patch", "patch": move}))
     assert "from 0 to 300 lines" in msg
     # ...and an earlier Add File in the same patch makes the folder
     both = v4a("*** Add File: made/x.md", "+x", "*** Move File: big.md -> made/MEMORY.md")
-    block(hermes.pre_tool_call("patch", {"mode": "patch", "patch": both}))
+    block(plugin.pre_tool_call("patch", {"mode": "patch", "patch": both}))
 
 
 def test_v4a_hermes_would_refuse_says_nothing(work):
@@ -263,32 +265,32 @@ def test_v4a_hermes_would_refuse_says_nothing(work):
         v4a("*** Update File: MEMORY.md", "@@", " - entry 209"),  # context only: no changes
         v4a("*** Add File: MEMORY2.md", "+x", "*** Delete File: nope/MEMORY.md"),
     ):
-        assert hermes.pre_tool_call("patch", {"mode": "patch", "patch": patch}) is None, patch
+        assert plugin.pre_tool_call("patch", {"mode": "patch", "patch": patch}) is None, patch
 
 
 def test_v4a_addition_only_hunks_follow_hermes(work):
     text = "# head\n- a\n"
-    op = hermes.parse_v4a(v4a("*** Update File: m", "@@ # head @@", "+- new"))[0]
-    assert hermes.apply_update(text, op) == ("# head\n- new\n- a\n", False)
-    op = hermes.parse_v4a(v4a("*** Update File: m", "@@", "+- new"))[0]
-    assert hermes.apply_update(text + "\n\n", op) == ("# head\n- a\n- new\n", False)
+    op = hermes_v4a.parse_v4a(v4a("*** Update File: m", "@@ # head @@", "+- new"))[0]
+    assert hermes_v4a.apply_update(text, op) == ("# head\n- new\n- a\n", False)
+    op = hermes_v4a.parse_v4a(v4a("*** Update File: m", "@@", "+- new"))[0]
+    assert hermes_v4a.apply_update(text + "\n\n", op) == ("# head\n- a\n- new\n", False)
 
 
 def test_v4a_delete_of_an_index_passes(work):
     (work / "MEMORY.md").write_text(lines(300))
     patch = v4a("*** Delete File: MEMORY.md")
-    assert hermes.pre_tool_call("patch", {"mode": "patch", "patch": patch}) is None
+    assert plugin.pre_tool_call("patch", {"mode": "patch", "patch": patch}) is None
 
 
 def test_v4a_fuzzy_hunk_is_estimated(work):
     (work / "MEMORY.md").write_text(lines(210))
     patch = v4a("*** Update File: MEMORY.md", "@@", "-  - entry 209  ", "+- entry 209", "+- more", "+- more 2")
-    msg = block(hermes.pre_tool_call("patch", {"mode": "patch", "patch": patch}))
+    msg = block(plugin.pre_tool_call("patch", {"mode": "patch", "patch": patch}))
     assert "Estimated" in msg
 
 
 def test_parse_v4a_matches_hermes_dialect():
-    ops = hermes.parse_v4a(
+    ops = hermes_v4a.parse_v4a(
         "junk before\n*** Begin Patch\n*** Update File: a.md\n@@ hint @@\n ctx\nbare ctx\n-old\n+new\n\n"
         "*** Add File: b.md\n+l1\n ctx ignored\n+l2\n*** Move File: c.md -> d.md\n*** Delete File: e.md\n"
         "*** End Patch\n*** Add File: after-end.md\n+x"
@@ -307,15 +309,15 @@ def test_parse_v4a_matches_hermes_dialect():
 def test_callback_accepts_unknown_kwargs_and_odd_input(work):
     kw = {"task_id": "t", "session_id": "s", "tool_call_id": "c", "turn_id": "", "api_request_id": "",
           "middleware_trace": [], "telemetry_schema_version": "hermes.observer.v1", "brand_new": object()}
-    assert hermes.pre_tool_call("write_file", {"path": "x.md", "content": "a"}, **kw) is None
+    assert plugin.pre_tool_call("write_file", {"path": "x.md", "content": "a"}, **kw) is None
     for tool, args in (
         (None, None), ("write_file", None), ("write_file", "not a dict"), ("write_file", {"path": 5}),
         ("write_file", {"path": "MEMORY.md"}), ("patch", {"mode": "weird", "path": "MEMORY.md"}),
         ("patch", {"mode": "patch", "patch": 7}), ("terminal", {"command": "rm -rf /"}),
         ("write_file", {"path": "a\x00/MEMORY.md", "content": "x"}),
     ):
-        assert hermes.pre_tool_call(tool, args) is None
-    assert hermes.pre_tool_call() is None
+        assert plugin.pre_tool_call(tool, args) is None
+    assert plugin.pre_tool_call() is None
 
 
 def test_callback_swallows_its_own_errors(work, monkeypatch, capsys):
@@ -324,22 +326,22 @@ def test_callback_swallows_its_own_errors(work, monkeypatch, capsys):
     def boom(*a, **k):
         raise RuntimeError("deliberate")
 
-    monkeypatch.setattr(hermes, "decide", boom)
-    assert hermes.pre_tool_call("write_file", {"path": "MEMORY.md", "content": lines(300)}) is None
+    monkeypatch.setattr(plugin, "decide", boom)
+    assert plugin.pre_tool_call("write_file", {"path": "MEMORY.md", "content": lines(300)}) is None
     assert "internal error, tool allowed" in capsys.readouterr().err
-    monkeypatch.setattr(hermes, "decide", lambda *a, **k: (_ for _ in ()).throw(RecursionError()))
-    assert hermes.pre_tool_call("write_file", {"path": "MEMORY.md", "content": "x"}) is None
+    monkeypatch.setattr(plugin, "decide", lambda *a, **k: (_ for _ in ()).throw(RecursionError()))
+    assert plugin.pre_tool_call("write_file", {"path": "MEMORY.md", "content": "x"}) is None
 
 
 def test_warn_zone_nudge_reaches_the_result(work):
     (work / "MEMORY.md").write_text(lines(10))
-    assert hermes.pre_tool_call("write_file", {"path": "MEMORY.md", "content": lines(160)}, tool_call_id="c1") is None
-    out = hermes.transform_tool_result("write_file", result='{"bytes_written": 5}', tool_call_id="c1")
+    assert plugin.pre_tool_call("write_file", {"path": "MEMORY.md", "content": lines(160)}, tool_call_id="c1") is None
+    out = plugin.transform_tool_result("write_file", result='{"bytes_written": 5}', tool_call_id="c1")
     assert "warn cap" in json.loads(out)["engramory"]
-    assert hermes.transform_tool_result("write_file", result='{"bytes_written": 5}', tool_call_id="c1") is None
-    hermes.pre_tool_call("write_file", {"path": "MEMORY.md", "content": lines(160)}, tool_call_id="c2")
-    assert hermes.transform_tool_result("write_file", result='{"error": "x"}', tool_call_id="c2") is None
-    assert hermes.transform_tool_result(result=None) is None
+    assert plugin.transform_tool_result("write_file", result='{"bytes_written": 5}', tool_call_id="c1") is None
+    plugin.pre_tool_call("write_file", {"path": "MEMORY.md", "content": lines(160)}, tool_call_id="c2")
+    assert plugin.transform_tool_result("write_file", result='{"error": "x"}', tool_call_id="c2") is None
+    assert plugin.transform_tool_result(result=None) is None
 
 
 def test_register_hooks_both_callbacks():
@@ -350,7 +352,38 @@ def test_register_hooks_both_callbacks():
             seen[name] = fn
 
     hermes.register(Ctx())
-    assert seen == {"pre_tool_call": hermes.pre_tool_call, "transform_tool_result": hermes.transform_tool_result}
+    assert seen == {"pre_tool_call": plugin.pre_tool_call, "post_tool_call": plugin.post_tool_call,
+                    "transform_tool_result": plugin.transform_tool_result}
+
+
+def test_read_file_records_and_a_stale_write_is_blocked_per_session_and_task(work):
+    index = work / "MEMORY.md"
+    index.write_text(lines(5), encoding="utf-8")
+    read = json.dumps({"content": "...", "total_lines": 5})
+    plugin.post_tool_call("read_file", {"path": "MEMORY.md"}, read, task_id="t1", session_id="s1")
+    plugin.post_tool_call("read_file", {"path": "MEMORY.md"}, '{"error": "x"}', task_id="t2", session_id="s1")
+    with index.open("a", encoding="utf-8") as f:
+        f.write("- foreign line\n")
+    stale_write = {"path": "MEMORY.md", "content": lines(5) + "- mine\n"}
+    result = plugin.pre_tool_call("write_file", stale_write, task_id="t1", session_id="s1")
+    assert result is not None and result["action"] == "block"
+    assert "another writer added 1 line" in result["message"] and "- foreign line" in result["message"]
+    # no record: another task of that session (its read failed), another session, no session id
+    assert plugin.pre_tool_call("write_file", stale_write, task_id="t2", session_id="s1") is None
+    assert plugin.pre_tool_call("write_file", stale_write, task_id="t1", session_id="s2") is None
+    assert plugin.pre_tool_call("write_file", stale_write, task_id="t1") is None
+    # after one more read the same write goes through
+    plugin.post_tool_call("read_file", {"path": str(index)}, read, task_id="t1", session_id="s1")
+    assert plugin.pre_tool_call("write_file", stale_write, task_id="t1", session_id="s1") is None
+
+
+def test_post_tool_call_ignores_other_tools_and_files_and_never_raises(work):
+    (work / "notes.md").write_text("x\n", encoding="utf-8")
+    assert plugin.post_tool_call("read_file", {"path": "notes.md"}, "{}", session_id="s") is None
+    assert plugin.post_tool_call("terminal", {"command": "cat MEMORY.md"}, "{}", session_id="s") is None
+    assert plugin.post_tool_call("read_file", None, None) is None
+    assert plugin.post_tool_call("read_file", {"path": "MEMORY.md"}, object(), session_id="s") is None
+    assert not (work / ".engramory").exists()
 
 
 def test_no_hermes_internals_outside_hermes():

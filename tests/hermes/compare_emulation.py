@@ -25,6 +25,7 @@ def main():
 
     from engramory import edits
     from engramory.hosts import hermes as adapter
+    from engramory.hosts.hermes import v4a
 
     rnd = random.Random(seed)
     env = {"TERMINAL_CWD": work, "HERMES_HOME": os.environ["HERMES_HOME"]}
@@ -100,7 +101,7 @@ def main():
             args = {"mode": "patch", "patch": text}
             path = os.path.join(work, rel)
             notes = []
-            reqs = adapter._patch_emulated(tool, text, [work], env, notes)
+            reqs = v4a.patch_emulated(tool, text, [work], env, notes)
             mine = [(r, e) for r, e in reqs if r.path == path]
             if not reqs:
                 refused = True

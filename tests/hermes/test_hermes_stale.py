@@ -9,8 +9,13 @@ mtime per agent (task); write_file and patch compare it before writing and, on a
 and write anyway: the tool result carries `_warning: "<path> was modified since you last read
 it on disk (external edit or unrecorded writer). Re-read the file before writing."` So a stale
 write_file drops the other writer's line (with the warning); a patch, by replace or V4A,
-matches the file as it is and keeps it (with the same warning). The guard, installed, judged
-each call and let it through."""
+matches the file as it is and keeps it (with the same warning).
+
+With the guard installed, its plugin's `post_tool_call` of read_file records what the agent was
+shown (engramory.stale, per Hermes session and task), so the stale write_file is refused before
+it runs, with the line it would drop (also when the other writer is `engramory new`); after one
+more read the same call goes through. The patches keep the line and are let through, predicted
+exactly."""
 
 from __future__ import annotations
 
@@ -45,16 +50,9 @@ def agent_call(case: str, index: Path) -> Tuple[str, Dict[str, Any]]:
     return ("patch", {"mode": "patch", "patch": stale.case_patch(case, str(index))})
 
 
-def stale_case(python: Path, hermes_env: Dict[str, str], tmp_path: Path, case: str, guard: bool,
-               foreign: stale.Foreign = stale.APPEND) -> stale.Measured:
-    """One `hermes chat -q ... -Q`: read_file, the foreign append, the agent's call, done."""
-    work = Path(hermes_env["TERMINAL_CWD"])
-    index = work / "memory" / "MEMORY.md"
-    stale.seed(index)
-    trace = tmp_path / "trace.jsonl"
-    env = dict(hermes_env, ENGRAMORY_TRACE_FILE=str(trace))
-    script = [[("read_file", {"path": str(index)})], stale.after_foreign(index, lambda: [agent_call(case, index)], foreign),
-              "done"]
+def chat(python: Path, env: Dict[str, str], script: List[Any], guard: bool) -> MockModel:
+    """One `hermes chat -q ... -Q` against the scripted model; the model, once it is done."""
+    work = Path(env["TERMINAL_CWD"])
     with MockModel(script, model="fake-model") as mock:
         (Path(env["HERMES_HOME"]) / "config.yaml").write_text(
             "model:\n  provider: custom\n  base_url: %s\n  default: fake-model\n  api_key: sk-test-not-a-secret\n"
@@ -67,6 +65,19 @@ def stale_case(python: Path, hermes_env: Dict[str, str], tmp_path: Path, case: s
                               cwd=str(work), capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=180)
     assert chat.returncode == 0, chat.stdout[-2000:] + chat.stderr[-2000:]
     assert set(mock.errors) <= {OLLAMA_PROBE}, mock.errors
+    return mock
+
+
+def stale_case(python: Path, hermes_env: Dict[str, str], tmp_path: Path, case: str, guard: bool,
+               foreign: stale.Foreign = stale.APPEND) -> stale.Measured:
+    """read_file, the foreign append, the agent's call, done."""
+    index = Path(hermes_env["TERMINAL_CWD"]) / "memory" / "MEMORY.md"
+    stale.seed(index)
+    trace = tmp_path / "trace.jsonl"
+    env = dict(hermes_env, ENGRAMORY_TRACE_FILE=str(trace))
+    script = [[("read_file", {"path": str(index)})], stale.after_foreign(index, lambda: [agent_call(case, index)], foreign),
+              "done"]
+    mock = chat(python, env, script, guard)
     results: List[str] = list(mock.tool_messages())
     assert json.loads(results[0])["total_lines"] == 5  # the read showed the index before the foreign line
     measured = stale.Measured(index.read_bytes(), case, results, left=foreign.left)
@@ -81,12 +92,11 @@ def seen(m: stale.Measured) -> Dict[str, Any]:
     return value
 
 
-@GUARD
 def test_stale_write_file_host_warns_and_drops_the_foreign_line(hermes_python: Path, hermes_env: Dict[str, str],
-                                                                tmp_path: Path, guard: bool) -> None:
+                                                                tmp_path: Path) -> None:
     """host drops the foreign line: write_file writes what the agent read plus its line, and
     tells the model the file had changed since its read, after the fact."""
-    m = stale_case(hermes_python, hermes_env, tmp_path, "write", guard)
+    m = stale_case(hermes_python, hermes_env, tmp_path, "write", False)
     index = Path(hermes_env["TERMINAL_CWD"]) / "memory" / "MEMORY.md"
     assert m.outcome == stale.DROPPED
     assert m.on_disk == stale.FULL_WRITE.encode()
@@ -119,3 +129,63 @@ def test_stale_write_file_after_engramory_new_host_warns_and_drops_its_section(
     assert m.outcome == stale.DROPPED
     assert m.on_disk == stale.FULL_WRITE.encode()
     assert seen(m)["_warning"] == WARNING % index
+
+
+def refused_case(python: Path, hermes_env: Dict[str, str], foreign: stale.Foreign) -> stale.Refused:
+    """With the guard: read, the other writer, the stale write_file (refused), one more read
+    (what the deny asks for), the very same write_file again (applied), done."""
+    index = Path(hermes_env["TERMINAL_CWD"]) / "memory" / "MEMORY.md"
+    stale.seed(index)
+    between: List[bytes] = []
+    read = ("read_file", {"path": str(index)})
+
+    def reread(_request: Any) -> List[Any]:
+        between.append(index.read_bytes())
+        return [read]
+
+    script = [[read], stale.after_foreign(index, lambda: [agent_call("write", index)], foreign), reread,
+              [agent_call("write", index)], "done"]
+    mock = chat(python, hermes_env, script, True)
+    assert between, "the model was not asked for the turn after the stale write"
+    return stale.Refused(between[0], "write", list(mock.tool_messages()), index.read_bytes(), foreign.left)
+
+
+@pytest.mark.parametrize("foreign", [stale.APPEND, stale.ENGRAMORY_NEW], ids=["append", "engramory-new"])
+def test_stale_write_file_guard_refuses_and_the_same_write_after_a_read_goes_through(
+        hermes_python: Path, hermes_env: Dict[str, str], foreign: stale.Foreign) -> None:
+    """guard refuses: the stale write_file would drop what the other writer added; the block
+    message reaches the model as the tool's error, and after one read the same call is applied
+    (Hermes's own stamp is fresh again: no warning)."""
+    r = refused_case(hermes_python, hermes_env, foreign)
+    index = Path(hermes_env["TERMINAL_CWD"]) / "memory" / "MEMORY.md"
+    assert r.outcome == stale.REFUSED and r.after_deny == foreign.left.encode()
+    assert json.loads(r.seen) == {"error": stale.stale_message("write_file", str(index), foreign.left)}
+    assert foreign.left.splitlines()[-1] in json.loads(r.tool_results[2])["content"]
+    done = json.loads(r.tool_results[3])
+    assert done["bytes_written"] == len(stale.FULL_WRITE.encode()) and "_warning" not in done, done
+    assert r.at_end == stale.FULL_WRITE.encode()
+
+
+
+@GUARD
+def test_stale_rewrite_patch_host_drops_the_foreign_line_and_the_guard_refuses(
+        hermes_python: Path, hermes_env: Dict[str, str], tmp_path: Path, guard: bool) -> None:
+    """The full write as a V4A patch (Delete + Add of the index): bare, Hermes applies both
+    (its Add leaves no final newline), drops the foreign line and warns twice, after the fact;
+    with the guard, its predicted Delete + Add is refused with the line it would drop."""
+    index = Path(hermes_env["TERMINAL_CWD"]) / "memory" / "MEMORY.md"
+    stale.seed(index)
+    env = dict(hermes_env, ENGRAMORY_TRACE_FILE=str(tmp_path / "trace.jsonl"))
+    script = [[("read_file", {"path": str(index)})],
+              stale.after_foreign(index, lambda: [agent_call("rewrite", index)]), "done"]
+    results = list(chat(hermes_python, env, script, guard).tool_messages())
+    result = json.loads(results[1])
+    if guard:
+        assert index.read_bytes() == stale.READ_FOREIGN.encode()
+        assert result == {"error": stale.stale_message("patch", str(index))}
+        # predicted exactly what Hermes writes bare (Hermes's own V4A code, run on a copy in memory)
+        assert stale.guard_predictions(tmp_path / "trace.jsonl", index) == [stale.FULL_WRITE.rstrip("\n").encode()]
+    else:
+        assert index.read_bytes() == stale.FULL_WRITE.rstrip("\n").encode()
+        assert result["success"] is True and result["files_deleted"] == [str(index)]
+        assert result["_warning"] == " | ".join([WARNING % index] * 2)

@@ -41,7 +41,8 @@ from __future__ import annotations
 import os
 import sys
 
-from engramory import scope
+from engramory import jsonlite, scope
+from engramory.hosts import run
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -51,11 +52,13 @@ if TYPE_CHECKING:
     from engramory.edits import Request
     from engramory.guard import Decision
     from engramory.size import Window
+    from engramory.stale import Session
 
 TAG = "engramory hermes guard"
 WRITE_TOOL = "write_file"
 PATCH_TOOL = "patch"
 GUARDED_TOOLS = (WRITE_TOOL, PATCH_TOOL)
+READ_TOOL = "read_file"  # post_tool_call only: what the agent read, for the stale-write rule (engramory.stale)
 # Hermes versions whose private matcher and V4A code this adapter was checked against.
 VERIFIED_VERSIONS = ("0.19.",)
 
@@ -66,7 +69,7 @@ VERIFIED = "0.19.0"
 INSTALLER = "engramory.hosts.hermes.install"
 def window() -> Window:
     """How this host loads an index (imported only when asked: hot path)."""
-    from engramory import size
+    from engramory import size  # lazy: the ignored path must not load size
 
     return size.Window(note="Hermes loads no MEMORY.md of its own: the standard caps, in bytes")
 
@@ -201,7 +204,7 @@ def write_bytes(before: bytes | None, content: str) -> bytes:
         content = normalise_line_endings(content, "\r\n")
     if before is not None and before.startswith(BOM) and not content.startswith("\ufeff"):
         content = "\ufeff" + content
-    from engramory.edits import encode
+    from engramory.edits import encode  # lazy: the ignored path must not load edits
 
     return encode(content)
 
@@ -286,7 +289,7 @@ def hermes_internals() -> dict[str, Any] | None:
 
 
 def read_file(path: str) -> bytes | None:
-    from engramory.guard import read_regular
+    from engramory.guard import read_regular  # lazy: the ignored path must not load guard
 
     return read_regular(path)
 
@@ -320,206 +323,12 @@ def predict_replace(
     return write_bytes(before, result), estimate
 
 
-class _Result:
-    """The shape Hermes's V4A code reads back from file operations."""
-
-    def __init__(self, content: str | None = None, error: str | None = None) -> None:
-        self.content = content
-        self.error = error
-        self.lsp_diagnostics = None
-
-
-class DryRunFiles:
-    """Hermes's file operations for its V4A code, on a copy held in memory: reads see the
-    files as they are (and as earlier operations left them); nothing is written to disk."""
-
-    def __init__(self, bases: Sequence[str]) -> None:
-        self.bases = list(bases)
-        self.state: dict[str, bytes | None] = {}
-        self.order: list[str] = []
-        self.made_dirs: set[str] = set()  # write_file makes missing parents (mkdir -p)
-
-    def path(self, raw: str) -> str:
-        return resolve(raw, self.bases)
-
-    def current(self, path: str) -> bytes | None:
-        if path in self.state:
-            return self.state[path]
-        return read_file(path)
-
-    def _set(self, path: str, data: bytes | None) -> None:
-        if path not in self.order:
-            self.order.append(path)
-        self.state[path] = data
-
-    def read_file_raw(self, raw: str) -> _Result:
-        data = self.current(self.path(raw))
-        if data is None:
-            return _Result(error="File not found: %s" % raw)
-        return _Result(content=read_text(data))
-
-    def write_file(self, raw: str, content: str) -> _Result:
-        path = self.path(raw)
-        self._set(path, write_bytes(self.current(path), content))
-        parent = os.path.dirname(path)
-        while parent and parent not in self.made_dirs and os.path.dirname(parent) != parent:
-            self.made_dirs.add(parent)
-            parent = os.path.dirname(parent)
-        return _Result()
-
-    def delete_file(self, raw: str) -> _Result:
-        self._set(self.path(raw), None)
-        return _Result()
-
-    def move_file(self, src: str, dst: str) -> _Result:
-        source, target = self.path(src), self.path(dst)
-        data = self.current(source)
-        if data is None:
-            return _Result(error="source not found: %s" % src)
-        folder = os.path.dirname(target)
-        if folder not in self.made_dirs and not os.path.isdir(folder):
-            # Hermes moves with a plain `mv`: into a folder that does not exist it fails
-            return _Result(error="cannot move %s to %s: no such folder" % (src, dst))
-        self._set(source, None)
-        self._set(target, data)
-        return _Result()
-
-
-# -- Hermes's V4A dialect, outside Hermes --------------------------------------------------------
-
-
-def parse_v4a(text: str) -> list[Any]:
-    """Hermes's parse_v4a_patch, into engramory.patches FileOps: markers optional, empty lines
-    dropped, other unprefixed lines are context, `*** Move File: a -> b` is an UPDATE with
-    `move_to` and no hunks, an added file is its `+` lines joined by newlines (no final one).
-    Raises patches.PatchError where Hermes reports a parse error."""
-    import re
-
-    from engramory import patches
-
-    lines = text.split("\n")
-    start, end = -1, len(lines)
-    for i, line in enumerate(lines):
-        if "*** Begin Patch" in line or "***Begin Patch" in line:
-            start = i
-        elif "*** End Patch" in line or "***End Patch" in line:
-            end = i
-            break
-    header = re.compile(r"\*\*\*\s*(Update|Add|Delete)\s+File:\s*(.+)")
-    move = re.compile(r"\*\*\*\s*Move\s+File:\s*(.+?)\s*->\s*(.+)")
-    kinds = {"Update": patches.UPDATE, "Add": patches.ADD, "Delete": patches.DELETE}
-    ops: list[Any] = []
-    added: dict[int, list[str]] = {}
-    op: Any = None
-    hunk: Any = None
-
-    def flush() -> None:
-        if op is not None:
-            if hunk is not None and (hunk.old or hunk.new) and hunk not in op.hunks:
-                op.hunks.append(hunk)
-            if op not in ops:
-                ops.append(op)
-
-    for line in lines[start + 1 : end]:
-        m = header.match(line)
-        mm = None if m else move.match(line)
-        if m or mm:
-            flush()
-            op, hunk = None, None
-            if mm:
-                moved = patches.FileOp(patches.UPDATE, mm.group(1).strip(), patches.V4A)
-                moved.move_to = mm.group(2).strip()
-                ops.append(moved)
-                continue
-            assert m is not None
-            new_op = patches.FileOp(kinds[m.group(1)], m.group(2).strip(), patches.V4A)
-            if new_op.kind == patches.DELETE:
-                ops.append(new_op)
-                continue
-            op = new_op
-            if op.kind == patches.ADD:
-                hunk = patches.Hunk()
-                added[id(op)] = []
-            continue
-        if line.startswith("@@"):
-            if op is not None:
-                if hunk is not None and (hunk.old or hunk.new) and hunk not in op.hunks:
-                    op.hunks.append(hunk)
-                hint = re.match(r"@@\s*(.+?)\s*@@", line)
-                hunk = patches.Hunk()
-                hunk.context = hint.group(1) if hint else None
-            continue
-        if op is None or not line:
-            continue
-        if hunk is None:
-            hunk = patches.Hunk()
-        tag, rest = line[0], line[1:]
-        if tag == "+":
-            hunk.new.append(rest)
-            if op.kind == patches.ADD:
-                added[id(op)].append(rest)
-        elif tag == "-":
-            hunk.old.append(rest)
-        elif tag != "\\":
-            content = rest if tag == " " else line
-            hunk.old.append(content)
-            hunk.new.append(content)
-    flush()
-    for o in ops:
-        if not o.path:
-            raise patches.PatchError("an operation with an empty file path")
-        if o.kind == patches.ADD:
-            o.content = "\n".join(added.get(id(o), []))
-        elif o.kind == patches.UPDATE and not o.move_to and not o.hunks:
-            raise patches.PatchError("UPDATE %r: no hunks found" % o.path)
-    return ops
-
-
-def _count_overlapping(text: str, pattern: str) -> int:
-    count, start = 0, 0
-    while True:
-        pos = text.find(pattern, start)
-        if pos == -1:
-            return count
-        count += 1
-        start = pos + 1
-
-
-def apply_update(text: str, op: Any) -> tuple[str | None, bool]:
-    """Hermes's _apply_update on `text`, exact matches only: (new text, estimated). None:
-    Hermes refuses the patch. Hunks only a fuzzy match could place are sized by their text."""
-    estimated = False
-    for hunk in op.hunks:
-        if hunk.old and hunk.old == hunk.new:
-            continue
-        if hunk.old:
-            search, replacement = "\n".join(hunk.old), "\n".join(hunk.new)
-            result = replace_exact(text, search, replacement, False)
-            if result is REFUSED:
-                return None, False
-            if result is UNKNOWN:
-                result = replace_estimate(text, search, replacement)
-                estimated = True
-            text = result
-            continue
-        insert = "\n".join(hunk.new)
-        if hunk.context:
-            found = _count_overlapping(text, hunk.context)
-            if found != 1:
-                return None, False  # Hermes's validation refuses a missing or ambiguous hint
-            eol = text.find("\n", text.find(hunk.context))
-            text = text[: eol + 1] + insert + "\n" + text[eol + 1 :] if eol != -1 else text + "\n" + insert
-        else:
-            text = text.rstrip("\n") + "\n" + insert + "\n"
-    return text, estimated
-
-
 # -- requests -----------------------------------------------------------------------------------
 
 
 def _write_request(tool: str, path: str, after: bytes) -> Request:
     """A whole-file write whose predicted bytes (edits.predict) are `after`."""
-    from engramory import edits
+    from engramory import edits  # lazy: the ignored path must not load edits
 
     req = edits.Request(tool, path, edits.WRITE)
     req.content = after.decode("utf-8", "replace")
@@ -528,7 +337,7 @@ def _write_request(tool: str, path: str, after: bytes) -> Request:
 
 
 def _delete_request(tool: str, path: str) -> Request:
-    from engramory import edits
+    from engramory import edits  # lazy: the ignored path must not load edits
 
     return edits.Request(tool, path, edits.DELETE)
 
@@ -585,7 +394,7 @@ def requests_for(
 
 
 def _mentions_guarded(text: str, bases: Sequence[str], env: Mapping[str, str]) -> bool:
-    import re
+    import re  # lazy: only a patch-mode call reads its headers
 
     for m in re.finditer(r"^\*\*\*\s*(?:(?:Update|Add|Delete)\s+File:\s*(.+)|Move\s+File:\s*(.+?)\s*->\s*(.+))$", text, re.M):
         for raw in m.groups():
@@ -599,94 +408,30 @@ def _patch_requests(
 ) -> list[tuple[Request, bool]]:
     if not _mentions_guarded(text, bases, env):
         return []  # the common case: a patch to files no store cares about
+    # lazy: only a patch that names a guarded file loads the V4A code (and engramory.patches)
+    from engramory.hosts.hermes import v4a
+
     internals = hermes_internals()
     if internals is not None:
-        return _patch_with_hermes(tool, text, bases, env, internals)
-    return _patch_emulated(tool, text, bases, env, notes)
-
-
-def _patch_with_hermes(
-    tool: str, text: str, bases: Sequence[str], env: Mapping[str, str], internals: dict[str, Any]
-) -> list[tuple[Request, bool]]:
-    ops, error = internals["parse"](text)
-    if error or not ops:
-        return []  # Hermes reports the parse error and writes nothing
-    files = DryRunFiles(bases)
-    # When validation fails nothing is written and files.order stays empty; when one operation
-    # fails in the apply phase, Hermes still carries out the others: judge what they write.
-    internals["apply"](ops, files)
-    out: list[tuple[Request, bool]] = []
-    for path in files.order:
-        if not guarded(path, env):
-            continue
-        after = files.state[path]
-        out.append((_delete_request(tool, path) if after is None else _write_request(tool, path, after), False))
-    return out
-
-
-def _patch_emulated(
-    tool: str, text: str, bases: Sequence[str], env: Mapping[str, str], notes: list[str]
-) -> list[tuple[Request, bool]]:
-    from engramory import patches
-
-    try:
-        ops = parse_v4a(text)
-    except patches.PatchError as exc:
-        notes.append("%s: Hermes would refuse this patch (%s); nothing to check" % (TAG, exc))
-        return []
-    if all(op.kind == patches.UPDATE and not op.move_to and all(h.old == h.new for h in op.hunks) for op in ops):
-        return []  # Hermes: "Patch contains no changes"
-    files = DryRunFiles(bases)
-    estimated: set[str] = set()
-    for op in ops:
-        source = files.path(op.path)
-        if op.kind == patches.ADD:
-            files.write_file(op.path, op.content or "")
-        elif op.kind == patches.DELETE:
-            if files.current(source) is None:
-                return []  # Hermes: "file not found for deletion", nothing written
-            files.delete_file(op.path)
-        elif op.move_to:
-            target = files.path(op.move_to)
-            if files.current(source) is None or files.current(target) is not None:
-                return []  # Hermes refuses a move from nowhere or onto an existing file
-            if files.move_file(op.path, op.move_to).error is None and source in estimated:
-                estimated.add(target)
-        else:
-            before = files.current(source)
-            if before is None:
-                return []
-            after, guess = apply_update(read_text(before), op)
-            if after is None:
-                return []
-            files.write_file(op.path, after)
-            if guess:
-                estimated.add(source)
-    out: list[tuple[Request, bool]] = []
-    for path in files.order:
-        if not guarded(path, env):
-            continue
-        data = files.state[path]
-        if data is None:
-            out.append((_delete_request(tool, path), False))
-        else:
-            out.append((_write_request(tool, path, data), path in estimated))
-    return out
+        return v4a.patch_with_hermes(tool, text, bases, env, internals)
+    return v4a.patch_emulated(tool, text, bases, env, notes)
 
 
 # -- the decision -------------------------------------------------------------------------------
 
 
 def decide(
-    tool_name: Any, args: Any, env: Mapping[str, str] | None = None, payload_cwd: Any = None, task_id: Any = None
+    tool_name: Any, args: Any, env: Mapping[str, str] | None = None, payload_cwd: Any = None, task_id: Any = None,
+    seen: Session | None = None,
 ) -> tuple[Decision | None, list[str]]:
-    """(the deny, or None; nudge and diagnostic lines) for one tool call."""
+    """(the deny, or None; nudge and diagnostic lines) for one tool call. `seen`: the Hermes
+    agent whose reads post_tool_call recorded (engramory.stale), for the stale-write rule."""
     environ = os.environ if env is None else env
     notes: list[str] = []
     requests = requests_for(tool_name, args, environ, payload_cwd, notes, task_id)
     if not requests:
         return None, notes
-    from engramory import guard
+    from engramory import guard  # lazy: only a call that changes a guarded file loads guard
 
     win = window()
     for req, estimated in requests:
@@ -694,9 +439,9 @@ def decide(
             # Our own exact prediction of what Hermes writes: judged as it is (a UTF-16LE
             # index that Hermes rewrites as UTF-8 is sized as UTF-8, not re-encoded).
             guard.trace_prediction(req, req.after, environ)
-            decision = guard.judge(req.path, guard.read_regular(req.path), req.after, env, win, req.tool)
+            decision = guard.judge(req.path, guard.read_regular(req.path), req.after, env, win, req.tool, seen)
         else:
-            decision = guard.evaluate(req, env, win)
+            decision = guard.evaluate(req, env, win, seen)
         if decision is None:
             continue
         if estimated:
@@ -707,67 +452,12 @@ def decide(
     return None, notes
 
 
-_PENDING: dict[str, str] = {}
-
-
-def pre_tool_call(tool_name: Any = None, args: Any = None, **kwargs: Any) -> dict[str, str] | None:
-    """Hermes `pre_tool_call` callback: a block directive, or None to let the tool run."""
-    try:
-        if tool_name not in GUARDED_TOOLS:
-            return None
-        decision, notes = decide(tool_name, args, task_id=kwargs.get("task_id", "default"))
-        if decision is not None:
-            return {"action": "block", "message": decision.message}
-        call_id = kwargs.get("tool_call_id")
-        if notes and isinstance(call_id, str) and call_id:
-            while len(_PENDING) >= PENDING_LIMIT:
-                _PENDING.pop(next(iter(_PENDING)))
-            _PENDING[call_id] = " ".join(notes)
-        return None
-    except BaseException as exc:  # noqa: BLE001 - a guard must never break the user's tools
-        if isinstance(exc, KeyboardInterrupt):
-            raise
-        _complain(exc)
-        return None
-
-
-def transform_tool_result(tool_name: Any = None, result: Any = None, **kwargs: Any) -> str | None:
-    """Hermes `transform_tool_result` callback: add a pending nudge to a successful result."""
-    try:
-        call_id = kwargs.get("tool_call_id")
-        if not isinstance(call_id, str) or call_id not in _PENDING:
-            return None
-        note = _PENDING.pop(call_id)
-        if not isinstance(result, str):
-            return None
-        import json
-
-        try:
-            data = json.loads(result)
-        except ValueError:
-            return None
-        if not isinstance(data, dict) or data.get("error"):
-            return None
-        data["engramory"] = note
-        return json.dumps(data, ensure_ascii=False)
-    except BaseException as exc:  # noqa: BLE001 - same rule as pre_tool_call
-        if isinstance(exc, KeyboardInterrupt):
-            raise
-        _complain(exc)
-        return None
-
-
-def _complain(exc: BaseException) -> None:
-    try:
-        sys.stderr.write("%s: internal error, tool allowed: %r\n" % (TAG, exc))
-    except Exception:  # noqa: BLE001 - nothing left to report to
-        pass
-
-
 def register(ctx: Any) -> None:
-    """What the Hermes plugin's register(ctx) does."""
-    ctx.register_hook("pre_tool_call", pre_tool_call)
-    ctx.register_hook("transform_tool_result", transform_tool_result)
+    """What the Hermes plugin's register(ctx) does (engramory.hosts.hermes.plugin)."""
+    # lazy: the shell hook never loads the in-process callbacks
+    from engramory.hosts.hermes import plugin
+
+    plugin.register(ctx)
 
 
 # -- the shell-hook variant ---------------------------------------------------------------------
@@ -775,8 +465,6 @@ def register(ctx: Any) -> None:
 
 def handle_shell(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str, str]:
     """Shell-hook stdin bytes -> (stdout, stderr). stdout is a block directive or empty."""
-    from engramory import jsonlite
-
     try:
         payload = jsonlite.loads(jsonlite.decode_payload(raw))
     except ValueError as exc:
@@ -799,8 +487,6 @@ def handle_shell(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str,
 def main(argv: list[str] | None = None) -> int:
     """The shell hook (engramory.hosts.run): always exit 0; a block is printed, an allow
     prints nothing."""
-    from engramory.hosts import run
-
     return run(NAME)
 
 
