@@ -67,30 +67,40 @@ def bundle_files(root: str, required: Iterable[str] = ()) -> tuple[list[str], li
             files.append(name)
         else:
             notes.append("%s is not in %s; skipped" % (name, root))
-
-    def walk(base: str, top: str, keep: Callable[[str], bool]) -> None:
-        for folder, dirs, names in os.walk(os.path.join(base, top)):
-            dirs[:] = sorted(d for d in dirs if d not in ("__pycache__", BUNDLE_DATA) and not d.startswith("."))
-            for n in sorted(names):
-                if not n.startswith(".") and keep(n):
-                    rel = os.path.relpath(os.path.join(folder, n), base)
-                    files.append(rel.replace(os.sep, "/"))
-
     package_base = os.path.dirname(os.path.dirname(root)) if is_wheel_layout(root) else root
-    walk(package_base, PACKAGE_DIR, lambda n: n.endswith(".py") or n == "py.typed")
+    files.extend(_walk(package_base, PACKAGE_DIR, lambda n: n.endswith(".py") or n == "py.typed"))
     for top in FLAT_PY_DIRS:
-        base = os.path.join(root, top)
-        if os.path.isdir(base):
-            files.extend(
-                "%s/%s" % (top, n) for n in sorted(os.listdir(base))
-                if n.endswith(".py") and os.path.isfile(os.path.join(base, n))
-            )
+        files.extend(_flat_py(root, top))
     for top in DATA_DIRS:
-        walk(root, top, lambda n: not n.endswith((".pyc", ".pyo")))
+        files.extend(_walk(root, top, lambda n: not n.endswith((".pyc", ".pyo"))))
     for rel in required:
         if rel not in files and not os.path.isfile(bundle_path(root, rel)):
             notes.append("%s is missing from %s: the hook that runs it could not run" % (rel, root))
     return files, notes
+
+
+def _walk(base: str, top: str, keep: Callable[[str], bool]) -> list[str]:
+    """The files under `base/top` that `keep` accepts, relative to `base`, in sorted order;
+    caches, the wheel's bundle data and dot-names stay out."""
+    files: list[str] = []
+    for folder, dirs, names in os.walk(os.path.join(base, top)):
+        dirs[:] = sorted(d for d in dirs if d not in ("__pycache__", BUNDLE_DATA) and not d.startswith("."))
+        for n in sorted(names):
+            if not n.startswith(".") and keep(n):
+                rel = os.path.relpath(os.path.join(folder, n), base)
+                files.append(rel.replace(os.sep, "/"))
+    return files
+
+
+def _flat_py(root: str, top: str) -> list[str]:
+    """The .py files directly in `root/top` (hooks/, tools/), sorted; none when it is absent."""
+    base = os.path.join(root, top)
+    if not os.path.isdir(base):
+        return []
+    return [
+        "%s/%s" % (top, n) for n in sorted(os.listdir(base))
+        if n.endswith(".py") and os.path.isfile(os.path.join(base, n))
+    ]
 
 
 def missing_required(notes: Iterable[str]) -> list[str]:
@@ -193,36 +203,47 @@ def plan_skill(target: Any, source: str, files: list[str], link: bool) -> SkillP
             )
         plan.unlink_first = True
     elif os.path.lexists(dest):
-        if not os.path.isdir(dest):
-            raise SettingsError("%s exists and is not a folder; move it away, then run this again" % dest)
-        old = read_manifest(os.path.join(dest, MANIFEST))
-        if old is None:
-            raise SettingsError(
-                "%s exists but was not installed by engramory (no %s in it); move it away or "
-                "use another --scope, then run this again" % (dest, MANIFEST)
-            )
-        old_files = [f for f in old["files"] if isinstance(f, str) and safe_rel(f)]
-        old_link = old.get("mode") == "link"
-        if link and old_link and sorted(old_files) == plan.files and all(
-            os.path.islink(os.path.join(dest, n)) and same_path(os.path.join(dest, n), bundle_path(source, n))
-            for n in plan.files
-        ):
-            plan.link_ok = True
-            return plan
-        if link or old_link:
-            # Links and copies never mix: what an earlier install put there goes first.
-            if link:
-                foreign = _foreign_files(dest, old_files)
-                if foreign:
-                    raise SettingsError(
-                        "%s holds files engramory did not install (%s); --link would have to "
-                        "delete them: move them away or install without --link" % (dest, ", ".join(foreign[:5]))
-                    )
-            plan.clear_folder = old_files
-        else:
-            plan.stale = [f for f in old_files if f not in files]
+        _plan_over_earlier(plan, dest, source, files, link)
     if link:
         return plan
+    _plan_copies(plan, dest, source, files)
+    return plan
+
+
+def _plan_over_earlier(plan: SkillPlan, dest: str, source: str, files: list[str], link: bool) -> None:
+    """The skill folder exists (not a link): what of an earlier install goes or stays. Raises
+    SettingsError when the folder is not ours, or --link would delete files we did not put."""
+    if not os.path.isdir(dest):
+        raise SettingsError("%s exists and is not a folder; move it away, then run this again" % dest)
+    old = read_manifest(os.path.join(dest, MANIFEST))
+    if old is None:
+        raise SettingsError(
+            "%s exists but was not installed by engramory (no %s in it); move it away or "
+            "use another --scope, then run this again" % (dest, MANIFEST)
+        )
+    old_files = [f for f in old["files"] if isinstance(f, str) and safe_rel(f)]
+    old_link = old.get("mode") == "link"
+    if link and old_link and sorted(old_files) == plan.files and all(
+        os.path.islink(os.path.join(dest, n)) and same_path(os.path.join(dest, n), bundle_path(source, n))
+        for n in plan.files
+    ):
+        plan.link_ok = True
+    elif link or old_link:
+        # Links and copies never mix: what an earlier install put there goes first.
+        if link:
+            foreign = _foreign_files(dest, old_files)
+            if foreign:
+                raise SettingsError(
+                    "%s holds files engramory did not install (%s); --link would have to "
+                    "delete them: move them away or install without --link" % (dest, ", ".join(foreign[:5]))
+                )
+        plan.clear_folder = old_files
+    else:
+        plan.stale = [f for f in old_files if f not in files]
+
+
+def _plan_copies(plan: SkillPlan, dest: str, source: str, files: list[str]) -> None:
+    """Sort each bundle file into add / same / update for a copy install."""
     for rel in files:
         src = bundle_path(source, rel)
         dst = os.path.join(dest, rel)
@@ -232,7 +253,6 @@ def plan_skill(target: Any, source: str, files: list[str], link: bool) -> SkillP
             plan.same.append(rel)
         else:
             plan.update.append(rel)
-    return plan
 
 
 def safe_rel(rel: str) -> bool:

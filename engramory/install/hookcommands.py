@@ -100,20 +100,94 @@ class HookCommand:
         return list(self.words)
 
 
-def split_command(command: str, env: Mapping[str, str] | None = None) -> HookCommand:
-    """Split `command` into words as POSIX sh does for the simple commands hooks use: single
-    and double quotes, backslash escapes, `$NAME` and `${NAME}` expanded from `env` (default:
-    os.environ). Raises ValueError for what this does not handle (unbalanced quotes, `$(...)`,
-    backticks, pipes, `;`, `&&`, redirections)."""
-    environ = os.environ if env is None else env
-    words: list[str] = []
-    variables: list[str] = []
-    unset: list[str] = []
-    cur: list[str] = []
-    have = False
-    i, n = 0, len(command)
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
-    def expand(j: int) -> tuple[str, int]:
+
+class _Splitter:
+    """One pass of `split_command` over one command: `i` walks the text, `cur` is the word
+    being built and `have` says whether a word was started (an empty `''` is still a word).
+    One method per thing the shell treats specially."""
+
+    def __init__(self, command: str, environ: Mapping[str, str]) -> None:
+        self.command = command
+        self.environ = environ
+        self.words: list[str] = []
+        self.variables: list[str] = []
+        self.unset: list[str] = []
+        self.cur: list[str] = []
+        self.have = False
+        self.i = 0
+
+    def run(self) -> HookCommand:
+        command, n = self.command, len(self.command)
+        while self.i < n:
+            c = command[self.i]
+            if c in " \t\n":
+                self.end_word()
+                self.i += 1
+            elif c == "'":
+                self.single_quoted()
+            elif c == '"':
+                self.double_quoted()
+            elif c == "\\":
+                if self.i + 1 < n:
+                    self.cur.append(command[self.i + 1])
+                self.i += 2
+                self.have = True
+            elif c == "$":
+                if command.startswith("$(", self.i):
+                    raise ValueError("command substitution is not supported: %r" % command)
+                self.dollar()
+                self.have = True
+            elif c in "|;&<>`()":
+                raise ValueError("%r: only a simple command (no %s) can be checked" % (command, c))
+            else:
+                self.cur.append(c)
+                self.have = True
+                self.i += 1
+        self.end_word()
+        return HookCommand(self.words, self.variables, self.unset)
+
+    def end_word(self) -> None:
+        if self.have:
+            self.words.append("".join(self.cur))
+            self.cur, self.have = [], False
+
+    def single_quoted(self) -> None:
+        command = self.command
+        end = command.find("'", self.i + 1)
+        if end < 0:
+            raise ValueError("unbalanced single quote in %r" % command)
+        self.cur.append(command[self.i + 1 : end])
+        self.have = True
+        self.i = end + 1
+
+    def double_quoted(self) -> None:
+        command, n = self.command, len(self.command)
+        self.i += 1
+        self.have = True
+        while True:
+            if self.i >= n:
+                raise ValueError("unbalanced double quote in %r" % command)
+            c = command[self.i]
+            if c == '"':
+                self.i += 1
+                return
+            if c == "\\" and self.i + 1 < n and command[self.i + 1] in '\\"$`\n':
+                self.cur.append(command[self.i + 1])
+                self.i += 2
+            elif c == "$" and command.startswith("$(", self.i) or c == "`":
+                raise ValueError("command substitution is not supported: %r" % command)
+            elif c == "$":
+                self.dollar()
+            else:
+                self.cur.append(c)
+                self.i += 1
+
+    def dollar(self) -> None:
+        """`$NAME` or `${NAME}` at `i`, expanded from the environment; a `$` not followed by a
+        name stays a `$`."""
+        command, j = self.command, self.i
         if command.startswith("${", j):
             end = command.find("}", j)
             if end < 0:
@@ -121,71 +195,26 @@ def split_command(command: str, env: Mapping[str, str] | None = None) -> HookCom
             name = command[j + 2 : end]
             nxt = end + 1
         else:
-            m = re.match(r"[A-Za-z_][A-Za-z0-9_]*", command[j + 1 :])
+            m = _NAME.match(command[j + 1 :])
             if not m:
-                return "$", j + 1
+                self.cur.append("$")
+                self.i = j + 1
+                return
             name = m.group(0)
             nxt = j + 1 + len(name)
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        if not _NAME.fullmatch(name):
             raise ValueError("unsupported expansion ${%s}" % name)
-        variables.append(name)
-        value = environ.get(name, "")
+        self.variables.append(name)
+        value = self.environ.get(name, "")
         if not value:
-            unset.append(name)
-        return value, nxt
+            self.unset.append(name)
+        self.cur.append(value)
+        self.i = nxt
 
-    while i < n:
-        c = command[i]
-        if c in " \t\n":
-            if have:
-                words.append("".join(cur))
-                cur, have = [], False
-            i += 1
-        elif c == "'":
-            end = command.find("'", i + 1)
-            if end < 0:
-                raise ValueError("unbalanced single quote in %r" % command)
-            cur.append(command[i + 1 : end])
-            have = True
-            i = end + 1
-        elif c == '"':
-            i += 1
-            have = True
-            while True:
-                if i >= n:
-                    raise ValueError("unbalanced double quote in %r" % command)
-                c = command[i]
-                if c == '"':
-                    i += 1
-                    break
-                if c == "\\" and i + 1 < n and command[i + 1] in '\\"$`\n':
-                    cur.append(command[i + 1])
-                    i += 2
-                elif c == "$" and command.startswith("$(", i) or c == "`":
-                    raise ValueError("command substitution is not supported: %r" % command)
-                elif c == "$":
-                    value, i = expand(i)
-                    cur.append(value)
-                else:
-                    cur.append(c)
-                    i += 1
-        elif c == "\\":
-            if i + 1 < n:
-                cur.append(command[i + 1])
-            i += 2
-            have = True
-        elif c == "$":
-            if command.startswith("$(", i):
-                raise ValueError("command substitution is not supported: %r" % command)
-            value, i = expand(i)
-            cur.append(value)
-            have = True
-        elif c in "|;&<>`()":
-            raise ValueError("%r: only a simple command (no %s) can be checked" % (command, c))
-        else:
-            cur.append(c)
-            have = True
-            i += 1
-    if have:
-        words.append("".join(cur))
-    return HookCommand(words, variables, unset)
+
+def split_command(command: str, env: Mapping[str, str] | None = None) -> HookCommand:
+    """Split `command` into words as POSIX sh does for the simple commands hooks use: single
+    and double quotes, backslash escapes, `$NAME` and `${NAME}` expanded from `env` (default:
+    os.environ). Raises ValueError for what this does not handle (unbalanced quotes, `$(...)`,
+    backticks, pipes, `;`, `&&`, redirections)."""
+    return _Splitter(command, os.environ if env is None else env).run()

@@ -184,19 +184,22 @@ class _Parser:
             if s.startswith(word, i):
                 node.value, node.end = val, i + len(word)
                 return node
-        m = _NUMBER.match(s, i)
+        node.value, node.end = self.number(i)
+        return node
+
+    def number(self, i: int) -> tuple[Any, int]:
+        """The number at `i` and where it ends: an int, a BigInt past what int() converts, or a
+        Number (kept as written) when it has a fraction or an exponent."""
+        m = _NUMBER.match(self.s, i)
         if not m:
             raise self.fail("expected a value", i)
         text = m.group(0)
         if m.group(1) or m.group(2):
-            node.value = Number(text)
-        else:
-            try:
-                node.value = int(text)
-            except ValueError:  # more digits than int() converts
-                node.value = BigInt(text)
-        node.end = m.end()
-        return node
+            return Number(text), m.end()
+        try:
+            return int(text), m.end()
+        except ValueError:  # more digits than int() converts
+            return BigInt(text), m.end()
 
     def obj(self, i: int, depth: int) -> Node:
         node = Node("object", i)

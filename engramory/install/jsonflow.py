@@ -92,6 +92,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import Any
 
+    from engramory.install.bundle import SkillPlan
+
 
 class Smoke:
     """One smoke case: run the handler of `event` that runs `script` with `payload`;
@@ -279,13 +281,7 @@ def install(w: Wiring, args: argparse.Namespace | None = None, interpreter: str 
 
 
 def _install(w: Wiring, dry_run: bool, link: bool, exe: str, write: Callable[[str], Any]) -> int:
-    files, missing = w.files()
-    if missing:
-        raise SettingsError("cannot wire hooks that could not run: %s; reinstall engramory or run "
-                                      "the installer from a complete checkout" % "; ".join(missing))
-    problem = interpreter_problem(exe)
-    if problem:
-        raise SettingsError("%s; run the installer with a Python that stays" % problem)
+    files = _runnable_files(w, exe)
     doc = JsonDoc.load(w.settings, comments=w.comments, host=w.title)
     w.check_shape(doc)
     plan = plan_skill(w, w.source, files, link)
@@ -295,17 +291,7 @@ def _install(w: Wiring, dry_run: bool, link: bool, exe: str, write: Callable[[st
     extras = w.install_extras(new_data, old, dry_run)
 
     write(header("install", w.host, w.scope, dry_run))
-    if plan.mode == "in-place":
-        write("  bundle: %s is this bundle itself; nothing to copy\n" % w.bundle_dir)
-    elif plan.mode == "link":
-        write("  bundle: %s %s -> %s\n" % (w.bundle_dir, "already links" if plan.link_ok else (
-            "would link" if dry_run else "linked"), w.source))
-    else:
-        write("  bundle: %s %d files to %s (%d new, %d updated, %d unchanged)\n" % (
-            "would copy" if dry_run else "copied", len(plan.add) + len(plan.update), w.bundle_dir,
-            len(plan.add), len(plan.update), len(plan.same)))
-        for rel in plan.stale:
-            write("    - %s (no longer in the bundle: %s)\n" % (rel, "would remove" if dry_run else "removed"))
+    write(_bundle_line(w, plan, dry_run))
     write("  %s: %s\n" % (w.settings_label, w.settings))
     for line in report:
         write("    %s\n" % line)
@@ -318,12 +304,46 @@ def _install(w: Wiring, dry_run: bool, link: bool, exe: str, write: Callable[[st
         for extra in extras:
             write(unified_diff(extra.change.path, extra.change.before, extra.change.after))
         return 0
+    record = dict({"created_file": not doc.exists, "created": created,
+                   "created_base": not os.path.isdir(os.path.dirname(w.settings))}, **w.record_fields())
+    _write_install(w, plan, exe, change, extras, old, created, record, write)
+    return 0
 
-    base_missing = not os.path.isdir(os.path.dirname(w.settings))
+
+def _runnable_files(w: Wiring, exe: str) -> list[str]:
+    """The bundle files to copy; SettingsError when a hook could not run (a script missing from
+    the bundle, or an interpreter that would not stay)."""
+    files, missing = w.files()
+    if missing:
+        raise SettingsError("cannot wire hooks that could not run: %s; reinstall engramory or run "
+                                      "the installer from a complete checkout" % "; ".join(missing))
+    problem = interpreter_problem(exe)
+    if problem:
+        raise SettingsError("%s; run the installer with a Python that stays" % problem)
+    return files
+
+
+def _bundle_line(w: Wiring, plan: SkillPlan, dry_run: bool) -> str:
+    """What install does (or would do) to the bundle folder, as the report's bundle lines."""
+    if plan.mode == "in-place":
+        return "  bundle: %s is this bundle itself; nothing to copy\n" % w.bundle_dir
+    if plan.mode == "link":
+        return "  bundle: %s %s -> %s\n" % (w.bundle_dir, "already links" if plan.link_ok else (
+            "would link" if dry_run else "linked"), w.source)
+    lines = ["  bundle: %s %d files to %s (%d new, %d updated, %d unchanged)\n" % (
+        "would copy" if dry_run else "copied", len(plan.add) + len(plan.update), w.bundle_dir,
+        len(plan.add), len(plan.update), len(plan.same))]
+    for rel in plan.stale:
+        lines.append("    - %s (no longer in the bundle: %s)\n" % (rel, "would remove" if dry_run else "removed"))
+    return "".join(lines)
+
+
+def _write_install(w: Wiring, plan: SkillPlan, exe: str, change: Change, extras: list[Extra],
+                   old: dict[str, Any] | None, created: Any, record: dict[str, Any],
+                   write: Callable[[str], Any]) -> None:
     # The bundle and its manifest first, the settings last: the host never sees a hook whose
     # script is not there yet, or one that could not run.
     apply_skill(plan, w, w.source)
-    record = dict({"created_file": not doc.exists, "created": created, "created_base": base_missing}, **w.record_fields())
     record_install(w.manifest_path(), w.host, plan, w.settings, record, old, created,
                              {k: v for extra in extras for k, v in extra.manifest.items()})
     broken = bundle_problems(w.bundle_dir, exe)
@@ -340,7 +360,6 @@ def _install(w: Wiring, dry_run: bool, link: bool, exe: str, write: Callable[[st
         write("  already installed: nothing changed.\n")
     for extra in extras:
         write("".join("  %s\n" % line for line in extra.last))
-    return 0
 
 
 def uninstall(w: Wiring, args: argparse.Namespace | None = None, out: Callable[[str], Any] | None = None) -> int:
@@ -410,35 +429,51 @@ def check(w: Wiring, interpreter: str | None = None, out: Callable[[str], Any] |
     argv_of: dict[tuple[str, str], list[str]] = {}
     for event, matcher, handler in wanted:
         script = w.script_of(handler) or ""
-        mine = [(m, h) for ev, m, h in present if ev == event and w.script_of(h) == script]
-        if not mine:
-            report.problem("no %s handler runs %s/%s" % (event, w.scripts_dir, script), fix)
-            continue
-        if len(mine) > 1:
-            report.note("%d %s handlers run %s: each call is judged more than once" % (len(mine), event, script))
-        m, h = mine[0]
-        if m != matcher:
-            report.problem("the %s matcher is %r, not %r: the hook may not run for the tools it guards"
-                           % (event, m, matcher), fix)
-        if h.get("async") is True:
-            report.problem("the %s handler is marked \"async\": the host does not wait for it" % event,
-                           "remove \"async\" from it in %s" % w.settings)
-        try:
-            parsed = split_command(str(h.get("command")))
-        except ValueError as exc:
-            report.problem("the %s command cannot be followed (%s)" % (event, exc), fix)
-            continue
-        problem = interpreter_problem(parsed.interpreter)
-        if problem:
-            report.problem("%s: %s" % (event, problem), fix)
-            continue
-        if not os.path.isfile(parsed.script):
-            report.problem("%s: the script %s does not exist: the hook does not run" % (event, parsed.script), fix)
-            continue
-        argv_of[(event, script)] = parsed.argv()
-        for line in bundle_problems(os.path.dirname(os.path.dirname(parsed.script)), parsed.interpreter):
-            report.problem("%s: %s: the hook would let every call through" % (event, line), fix)
-        report.ok("%s: %s runs with %s" % (event, parsed.script, parsed.interpreter))
+        argv = _check_handler(w, report, fix, event, matcher, script, present)
+        if argv is not None:
+            argv_of[(event, script)] = argv
+    _check_smoke(w, report, fix, argv_of)
+    return report.finish("every hook is wired and acts", out)
+
+
+def _check_handler(w: Wiring, report: Report, fix: str, event: str, matcher: Any, script: str,
+                   present: Sequence[tuple[str, Any, dict[str, Any]]]) -> list[str] | None:
+    """Report on the handler of `event` that runs `script`; the argv to smoke-run it with when
+    it can be followed to a script that exists, else None."""
+    mine = [(m, h) for ev, m, h in present if ev == event and w.script_of(h) == script]
+    if not mine:
+        report.problem("no %s handler runs %s/%s" % (event, w.scripts_dir, script), fix)
+        return None
+    if len(mine) > 1:
+        report.note("%d %s handlers run %s: each call is judged more than once" % (len(mine), event, script))
+    m, h = mine[0]
+    if m != matcher:
+        report.problem("the %s matcher is %r, not %r: the hook may not run for the tools it guards"
+                       % (event, m, matcher), fix)
+    if h.get("async") is True:
+        report.problem("the %s handler is marked \"async\": the host does not wait for it" % event,
+                       "remove \"async\" from it in %s" % w.settings)
+    try:
+        parsed = split_command(str(h.get("command")))
+    except ValueError as exc:
+        report.problem("the %s command cannot be followed (%s)" % (event, exc), fix)
+        return None
+    problem = interpreter_problem(parsed.interpreter)
+    if problem:
+        report.problem("%s: %s" % (event, problem), fix)
+        return None
+    if not os.path.isfile(parsed.script):
+        report.problem("%s: the script %s does not exist: the hook does not run" % (event, parsed.script), fix)
+        return None
+    argv = parsed.argv()
+    for line in bundle_problems(os.path.dirname(os.path.dirname(parsed.script)), parsed.interpreter):
+        report.problem("%s: %s: the hook would let every call through" % (event, line), fix)
+    report.ok("%s: %s runs with %s" % (event, parsed.script, parsed.interpreter))
+    return argv
+
+
+def _check_smoke(w: Wiring, report: Report, fix: str, argv_of: dict[tuple[str, str], list[str]]) -> None:
+    """Run each smoke case through the handler the check followed (none: nothing to run)."""
     with tempfile.TemporaryDirectory(prefix="engramory-check-") as tmp:
         for case in w.smoke_cases(tmp):
             argv = argv_of.get((case.event, case.script))
@@ -449,7 +484,6 @@ def check(w: Wiring, interpreter: str | None = None, out: Callable[[str], Any] |
                 report.problem("%s: a smoke run shows the hook would not act: %s" % (case.event, why), fix)
             else:
                 report.ok("%s: a smoke run was answered as it must be" % case.event)
-    return report.finish("every hook is wired and acts", out)
 
 
 def _handlers(data: dict[str, Any]) -> list[tuple[str, Any, dict[str, Any]]]:

@@ -518,10 +518,22 @@ def _deny_smoke(spec: Spec, cmd: str, budget: float, out: Callable[[str], Any]) 
 def run_check(spec: Spec, target: Target) -> int:
     """The wiring is there, its interpreter and script exist, and a smoke payload is answered
     with no opinion and exit 0 in time. Changes nothing."""
-    import time
-
     out = sys.stdout.write
     out("engramory install --host %s --check (%s scope): %s\n" % (spec.host, target.scope, target.settings))
+    problems, found = _wiring_problems(spec, target)
+    first = next((h for hs in found.values() for h in hs), None)
+    if first is not None:
+        cmd = command_of(spec, first) or ""
+        exe, found_problems = follow(cmd, spec.script, target.skill_dir)
+        problems.extend(found_problems)
+        if exe is not None:
+            problems.extend(_quiet_smoke(spec, target, cmd, exe, _budget(spec, first), out))
+    return finish_problems(problems, reinstall_step(spec.host, target.scope),
+                           "the guard is wired for %s and answers" % ", ".join(e for e, _ in spec.hooks))
+
+
+def _wiring_problems(spec: Spec, target: Target) -> tuple[list[str], dict[str, list[dict[str, Any]]]]:
+    """(what is wrong with the settings file's wiring, the guard's handlers found per event)."""
     problems: list[str] = []
     try:
         doc: JsonDoc | None = JsonDoc.load(target.settings, host=spec.title)
@@ -538,36 +550,48 @@ def run_check(spec: Spec, target: Target) -> int:
             problems.append("no %s entry runs hooks/%s" % (event, spec.script))
         if len(found.get(event, [])) > 1:
             problems.append("%d %s entries run the guard: each call would be judged more than once" % (len(found[event]), event))
-    first = next((h for hs in found.values() for h in hs), None)
-    if first is not None:
-        cmd = command_of(spec, first) or ""
-        exe, found_problems = follow(cmd, spec.script, target.skill_dir)
-        problems.extend(found_problems)
-        if exe is not None:
-            payload = {"hook_event_name": "PreToolUse", "tool_name": "engramory-smoke", "tool_input": {}, "cwd": target.project}
-            budget = float(SMOKE_TIMEOUT)
-            if spec.seconds is not None:
-                try:
-                    budget = min(budget, max(0.5, spec.seconds(first)))
-                except (TypeError, ValueError):
-                    pass
-            started = time.monotonic()
-            try:
-                code, stdout, stderr = smoke(cmd, payload, budget)
-                took = time.monotonic() - started
-                if code != 0 or stdout.strip():
-                    problems.append("a smoke run exited %d and printed %r %r" % (code, stdout[:80], stderr[-200:]))
-                elif stderr.strip():
-                    problems.append("a smoke run reported on stderr: %s" % stderr.decode("utf-8", "replace").strip()[-300:])
-                elif took > budget / 2:
-                    problems.append("a smoke run took %.1f s: the host may time the guard out (then the edit is allowed unchecked)" % took)
-                else:
-                    out("  ok: %s answers in %.2f s (%s)\n" % (spec.script, took, exe))
-                    problems.extend(_deny_smoke(spec, cmd, budget, out))
-            except subprocess.TimeoutExpired:
-                problems.append("a smoke run did not answer within %.1f s (the host's budget): the host times it out and "
-                                "the edit goes through unchecked" % budget)
-            except OSError as exc:
-                problems.append("could not run it: %s" % exc)
-    return finish_problems(problems, reinstall_step(spec.host, target.scope),
-                           "the guard is wired for %s and answers" % ", ".join(e for e, _ in spec.hooks))
+    return problems, found
+
+
+def _budget(spec: Spec, handler: dict[str, Any]) -> float:
+    """Seconds a smoke run may take: the host's timeout for `handler` when it has one (at least
+    half a second), never more than SMOKE_TIMEOUT."""
+    budget = float(SMOKE_TIMEOUT)
+    if spec.seconds is not None:
+        try:
+            budget = min(budget, max(0.5, spec.seconds(handler)))
+        except (TypeError, ValueError):
+            pass
+    return budget
+
+
+def _quiet_smoke(spec: Spec, target: Target, cmd: str, exe: str, budget: float,
+                 out: Callable[[str], Any]) -> list[str]:
+    """The hook command run on a payload it has no opinion on: [] when it answers nothing, exit
+    0, well within `budget` (then the deny smoke run too), else the problem."""
+    import time
+
+    payload = {"hook_event_name": "PreToolUse", "tool_name": "engramory-smoke", "tool_input": {}, "cwd": target.project}
+    started = time.monotonic()
+    try:
+        code, stdout, stderr = smoke(cmd, payload, budget)
+        problem = _quiet_problem(code, stdout, stderr, time.monotonic() - started, budget, out, spec, exe)
+        return [problem] if problem else _deny_smoke(spec, cmd, budget, out)
+    except subprocess.TimeoutExpired:
+        return ["a smoke run did not answer within %.1f s (the host's budget): the host times it out and "
+                "the edit goes through unchecked" % budget]
+    except OSError as exc:
+        return ["could not run it: %s" % exc]
+
+
+def _quiet_problem(code: int, stdout: bytes, stderr: bytes, took: float, budget: float,
+                   out: Callable[[str], Any], spec: Spec, exe: str) -> str | None:
+    """What the quiet smoke run's answer shows is wrong, or None (said as an ok line)."""
+    if code != 0 or stdout.strip():
+        return "a smoke run exited %d and printed %r %r" % (code, stdout[:80], stderr[-200:])
+    if stderr.strip():
+        return "a smoke run reported on stderr: %s" % stderr.decode("utf-8", "replace").strip()[-300:]
+    if took > budget / 2:
+        return "a smoke run took %.1f s: the host may time the guard out (then the edit is allowed unchecked)" % took
+    out("  ok: %s answers in %.2f s (%s)\n" % (spec.script, took, exe))
+    return None

@@ -42,6 +42,7 @@ import shutil
 import sys
 import tempfile
 
+from engramory import config
 from engramory.automemory import auto_memory_index, claude_config_dir, sanitize_project_path
 from engramory.install.hookcommands import split_command
 from engramory.install.settings import JsonDoc, SettingsError
@@ -214,8 +215,6 @@ def judge_smoke(event: str, ran: Smoke) -> str | None:
 
 def _env_problems(env_sources: Mapping[str, str], effective: Mapping[str, str], report: Report) -> None:
     """ENGRAMORY_* values that make the guard look elsewhere or let an index past the window."""
-    from engramory import config
-
     def where(var: str) -> str:
         return env_sources.get(var, "this shell's environment")
 
@@ -322,29 +321,14 @@ def plugin_folder(config_dir: str, plugin_id: str, cwd: str) -> tuple[str | None
     if local is not None:
         return local, "%s (the local marketplace %s, run in place)" % (local, market)
     try:
-        doc = JsonDoc.load(record, host="Claude Code")
+        ranked = _installed_paths(record, plugin_id, cwd)
     except SettingsError as exc:
         return None, "%s cannot be read (%s)" % (record, exc)
-    listed = doc.data.get("plugins")
-    entries = listed.get(plugin_id) if isinstance(listed, dict) else None
-    if isinstance(entries, dict):  # version 1 of the file: one entry per id
-        entries = [entries]
-    ranked: list[tuple[int, str]] = []
-    for entry in entries if isinstance(entries, list) else []:
-        if not isinstance(entry, dict) or not isinstance(entry.get("installPath"), str):
-            continue
-        project = entry.get("projectPath")
-        if isinstance(project, str) and project:
-            if not same_dir(project, cwd):
-                continue  # installed for another project
-            ranked.append((0, entry["installPath"]))
-        else:
-            ranked.append((1, entry["installPath"]))
-    for _, path in sorted(ranked):
+    for path in ranked:
         if os.path.isdir(path):
             return path, "%s (%s)" % (path, record)
     if ranked:
-        return None, "%s names %s, which does not exist" % (record, sorted(ranked)[0][1])
+        return None, "%s names %s, which does not exist" % (record, ranked[0])
     cache = os.path.join(plugins, "cache", market, name)
     try:
         versions = [os.path.join(cache, v) for v in os.listdir(cache)]
@@ -355,6 +339,27 @@ def plugin_folder(config_dir: str, plugin_id: str, cwd: str) -> tuple[str | None
         newest = max(versions, key=lambda p: os.stat(p).st_mtime)
         return newest, "%s (newest in %s)" % (newest, cache)
     return None, "no entry for it in %s and nothing under %s" % (record, cache)
+
+
+def _installed_paths(record: str, plugin_id: str, cwd: str) -> list[str]:
+    """The install paths installed_plugins.json gives `plugin_id`, this project's entries
+    before the user's (another project's left out). Raises SettingsError."""
+    doc = JsonDoc.load(record, host="Claude Code")
+    listed = doc.data.get("plugins")
+    entries = listed.get(plugin_id) if isinstance(listed, dict) else None
+    if isinstance(entries, dict):  # version 1 of the file: one entry per id
+        entries = [entries]
+    ranked: list[tuple[int, str]] = []
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict) or not isinstance(entry.get("installPath"), str):
+            continue
+        project = entry.get("projectPath")
+        if not (isinstance(project, str) and project):
+            ranked.append((1, entry["installPath"]))
+        elif same_dir(project, cwd):
+            ranked.append((0, entry["installPath"]))
+        # else: installed for another project
+    return [path for _, path in sorted(ranked)]
 
 
 def same_dir(a: str, b: str) -> bool:
@@ -390,8 +395,28 @@ def run(env: Mapping[str, str] | None = None, cwd: str | None = None, scope: str
     environ = dict(os.environ if env is None else env)
     here = os.path.abspath(cwd or os.getcwd())
     report = Report("engramory install --check (Claude Code, for %s)" % here)
+    docs = _read_scopes(environ, here, report)  # 1. every scope the host reads
+    _switch_problems(docs, report)  # 2. disableAllHooks / allowManagedHooksOnly
+    effective = _effective_env(environ, docs, report)  # 3. env blocks
+    found = _our_handlers(docs, environ, here, report)  # 4. our handlers
+    effective.setdefault("CLAUDE_PROJECT_DIR", here)
+    _wiring_problems(found, effective, report)
+    if found:  # 5. smoke runs, in a throw-away config folder and project
+        _smoke_all(found, effective, report)
+    if as_json:
+        (out or sys.stdout.write)(json.dumps(report.as_json(), indent=2) + "\n")
+        return 0 if report.healthy else 1
+    status = report.finish("the guard, the shell backstop and the session notice are wired and act "
+                           "(%d handler%s checked)" % (len(found), "" if len(found) == 1 else "s"), out)
+    if status and scope:
+        (out or sys.stdout.write)(
+            "  after fixing: `engramory install --check` again (install: `%s -m engramory install --scope %s`)\n"
+            % (sys.executable or "python3", scope))
+    return status
 
-    # 1. every scope the host reads
+
+def _read_scopes(environ: Mapping[str, str], here: str, report: Report) -> dict[str, JsonDoc]:
+    """The settings files Claude Code merges here, by scope name; one it cannot parse is a problem."""
     docs: dict[str, JsonDoc] = {}
     for name, path in scope_files(environ, here):
         try:
@@ -403,8 +428,11 @@ def run(env: Mapping[str, str] | None = None, cwd: str | None = None, scope: str
         if doc.exists:
             docs[name] = doc
             report.ok("%s settings read: %s" % (name, path))
+    return docs
 
-    # 2. disableAllHooks / allowManagedHooksOnly
+
+def _switch_problems(docs: Mapping[str, JsonDoc], report: Report) -> None:
+    """disableAllHooks in force (the highest scope that sets it decides), allowManagedHooksOnly."""
     for name in SCOPE_ORDER:
         setter = docs.get(name)
         if setter is None or "disableAllHooks" not in setter.data:
@@ -421,27 +449,33 @@ def run(env: Mapping[str, str] | None = None, cwd: str | None = None, scope: str
         report.problem("managed settings (%s) allow managed hooks only: hooks in user and project settings do not run"
                        % managed.path, "ask the administrator to add engramory's hooks to the managed settings")
 
-    # 3. env blocks (lowest precedence first, so higher scopes win)
+
+def _effective_env(environ: Mapping[str, str], docs: Mapping[str, JsonDoc], report: Report) -> dict[str, str]:
+    """The environment the hooks inherit: this shell's, then the env blocks (lowest precedence
+    first, so higher scopes win); the ENGRAMORY_* values in it are judged."""
     effective = {k: v for k, v in environ.items()}
     sources: dict[str, str] = {}
     for name in reversed(SCOPE_ORDER):
         layer = docs.get(name)
         block = layer.data.get("env") if layer is not None else None
-        if layer is not None and isinstance(block, dict):
-            for k, v in block.items():
-                if isinstance(v, (str, int, float)) and not isinstance(v, bool):
-                    effective[k] = str(v)
-                    if k.startswith("ENGRAMORY_"):
-                        sources[k] = "%s settings (%s)" % (name, layer.path)
+        if layer is None or not isinstance(block, dict):
+            continue
+        for k, v in block.items():
+            if isinstance(v, (str, int, float)) and not isinstance(v, bool):
+                effective[k] = str(v)
+                if k.startswith("ENGRAMORY_"):
+                    sources[k] = "%s settings (%s)" % (name, layer.path)
     _env_problems(sources, effective, report)
+    return effective
 
-    # 4. our handlers
+
+def _our_handlers(docs: Mapping[str, JsonDoc], environ: Mapping[str, str], here: str, report: Report) -> list[Found]:
+    """Our handlers in every settings scope, then in each enabled engramory plugin."""
     found: list[Found] = []
     for name in SCOPE_ORDER:
         if name in docs:
             found.extend(find_ours(name, docs[name].path, docs[name].data))
-    plugin = enabled_plugins(docs)
-    for plugin_id, where in plugin:
+    for plugin_id, where in enabled_plugins(docs):
         folder, how = plugin_folder(claude_config_dir(environ), plugin_id, here)
         if folder is None:
             # Not a problem by itself: settings hooks may do the work (checked below).
@@ -449,7 +483,11 @@ def run(env: Mapping[str, str] | None = None, cwd: str | None = None, scope: str
                         "none of its hooks (`claude plugin install %s` to install it)" % (plugin_id, where, how, plugin_id))
             continue
         found.extend(plugin_handlers(plugin_id, folder, report))
-    effective.setdefault("CLAUDE_PROJECT_DIR", here)
+    return found
+
+
+def _wiring_problems(found: Sequence[Found], effective: Mapping[str, str], report: Report) -> None:
+    """Each hook engramory needs is wired (once), and each handler of it can run."""
     expected = {(event, script) for event, script, _, _ in NEEDS}
     for f in found:
         if (f.event, f.script) not in expected:
@@ -468,21 +506,6 @@ def run(env: Mapping[str, str] | None = None, cwd: str | None = None, scope: str
                            "; keep one way in (`claude plugin disable <id>`, or `engramory uninstall`)" if plugin_too else ""))
         for f in mine:
             _check_handler(f, event, tools, what, effective, report)
-
-    # 5. smoke runs, in a throw-away config folder and project
-    if found:
-        _smoke_all(found, effective, report)
-
-    if as_json:
-        (out or sys.stdout.write)(json.dumps(report.as_json(), indent=2) + "\n")
-        return 0 if report.healthy else 1
-    status = report.finish("the guard, the shell backstop and the session notice are wired and act "
-                           "(%d handler%s checked)" % (len(found), "" if len(found) == 1 else "s"), out)
-    if status and scope:
-        (out or sys.stdout.write)(
-            "  after fixing: `engramory install --check` again (install: `%s -m engramory install --scope %s`)\n"
-            % (sys.executable or "python3", scope))
-    return status
 
 
 def _check_handler(f: Found, event: str, tools: Sequence[str], what: str, effective: Mapping[str, str],

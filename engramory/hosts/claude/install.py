@@ -27,6 +27,7 @@ import sys
 
 from engramory import __version__
 from engramory.automemory import claude_config_dir
+from engramory.hosts.claude import check as install_check
 from engramory.install.bundle import (
     MANIFEST,
     PLUGIN_MANIFEST,
@@ -184,20 +185,8 @@ def install(target: Target, dry_run: bool = False, link: bool = False, interpret
     old_manifest = read_manifest(old_manifest_path)
     made_dirs = [d for d in (os.path.dirname(target.settings), target.skills) if not os.path.isdir(d)]
     portable = target.scope == "project"
-    if portable and link:
-        raise SettingsError(
-            "--scope project --link would commit links to %s, a folder of this machine only; use "
-            "--scope project without --link (a copy the team commits), or --scope local --link" % source
-        )
     if portable:
-        found = shutil.which(PORTABLE_PYTHON)
-        if not found:
-            raise SettingsError(
-                "--scope project writes hooks that run `%s` from PATH (committed settings cannot name "
-                "this machine's interpreter), and there is no %s on PATH here; install Python 3 as "
-                "python3, or use --scope local (this machine only)" % (PORTABLE_PYTHON, PORTABLE_PYTHON)
-            )
-        exe = found
+        exe = _portable_python(source, link)
     new_data, created, report = add_hook_groups(
         doc.data, wanted_hooks(target.skill_dir, exe, target.project if portable else None), is_our_handler
     )
@@ -211,31 +200,7 @@ def install(target: Target, dry_run: bool = False, link: bool = False, interpret
     if interpreter is None and sys.prefix != getattr(sys, "base_prefix", sys.prefix):
         out("  note: the hooks will run %s, inside a virtual environment: they stop working if it "
             "is deleted (run the installer with the system python3 to avoid that)\n" % exe)
-    if plan.mode == "in-place":
-        out("  skill: %s is this bundle itself; nothing to copy\n" % target.skill_dir)
-        if os.path.isfile(os.path.join(target.skill_dir, PLUGIN_MANIFEST)):
-            out("  note: %s holds %s, so Claude Code also loads it as a plugin and every hook would "
-                "run twice; keep the checkout elsewhere and install from there (a copy), or use the "
-                "plugin alone\n" % (target.skill_dir, PLUGIN_MANIFEST))
-    elif plan.mode == "link":
-        if plan.link_ok:
-            out("  skill: %s already links to %s\n" % (target.skill_dir, source))
-        else:
-            out("  skill: %s: %s %s to %s\n" % (
-                target.skill_dir, "would link" if dry_run else "linked", ", ".join(plan.files), source))
-    else:
-        verb = "would copy" if dry_run else "copied"
-        out(
-            "  skill: %s %d files to %s (%d new, %d updated, %d unchanged)\n"
-            % (verb, len(plan.add) + len(plan.update), target.skill_dir, len(plan.add), len(plan.update), len(plan.same))
-        )
-        if dry_run:
-            for rel in plan.add:
-                out("    + %s\n" % rel)
-            for rel in plan.update:
-                out("    ~ %s\n" % rel)
-        for rel in plan.stale:
-            out("    - %s (no longer in the bundle: %s)\n" % (rel, "would remove" if dry_run else "removed"))
+    out(_skill_lines(target, plan, source, dry_run))
     out("  settings: %s\n" % target.settings)
     for line in report:
         out("    %s\n" % line)
@@ -244,7 +209,73 @@ def install(target: Target, dry_run: bool = False, link: bool = False, interpret
         diff = unified_diff(target.settings, change.before, change.after)
         out(diff if diff else "  settings: no change\n")
         return 0
+    saved = _write_install(target, plan, source, exe, doc, created, old_manifest, old_manifest_path, made_dirs, change)
+    out(_outcome_lines(saved, change, plan))
+    return 0
 
+
+def _outcome_lines(saved: str | None, change: Change, plan: SkillPlan) -> str:
+    """The report's last lines: the backup made, and whether Claude Code needs a restart."""
+    lines = ["  backup of the previous settings: %s\n" % saved] if saved else []
+    if change.changed:
+        lines.append("  " + RESTART + "\n")
+    elif not plan.changed:
+        lines.append("  already installed: nothing changed.\n")
+    else:
+        lines.append("  hook entries unchanged: no restart needed (skill files are reloaded by Claude Code).\n")
+    return "".join(lines)
+
+
+def _portable_python(source: str, link: bool) -> str:
+    """The python3 on PATH that project-scope (committed) hooks run; SettingsError when there is
+    none, or with --link (links name a folder of this machine only)."""
+    if link:
+        raise SettingsError(
+            "--scope project --link would commit links to %s, a folder of this machine only; use "
+            "--scope project without --link (a copy the team commits), or --scope local --link" % source
+        )
+    found = shutil.which(PORTABLE_PYTHON)
+    if not found:
+        raise SettingsError(
+            "--scope project writes hooks that run `%s` from PATH (committed settings cannot name "
+            "this machine's interpreter), and there is no %s on PATH here; install Python 3 as "
+            "python3, or use --scope local (this machine only)" % (PORTABLE_PYTHON, PORTABLE_PYTHON)
+        )
+    return found
+
+
+def _skill_lines(target: Target, plan: SkillPlan, source: str, dry_run: bool) -> str:
+    """The report's lines on the skill folder: in place, linked, or copied (file by file in a dry run)."""
+    if plan.mode == "in-place":
+        lines = ["  skill: %s is this bundle itself; nothing to copy\n" % target.skill_dir]
+        if os.path.isfile(os.path.join(target.skill_dir, PLUGIN_MANIFEST)):
+            lines.append("  note: %s holds %s, so Claude Code also loads it as a plugin and every hook would "
+                         "run twice; keep the checkout elsewhere and install from there (a copy), or use the "
+                         "plugin alone\n" % (target.skill_dir, PLUGIN_MANIFEST))
+        return "".join(lines)
+    if plan.mode == "link":
+        if plan.link_ok:
+            return "  skill: %s already links to %s\n" % (target.skill_dir, source)
+        return "  skill: %s: %s %s to %s\n" % (
+            target.skill_dir, "would link" if dry_run else "linked", ", ".join(plan.files), source)
+    verb = "would copy" if dry_run else "copied"
+    lines = [
+        "  skill: %s %d files to %s (%d new, %d updated, %d unchanged)\n"
+        % (verb, len(plan.add) + len(plan.update), target.skill_dir, len(plan.add), len(plan.update), len(plan.same))
+    ]
+    if dry_run:
+        lines.extend("    + %s\n" % rel for rel in plan.add)
+        lines.extend("    ~ %s\n" % rel for rel in plan.update)
+    lines.extend("    - %s (no longer in the bundle: %s)\n" % (rel, "would remove" if dry_run else "removed")
+                 for rel in plan.stale)
+    return "".join(lines)
+
+
+def _write_install(target: Target, plan: SkillPlan, source: str, exe: str, doc: JsonDoc, created: list[str],
+                   old_manifest: dict[str, Any] | None, old_manifest_path: str, made_dirs: Sequence[str],
+                   change: Change) -> str | None:
+    """Copy (or link) the skill, record it, then write the settings; the backup's path, if any.
+    Raises WriteError, naming the file, when a write fails."""
     try:
         if plan.mode in ("copy", "link") and plan.changed and not plan.unlink_first:
             # Claim the folder before filling it: if a copy fails half-way, the next install
@@ -263,22 +294,13 @@ def install(target: Target, dry_run: bool = False, link: bool = False, interpret
             )
         if old_manifest is not None and old_manifest_path != target.manifest_path() and os.path.isfile(old_manifest_path):
             os.unlink(old_manifest_path)  # moved: a link replaced a copy, or the other way round
-        saved = apply_change(change)
+        return apply_change(change)
     except OSError as exc:
         raise WriteError(
             "could not write %s: %s; check the permissions and free space, then run this again "
             "(what was already copied is listed in %s)"
             % (exc.filename or target.skill_dir, exc.strerror or exc, target.manifest_path())
         ) from None
-    if saved:
-        out("  backup of the previous settings: %s\n" % saved)
-    if change.changed:
-        out("  " + RESTART + "\n")
-    elif not plan.changed:
-        out("  already installed: nothing changed.\n")
-    else:
-        out("  hook entries unchanged: no restart needed (skill files are reloaded by Claude Code).\n")
-    return 0
 
 
 def _record_install(
@@ -328,33 +350,14 @@ def uninstall(target: Target, dry_run: bool = False) -> int:
     created = record.get("created") if isinstance(record, dict) else None
     if created is not None and not isinstance(created, list):
         created = None
-    new_data, removed = remove_hooks(doc.data, is_our_handler, created)
-    change = Change(target.settings, doc.raw, doc.raw)
-    if removed:
-        change.after = restore_bytes(doc, new_data)
-        created_file = bool(record.get("created_file")) if isinstance(record, dict) else not backups_of(doc.path)
-        if not new_data and created_file:
-            change.after = None
-
+    change, removed = _uninstall_change(target, doc, record, created)
     # The skill folder goes only when it is ours and no other settings file still uses it.
     others = [
         p for p in ((manifest or {}).get("settings") or {})
         if p != target.settings and _uses_our_hooks(p)
     ]
     dest = target.skill_dir
-    skill_action = ""
-    if os.path.islink(dest):
-        if is_bundle(dest) or not os.path.exists(dest):
-            skill_action = "unlink" if not others else "keep-shared"
-        else:
-            skill_action = "foreign"
-    elif os.path.isdir(dest):
-        if manifest is None:
-            skill_action = "foreign"
-        elif manifest.get("mode") == "in-place":
-            skill_action = "manifest-only" if not others else "keep-shared"
-        else:
-            skill_action = "remove" if not others else "keep-shared"
+    skill_action = _skill_action(dest, manifest, others)
 
     head = "engramory uninstall (%s scope%s)" % (target.scope, ", dry run: nothing is written" if dry_run else "")
     out(head + "\n")
@@ -388,6 +391,35 @@ def uninstall(target: Target, dry_run: bool = False) -> int:
     if change.changed:
         out("  " + RESTART + "\n")
     return 0
+
+
+def _uninstall_change(target: Target, doc: JsonDoc, record: Any, created: list[str] | None) -> tuple[Change, int]:
+    """The settings file without our entries (None: delete it, when install created it and
+    nothing else is left), and how many entries go."""
+    new_data, removed = remove_hooks(doc.data, is_our_handler, created)
+    change = Change(target.settings, doc.raw, doc.raw)
+    if removed:
+        change.after = restore_bytes(doc, new_data)
+        created_file = bool(record.get("created_file")) if isinstance(record, dict) else not backups_of(doc.path)
+        if not new_data and created_file:
+            change.after = None
+    return change, removed
+
+
+def _skill_action(dest: str, manifest: dict[str, Any] | None, others: Sequence[str]) -> str:
+    """What uninstall does to the skill folder: unlink, remove, manifest-only (an in-place
+    install), keep-shared (another settings file still runs it), foreign, or "" (nothing there)."""
+    if os.path.islink(dest):
+        if is_bundle(dest) or not os.path.exists(dest):
+            return "unlink" if not others else "keep-shared"
+        return "foreign"
+    if not os.path.isdir(dest):
+        return ""
+    if manifest is None:
+        return "foreign"
+    if manifest.get("mode") == "in-place":
+        return "manifest-only" if not others else "keep-shared"
+    return "remove" if not others else "keep-shared"
 
 
 def _apply_uninstall(
@@ -478,29 +510,34 @@ def check_wiring(settings_path: str) -> tuple[list[str], list[str]]:
             problems.append("%d %s entries run hooks/%s: each edit would be judged more than once"
                             % (len(handlers), event, script))
         for h in handlers:
-            command = str(h.get("command"))
-            try:
-                parsed = split_command(command)
-            except ValueError as exc:
-                problems.append("%s command cannot be parsed (%s): %s" % (event, exc, command))
-                continue
-            exe = parsed.interpreter
-            path = parsed.script
-            if not (os.path.isabs(exe) and os.path.isfile(exe) and os.access(exe, os.X_OK)):
-                problems.append("%s: the interpreter %s does not exist or cannot run" % (event, exe or "(none)"))
-                continue
-            if not os.path.isfile(path):
-                problems.append(
-                    "%s: the script %s does not exist: the hook fails on every %s, so the guard is off; "
-                    "run `engramory install` again" % (event, path or "(none)", "edit" if event == "PreToolUse" else "call")
-                )
-                continue
-            failure = _smoke(exe, path, event)
-            if failure:
-                problems.append("%s: %s %s: %s" % (event, exe, path, failure))
-                continue
-            good.append("%s: %s runs (%s)" % (event, os.path.basename(path), exe))
+            ok, problem = _check_handler(event, str(h.get("command")))
+            if problem:
+                problems.append(problem)
+            else:
+                good.append(ok)
     return good, problems
+
+
+def _check_handler(event: str, command: str) -> tuple[str, str | None]:
+    """("what runs" line, None) when the handler's command starts and a smoke run exits 0;
+    else ("", the problem)."""
+    try:
+        parsed = split_command(command)
+    except ValueError as exc:
+        return "", "%s command cannot be parsed (%s): %s" % (event, exc, command)
+    exe = parsed.interpreter
+    path = parsed.script
+    if not (os.path.isabs(exe) and os.path.isfile(exe) and os.access(exe, os.X_OK)):
+        return "", "%s: the interpreter %s does not exist or cannot run" % (event, exe or "(none)")
+    if not os.path.isfile(path):
+        return "", (
+            "%s: the script %s does not exist: the hook fails on every %s, so the guard is off; "
+            "run `engramory install` again" % (event, path or "(none)", "edit" if event == "PreToolUse" else "call")
+        )
+    failure = _smoke(exe, path, event)
+    if failure:
+        return "", "%s: %s %s: %s" % (event, exe, path, failure)
+    return "%s: %s runs (%s)" % (event, os.path.basename(path), exe), None
 
 
 def mcp_step(target: Target, args: argparse.Namespace, uninstall: bool) -> int:
@@ -516,8 +553,6 @@ def run_check(target: Target, as_json: bool = False, mcp: bool = False) -> int:
     """`install --check`: every scope Claude Code reads for this folder, the handlers, the
     environment and a smoke run of each hook (engramory.hosts.claude.check). 0 only when the
     guard acts."""
-    from engramory.hosts.claude import check as install_check
-
     if as_json:
         return install_check.run(scope=target.scope, as_json=True)
     out = sys.stdout.write

@@ -315,19 +315,7 @@ def plan_trust(path: str, text: str, old_block: str | None, entries: Sequence[tu
         )
     state = state_of(base, path)
     for _, key, _digest in entries:
-        quoted = toml_string(key)
-        if state is not None:
-            if key in state:
-                raise SettingsError(
-                    "%s already holds a trust record for %s (%s): a hook engramory did not record. Remove "
-                    "that [hooks.state] table (or review the hook in Codex's /hooks), then run this again"
-                    % (path, key, state[key])
-                )
-        elif quoted in base or key in base:
-            raise SettingsError(
-                "%s already mentions %s outside engramory's block; remove that [hooks.state] table, then run "
-                "this again" % (path, key)
-            )
+        _refuse_foreign_record(path, base, state, key)
     block = trust_block(entries, nl)
     prefix = ""
     if base and not base.endswith("\n"):
@@ -346,6 +334,23 @@ def plan_trust(path: str, text: str, old_block: str | None, entries: Sequence[tu
                 "lines yourself:\n%s" % (path, block)
             )
     return after, appended
+
+
+def _refuse_foreign_record(path: str, base: str, state: dict[str, Any] | None, key: str) -> None:
+    """SettingsError when config.toml (without our block) already holds a trust record for `key`:
+    by tomllib's reading when there is tomllib, else by the key's text anywhere in it."""
+    if state is not None:
+        if key in state:
+            raise SettingsError(
+                "%s already holds a trust record for %s (%s): a hook engramory did not record. Remove "
+                "that [hooks.state] table (or review the hook in Codex's /hooks), then run this again"
+                % (path, key, state[key])
+            )
+    elif toml_string(key) in base or key in base:
+        raise SettingsError(
+            "%s already mentions %s outside engramory's block; remove that [hooks.state] table, then run "
+            "this again" % (path, key)
+        )
 
 
 def remove_block_by_shape(text: str) -> str:
@@ -471,13 +476,7 @@ def check_target(target: Target, report: Report) -> None:
     hooks = doc.data.get("hooks") or {}
     checked_bundle: set[str] = set()
     for event, matcher, script in HOOKS:
-        found = []
-        groups = hooks.get(event)
-        for gi, group in enumerate(groups if isinstance(groups, list) else []):
-            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
-                for hi, item in enumerate(group["hooks"]):
-                    if is_ours(item) and script in str(item.get("command")):
-                        found.append((gi, hi, group, item))
+        found = _ours_for(hooks.get(event), script)
         label = "%s (%s)" % (event, script)
         if not found:
             report.problem("no %s entry for hooks/%s in %s" % (event, script, target.settings), reinstall)
@@ -488,42 +487,68 @@ def check_target(target: Target, report: Report) -> None:
         if group.get("matcher") != matcher:
             report.problem("%s: its matcher is %r, not %r, so some calls are not seen" % (label, group.get("matcher"), matcher), reinstall)
         key = "%s:%s:%d:%d" % (target.trust_file, EVENT_KEYS[event], gi, hi)
-        stored = _stored_hash(state, text, key)
-        if stored is None:
-            report.problem("%s is not trusted in %s, so Codex silently does not run it" % (label, target.config),
-                           reinstall + " (or review it in Codex's /hooks)")
+        if _trust_problem(report, label, target.config, _stored_hash(state, text, key), entries, key, reinstall):
             continue
-        if stored != entries[key]:
-            report.problem("%s changed since it was trusted (stored %s, now %s), so Codex silently does not run it"
-                           % (label, stored[:19], entries[key][:19]), reinstall)
-            continue
-        command = str(item.get("command"))
-        try:
-            hook = split_command(command)
-        except ValueError as exc:
-            report.problem("%s: its command cannot be parsed (%s)" % (label, exc), reinstall)
-            continue
-        bad = interpreter_problem(hook.interpreter)
-        if bad:
-            report.problem("%s: %s: the hook fails and Codex lets every call through unchecked" % (label, bad),
-                           "reinstall with a working Python: `<python3> -m engramory install --host codex`")
-            continue
-        if not os.path.isfile(hook.script):
-            report.problem("%s: the script %s does not exist: the guard is off" % (label, hook.script), reinstall)
-            continue
-        folder = os.path.dirname(os.path.dirname(hook.script))
-        if folder not in checked_bundle:
-            checked_bundle.add(folder)
-            for problem in bundle_problems(folder, hook.interpreter):
-                report.problem("the bundle is damaged: %s" % problem, reinstall)
-        timeout = item.get("timeout", 600)
-        failure = _run_problem(command, event, float(timeout) if isinstance(timeout, (int, float)) else 600.0, target.project)
-        if failure:
-            report.problem("%s: %s" % (label, failure), reinstall)
-            continue
-        report.ok("%s: trusted, runs (%s)" % (label, hook.interpreter))
+        _check_runs(target, report, event, label, item, checked_bundle, reinstall)
     if target.scope == "project" and _project_trusted(text, target.project) is False:
         report.problem("the project is not trusted, so Codex loads none of %s" % target.settings, trust_project_hint(target.project))
+
+
+def _ours_for(groups: Any, script: str) -> list[tuple[int, int, dict[str, Any], dict[str, Any]]]:
+    """(group index, handler index, group, handler) for each of our handlers that runs `script`."""
+    found = []
+    for gi, group in enumerate(groups if isinstance(groups, list) else []):
+        if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+            for hi, item in enumerate(group["hooks"]):
+                if is_ours(item) and script in str(item.get("command")):
+                    found.append((gi, hi, group, item))
+    return found
+
+
+def _trust_problem(report: Report, label: str, config: str, stored: str | None, entries: dict[str, str], key: str,
+                   reinstall: str) -> bool:
+    """Report the handler when Codex would not trust it (no record, or one for other bytes
+    than `entries[key]`, the hash of what is wired now)."""
+    if stored is None:
+        report.problem("%s is not trusted in %s, so Codex silently does not run it" % (label, config),
+                       reinstall + " (or review it in Codex's /hooks)")
+        return True
+    if stored != entries[key]:
+        report.problem("%s changed since it was trusted (stored %s, now %s), so Codex silently does not run it"
+                       % (label, stored[:19], entries[key][:19]), reinstall)
+        return True
+    return False
+
+
+def _check_runs(target: Target, report: Report, event: str, label: str, item: dict[str, Any],
+                checked_bundle: set[str], reinstall: str) -> None:
+    """The handler's command starts, its script and bundle are whole, and a smoke run passes.
+    Each bundle folder is checked once (`checked_bundle`)."""
+    command = str(item.get("command"))
+    try:
+        hook = split_command(command)
+    except ValueError as exc:
+        report.problem("%s: its command cannot be parsed (%s)" % (label, exc), reinstall)
+        return
+    bad = interpreter_problem(hook.interpreter)
+    if bad:
+        report.problem("%s: %s: the hook fails and Codex lets every call through unchecked" % (label, bad),
+                       "reinstall with a working Python: `<python3> -m engramory install --host codex`")
+        return
+    if not os.path.isfile(hook.script):
+        report.problem("%s: the script %s does not exist: the guard is off" % (label, hook.script), reinstall)
+        return
+    folder = os.path.dirname(os.path.dirname(hook.script))
+    if folder not in checked_bundle:
+        checked_bundle.add(folder)
+        for problem in bundle_problems(folder, hook.interpreter):
+            report.problem("the bundle is damaged: %s" % problem, reinstall)
+    timeout = item.get("timeout", 600)
+    failure = _run_problem(command, event, float(timeout) if isinstance(timeout, (int, float)) else 600.0, target.project)
+    if failure:
+        report.problem("%s: %s" % (label, failure), reinstall)
+        return
+    report.ok("%s: trusted, runs (%s)" % (label, hook.interpreter))
 
 
 def _stored_hash(state: dict[str, Any] | None, text: str, key: str) -> str | None:

@@ -33,6 +33,7 @@ import subprocess
 import sys
 
 from engramory.automemory import claude_config_dir
+from engramory.hosts.claude.check import matcher_selects
 from engramory.install import jsonflow as flow
 from engramory.install.bundle import RUNTIME_DIRS
 from engramory.install.hookcommands import HOOK_TIMEOUT, hook_command
@@ -295,14 +296,7 @@ def shape_problems(data: Mapping[str, Any], path: str) -> list[str]:
     another "version", our command under another event name or nesting (event names are
     case-sensitive: `PreToolUse` is Claude Code's), an entry whose matcher leaves out a
     write tool or whose type is not a command."""
-    problems: list[str] = []
-    version = data.get("version")
-    if "version" not in data:
-        problems.append("%s has no \"version\": Cursor reads hooks.json version %d (`\"version\": %d`)"
-                        % (path, HOOKS_VERSION, HOOKS_VERSION))
-    elif type(version) is not int or version != HOOKS_VERSION:
-        problems.append("%s: \"version\" is %s; Cursor reads hooks.json version %d"
-                        % (path, json.dumps(version)[:40], HOOKS_VERSION))
+    problems = _version_problems(data, path)
     ours_at = _where_ours(data)
     expected = re.compile(r"^hooks\.%s\[\d+\]\.command$" % EVENT)
     for where in ours_at:
@@ -311,33 +305,63 @@ def shape_problems(data: Mapping[str, Any], path: str) -> list[str]:
                             "each entry of hooks.%s (event names are case-sensitive)" % (path, where, EVENT))
     hooks = data.get("hooks")
     entries = hooks.get(EVENT) if isinstance(hooks, dict) else None
-    from engramory.hosts.claude.check import matcher_selects
-
     for item in entries if isinstance(entries, list) else []:
-        if not is_ours(item):
-            continue
-        if "matcher" in item:
-            missed = [t for t in WRITE_TOOLS if not matcher_selects(item["matcher"], t)]
-            if missed:
-                problems.append("the guard's entry has the matcher %s, which does not select %s: those writes "
-                                "go through unchecked" % (json.dumps(item["matcher"])[:60], ", ".join(missed)))
-        if item.get("type", "command") != "command":
-            problems.append("the guard's entry has \"type\": %s, not \"command\"" % json.dumps(item.get("type"))[:40])
-        timeout = item.get("timeout")
-        if "timeout" in item and (type(timeout) not in (int, float) or timeout < 2):
-            problems.append("the guard's entry has \"timeout\": %s: too short for a Python hook to start "
-                            "(the host then lets the call through)" % json.dumps(timeout)[:40])
+        if is_ours(item):
+            problems.extend(_entry_problems(item))
+    return problems
+
+
+def _version_problems(data: Mapping[str, Any], path: str) -> list[str]:
+    version = data.get("version")
+    if "version" not in data:
+        return ["%s has no \"version\": Cursor reads hooks.json version %d (`\"version\": %d`)"
+                % (path, HOOKS_VERSION, HOOKS_VERSION)]
+    if type(version) is not int or version != HOOKS_VERSION:
+        return ["%s: \"version\" is %s; Cursor reads hooks.json version %d"
+                % (path, json.dumps(version)[:40], HOOKS_VERSION)]
+    return []
+
+
+def _entry_problems(item: Any) -> list[str]:
+    """What in our guard's entry makes Cursor skip it for some writes: matcher, type, timeout."""
+    problems: list[str] = []
+    if "matcher" in item:
+        missed = [t for t in WRITE_TOOLS if not matcher_selects(item["matcher"], t)]
+        if missed:
+            problems.append("the guard's entry has the matcher %s, which does not select %s: those writes "
+                            "go through unchecked" % (json.dumps(item["matcher"])[:60], ", ".join(missed)))
+    if item.get("type", "command") != "command":
+        problems.append("the guard's entry has \"type\": %s, not \"command\"" % json.dumps(item.get("type"))[:40])
+    timeout = item.get("timeout")
+    if "timeout" in item and (type(timeout) not in (int, float) or timeout < 2):
+        problems.append("the guard's entry has \"timeout\": %s: too short for a Python hook to start "
+                        "(the host then lets the call through)" % json.dumps(timeout)[:40])
     return problems
 
 
 def run_check(target: Target) -> int:
     """Verify the wiring: our entry is first, its interpreter and script exist, and a smoke
     payload gets `{}` and exit 0. Changes nothing."""
-    import shlex
-
     out = sys.stdout.write
     out("engramory install --host cursor --check (%s scope): %s\n" % (target.scope, target.settings))
     problems: list[str] = []
+    exists, entries = _read_entries(target, problems)
+    ours = [e for e in entries if is_ours(e)]
+    if exists and not ours:
+        problems.append("no %s entry runs hooks/%s" % (EVENT, SCRIPT))
+    if len(ours) > 1:
+        problems.append("%d entries run the guard: each edit would be judged more than once" % len(ours))
+    if ours and entries[0] is not ours[0]:
+        problems.append("the guard is not the first %s entry; Cursor may run only the first: "
+                        "run install again to move it to the front" % EVENT)
+    for item in ours[:1]:
+        problems.extend(_command_problems(item, out))
+    return finish_problems(problems, reinstall_step(HOST, target.scope), "the guard is wired first in %s and runs" % EVENT)
+
+
+def _read_entries(target: Target, problems: list[str]) -> tuple[bool, list[Any]]:
+    """(the hooks file exists and its shape could be read, its entries for EVENT); what is wrong
+    with the file goes to `problems`."""
     try:
         doc: JsonDoc | None = JsonDoc.load(target.settings)
     except SettingsError as exc:
@@ -350,45 +374,42 @@ def run_check(target: Target) -> int:
         except SettingsError as exc:
             problems.append(str(exc))
             doc = None
-    entries: list[Any] = []
-    if doc is not None:
-        if not doc.exists:
-            problems.append("%s does not exist: the guard is not installed in this scope" % target.settings)
-        hooks = doc.data.get("hooks") or {}
-        entries = hooks.get(EVENT) or []
-    ours = [e for e in entries if is_ours(e)]
-    if doc is not None and doc.exists and not ours:
-        problems.append("no %s entry runs hooks/%s" % (EVENT, SCRIPT))
-    if len(ours) > 1:
-        problems.append("%d entries run the guard: each edit would be judged more than once" % len(ours))
-    if ours and entries[0] is not ours[0]:
-        problems.append("the guard is not the first %s entry; Cursor may run only the first: "
-                        "run install again to move it to the front" % EVENT)
-    for item in ours[:1]:
-        try:
-            # sh reads \$ and \` inside double quotes as the bare character; shlex keeps the backslash
-            words = [w.replace("\\$", "$").replace("\\`", "`") for w in shlex.split(item["command"])]
-        except ValueError as exc:
-            problems.append("the command cannot be parsed (%s): %s" % (exc, item["command"]))
-            continue
-        exe = words[0] if words else ""
-        script = next((w for w in words[1:] if w.endswith(SCRIPT)), "")
-        if not (os.path.isabs(exe) and os.path.isfile(exe) and os.access(exe, os.X_OK)):
-            problems.append("the interpreter %s does not exist or cannot run" % (exe or "(none)"))
-        elif not os.path.isfile(script):
-            problems.append("the script %s does not exist: the guard does not run (tool calls go through unchecked)" % script)
+    if doc is None:
+        return False, []
+    if not doc.exists:
+        problems.append("%s does not exist: the guard is not installed in this scope" % target.settings)
+    hooks = doc.data.get("hooks") or {}
+    return doc.exists, hooks.get(EVENT) or []
+
+
+def _command_problems(item: Any, out: Callable[[str], Any]) -> list[str]:
+    """Our entry's command: its interpreter and script exist, a smoke payload gets `{}` and exit
+    0, and the guard acts (`_acts`)."""
+    import shlex
+
+    try:
+        # sh reads \$ and \` inside double quotes as the bare character; shlex keeps the backslash
+        words = [w.replace("\\$", "$").replace("\\`", "`") for w in shlex.split(item["command"])]
+    except ValueError as exc:
+        return ["the command cannot be parsed (%s): %s" % (exc, item["command"])]
+    exe = words[0] if words else ""
+    script = next((w for w in words[1:] if w.endswith(SCRIPT)), "")
+    if not (os.path.isabs(exe) and os.path.isfile(exe) and os.access(exe, os.X_OK)):
+        return ["the interpreter %s does not exist or cannot run" % (exe or "(none)")]
+    if not os.path.isfile(script):
+        return ["the script %s does not exist: the guard does not run (tool calls go through unchecked)" % script]
+    problems: list[str] = []
+    smoke = json.dumps({"hook_event_name": EVENT, "tool_name": "Shell", "tool_input": {"command": "true"}})
+    try:
+        proc = subprocess.run(words, input=smoke.encode(), capture_output=True, timeout=HOOK_TIMEOUT)
+        if proc.returncode != 0 or proc.stdout.strip() != b"{}":
+            problems.append("a smoke run exited %d and printed %r" % (proc.returncode, proc.stdout[:80]))
         else:
-            smoke = json.dumps({"hook_event_name": EVENT, "tool_name": "Shell", "tool_input": {"command": "true"}})
-            try:
-                proc = subprocess.run(words, input=smoke.encode(), capture_output=True, timeout=HOOK_TIMEOUT)
-                if proc.returncode != 0 or proc.stdout.strip() != b"{}":
-                    problems.append("a smoke run exited %d and printed %r" % (proc.returncode, proc.stdout[:80]))
-                else:
-                    out("  ok: %s runs (%s)\n" % (SCRIPT, exe))
-            except (OSError, subprocess.SubprocessError) as exc:
-                problems.append("could not run it: %s" % exc)
-            problems.extend(_acts(words, exe, script))
-    return finish_problems(problems, reinstall_step(HOST, target.scope), "the guard is wired first in %s and runs" % EVENT)
+            out("  ok: %s runs (%s)\n" % (SCRIPT, exe))
+    except (OSError, subprocess.SubprocessError) as exc:
+        problems.append("could not run it: %s" % exc)
+    problems.extend(_acts(words, exe, script))
+    return problems
 
 
 def check(args: argparse.Namespace) -> int:

@@ -227,35 +227,22 @@ def _get(data: Any, *keys: str) -> Any:
     return data
 
 
+# (name, the keys of a boolean switch in Gemini's settings); the last layer that sets one wins.
+_SWITCHES = (
+    ("enabled", ("hooksConfig", "enabled")),
+    ("llm_fix", ("tools", "disableLLMCorrection")),
+    ("trust", ("security", "folderTrust", "enabled")),
+)
+
+
 def gemini_switches(target: Target, env: Mapping[str, str] | None = None) -> tuple[list[str], list[str]]:
     """(problems, notes) from Gemini settings that turn our hooks off or change what they see."""
     problems: list[str] = []
     notes: list[str] = []
-    enabled: tuple[bool, str] | None = None
-    llm_fix: tuple[bool, str] | None = None
-    trust: tuple[bool, str] | None = None
-    disabled: list[tuple[str, str]] = []
-    names = {name for _, _, name in HOOKS}
-    for path in settings_layers(target, env):
-        if not os.path.isfile(path):
-            continue
-        try:
-            data = JsonDoc.load(path, comments=True, host=TITLE).data
-        except SettingsError as exc:
-            notes.append("cannot read %s (%s); Gemini may not read it either" % (path, exc))
-            continue
-        value = _get(data, "hooksConfig", "enabled")
-        if isinstance(value, bool):
-            enabled = (value, path)
-        listed = _get(data, "hooksConfig", "disabled")
-        if isinstance(listed, list):
-            disabled.extend((item, path) for item in listed if isinstance(item, str) and (item in names or SCRIPT in item))
-        value = _get(data, "tools", "disableLLMCorrection")
-        if isinstance(value, bool):
-            llm_fix = (value, path)
-        value = _get(data, "security", "folderTrust", "enabled")
-        if isinstance(value, bool):
-            trust = (value, path)
+    switches, disabled = _read_switches(target, env, notes)
+    enabled = switches.get("enabled")
+    llm_fix = switches.get("llm_fix")
+    trust = switches.get("trust")
     if enabled is not None and not enabled[0]:
         problems.append("hooksConfig.enabled is false in %s: Gemini runs no hook at all, so the guard is off" % enabled[1])
     for item, path in disabled:
@@ -268,6 +255,32 @@ def gemini_switches(target: Target, env: Mapping[str, str] | None = None) -> tup
         notes.append("security.folderTrust.enabled is true (%s): Gemini runs hooks, and reads ./.gemini/settings.json, "
                      "only in folders it trusts; in an untrusted folder the guard does not run" % trust[1])
     return problems, notes
+
+
+def _read_switches(target: Target, env: Mapping[str, str] | None,
+                   notes: list[str]) -> tuple[dict[str, tuple[bool, str]], list[tuple[str, str]]]:
+    """({switch name: (value, the file that set it last)}, [(our hook named in
+    hooksConfig.disabled, the file)]) over every settings layer; a layer that cannot be read
+    is a note."""
+    switches: dict[str, tuple[bool, str]] = {}
+    disabled: list[tuple[str, str]] = []
+    names = {name for _, _, name in HOOKS}
+    for path in settings_layers(target, env):
+        if not os.path.isfile(path):
+            continue
+        try:
+            data = JsonDoc.load(path, comments=True, host=TITLE).data
+        except SettingsError as exc:
+            notes.append("cannot read %s (%s); Gemini may not read it either" % (path, exc))
+            continue
+        for switch, keys in _SWITCHES:
+            value = _get(data, *keys)
+            if isinstance(value, bool):
+                switches[switch] = (value, path)
+        listed = _get(data, "hooksConfig", "disabled")
+        if isinstance(listed, list):
+            disabled.extend((item, path) for item in listed if isinstance(item, str) and (item in names or SCRIPT in item))
+    return switches, disabled
 
 
 def _smoke(cmd: str, timeout_ms: int) -> tuple[str | None, float]:
@@ -331,44 +344,55 @@ def check_wiring(target: Target, report: Report) -> None:
                            % (len(found), event, SCRIPT), fix)
         group, handler = found[0]
         if matcher is not None:
-            have = group.get("matcher")
-            tools = [t for t in matcher.split("|") if not _matches(have, t)]
-            if tools:
-                report.problem("%s matcher %r does not match %s: %s"
-                               % (event, have, ", ".join(tools),
-                                  "those reads are not recorded, so a stale write_file is not refused"
-                                  if tools == ["read_file"] else "those calls are not checked"), fix)
-        exe, script = command_paths(str(handler.get("command", "")))
-        bad = interpreter_problem(exe) if exe and os.path.isabs(exe) else "the command names no absolute interpreter"
-        if bad:
-            report.problem("%s: %s: the hook exits 0 without running, so Gemini lets every call through unchecked"
-                           % (event, bad), fix)
-            continue
-        if not os.path.isfile(script):
-            report.problem("%s: the script %s does not exist (the bundle was moved or deleted): the hook exits 0 "
-                           "without running, so Gemini lets every call through unchecked" % (event, script or "(none)"), fix)
-            continue
-        bundles.add((os.path.dirname(os.path.dirname(script)), exe))
-        timeout = handler.get("timeout")
-        timeout_ms = timeout if isinstance(timeout, int) and not isinstance(timeout, bool) and timeout > 0 else 60_000
-        cmd = str(handler["command"])
-        if cmd not in smoked:
-            smoked[cmd] = _smoke(cmd, timeout_ms)
-        failure, elapsed = smoked[cmd]
-        if failure:
-            report.problem("%s: %s" % (event, failure), fix)
-            continue
-        if elapsed >= timeout_ms:
-            report.problem("%s: a run took %d ms, past its timeout of %d ms (Gemini counts milliseconds): Gemini "
-                           "kills it and lets the call through unchecked" % (event, elapsed, timeout_ms),
-                           "set \"timeout\" back to %d, or run install again" % TIMEOUT_MS)
-            continue
-        if elapsed * 2 > timeout_ms:
-            report.note("%s: a run took %d ms, more than half its %d ms timeout" % (event, elapsed, timeout_ms))
-        report.ok("%s: %s runs (%s, %d ms, timeout %d ms)" % (event, name, exe, elapsed, timeout_ms))
+            _matcher_problem(report, fix, event, matcher, group.get("matcher"))
+        _check_handler(report, fix, event, name, handler, smoked, bundles)
     for folder, exe in sorted(bundles):
         for problem in bundle_problems(folder, exe):
             report.problem(problem, fix)
+
+
+def _matcher_problem(report: Report, fix: str, event: str, matcher: str, have: Any) -> None:
+    """Report the tools of `matcher` that the wired matcher `have` leaves out."""
+    tools = [t for t in matcher.split("|") if not _matches(have, t)]
+    if tools:
+        report.problem("%s matcher %r does not match %s: %s"
+                       % (event, have, ", ".join(tools),
+                          "those reads are not recorded, so a stale write_file is not refused"
+                          if tools == ["read_file"] else "those calls are not checked"), fix)
+
+
+def _check_handler(report: Report, fix: str, event: str, name: str, handler: dict[str, Any],
+                   smoked: dict[str, tuple[str | None, float]], bundles: set[tuple[str, str]]) -> None:
+    """One handler: its interpreter and script exist, and a smoke run (once per command, kept
+    in `smoked`) denies within its timeout. Its bundle folder goes to `bundles`."""
+    exe, script = command_paths(str(handler.get("command", "")))
+    bad = interpreter_problem(exe) if exe and os.path.isabs(exe) else "the command names no absolute interpreter"
+    if bad:
+        report.problem("%s: %s: the hook exits 0 without running, so Gemini lets every call through unchecked"
+                       % (event, bad), fix)
+        return
+    if not os.path.isfile(script):
+        report.problem("%s: the script %s does not exist (the bundle was moved or deleted): the hook exits 0 "
+                       "without running, so Gemini lets every call through unchecked" % (event, script or "(none)"), fix)
+        return
+    bundles.add((os.path.dirname(os.path.dirname(script)), exe))
+    timeout = handler.get("timeout")
+    timeout_ms = timeout if isinstance(timeout, int) and not isinstance(timeout, bool) and timeout > 0 else 60_000
+    cmd = str(handler["command"])
+    if cmd not in smoked:
+        smoked[cmd] = _smoke(cmd, timeout_ms)
+    failure, elapsed = smoked[cmd]
+    if failure:
+        report.problem("%s: %s" % (event, failure), fix)
+        return
+    if elapsed >= timeout_ms:
+        report.problem("%s: a run took %d ms, past its timeout of %d ms (Gemini counts milliseconds): Gemini "
+                       "kills it and lets the call through unchecked" % (event, elapsed, timeout_ms),
+                       "set \"timeout\" back to %d, or run install again" % TIMEOUT_MS)
+        return
+    if elapsed * 2 > timeout_ms:
+        report.note("%s: a run took %d ms, more than half its %d ms timeout" % (event, elapsed, timeout_ms))
+    report.ok("%s: %s runs (%s, %d ms, timeout %d ms)" % (event, name, exe, elapsed, timeout_ms))
 
 
 def _matches(matcher: Any, tool: str) -> bool:
