@@ -133,7 +133,19 @@ class Frontmatter:
 
 def is_valid_date(text: str) -> bool:
     """A real calendar date written YYYY-MM-DD (year 1 to 9999)."""
-    return len(text) == 10 and DATE_RE.match(text) is not None and _calendar_ok(text)
+    # the doctor asks twice per note (created, updated) of the same few hundred dates: one
+    # dict lookup answers instead of a regex match; only 10-character texts are remembered,
+    # and only so many, so a hostile store cannot grow the table
+    known = _VALID_DATES.get(text)
+    if known is None:
+        known = len(text) == 10 and DATE_RE.match(text) is not None and _calendar_ok(text)
+        if len(text) == 10 and len(_VALID_DATES) < _VALID_DATES_MAX:
+            _VALID_DATES[text] = known
+    return known
+
+
+_VALID_DATES: dict[str, bool] = {}
+_VALID_DATES_MAX = 4096
 
 
 _CALENDAR: dict[str, bool] = {}
