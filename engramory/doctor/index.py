@@ -7,6 +7,7 @@ import os
 from engramory import config
 from engramory import size as size_mod
 from engramory.doctor.codes import ERROR, INDEX_LINE_MAX, MAX_PER_NOTE, Context, Finding, shown
+from engramory.hosts import claude
 from engramory.size import OVER, WARN, verdict
 from engramory.size import n as _n
 from engramory.store import pointers
@@ -23,8 +24,6 @@ if TYPE_CHECKING:
 
 def host_window(caps: size_mod.Caps) -> size_mod.Window:
     """Claude Code's load window (the registry's), held to the caps in force."""
-    from engramory.hosts import claude
-
     return claude.window().limited(caps.hard_lines, caps.hard_bytes)
 
 
@@ -96,6 +95,7 @@ def check_git(st: Store, ctx: Context) -> Iterator[Finding]:
 
 def _shared_by_sync(root: str, index_name: str) -> bool:
     """A store `engramory sync init` set up is in its repository on purpose (engramory.sync)."""
+    # lazy: only a store inside a git repository asks; the sync package is not loaded otherwise
     from engramory.sync.checks import shared_by_sync
 
     return shared_by_sync(root, index_name)
@@ -200,6 +200,7 @@ def hidden_pointers(st: Store) -> dict[int, str]:
     raw = st.index_raw
     if not raw or st.caps is None or not (raw.lstrip(b"\xef\xbb\xbf").startswith(b"---") or b"<!--" in raw):
         return {}
+    # lazy: only an index with frontmatter or an HTML comment needs the layout model
     from engramory import layout
 
     window = host_window(st.caps)

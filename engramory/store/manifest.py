@@ -23,7 +23,9 @@ import hashlib
 import json
 import os
 
+from engramory.scope import index_name_for
 from engramory.store import metadir
+from engramory.store.journalfile import Reader
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -46,8 +48,6 @@ def tracked(rel: str, root: str) -> bool:
 
 
 def index_name(root: str) -> str:
-    from engramory.scope import index_name_for
-
     return index_name_for(root)
 
 
@@ -148,8 +148,6 @@ def ours_since(root: str, since: int) -> dict[str, str | None]:
     """rel -> the sha256 (None: absent) the newest journal entry after `since` left there,
     for the paths entries after `since` touched: what engramory (or a journaled review) made
     them last. Reads only those entries, from the journal's end."""
-    from engramory.store.journalfile import Reader
-
     latest: dict[str, str | None] = {}
     for e in Reader(root).raw_back():
         if e.id <= since:

@@ -508,6 +508,7 @@ def _comment_lines(text: str) -> dict[int, str]:
     """layout.comment_lines, the one comment model (imported only for an index with one)."""
     if "<!--" not in text:
         return {}
+    # lazy: only an index with an HTML comment needs the layout model
     from engramory.layout import comment_lines
 
     return comment_lines(text)
