@@ -162,6 +162,7 @@ def idle(root: str, limit: float = 600.0) -> None:
     """Wait until no detached child of a SessionStart (reconcile and doctor summary, verify)
     works on `root`: each holds a flock in .engramory/ for as long as it runs."""
     sys.path.insert(0, REPO)
+    # lazy: the bench times the bundle as a user runs it and loads engramory itself only here, after the path is set
     from engramory.store import metadir
 
     deadline = time.monotonic() + limit
@@ -251,6 +252,7 @@ def settle(root: str, limit: float = 600.0) -> None:
     """Wait for the review SessionStart started in the background on a large store (it writes
     the store's manifest under the store lock) before the store is removed."""
     sys.path.insert(0, REPO)
+    # lazy: as in idle(), engramory is importable only once REPO is on the path
     from engramory.store import journal, review
 
     deadline = time.monotonic() + limit
@@ -320,7 +322,7 @@ def summarize(rows: dict[str, list[tuple[int, tuple[float, float, int], tuple[fl
             "{:,}".format(count), "met" if med < 0.25 else "NOT met", med))
 
 
-def main() -> int:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="1000,10000,50000")
     parser.add_argument("--runs", type=int, default=3)
@@ -337,13 +339,85 @@ def main() -> int:
     parser.add_argument("--target", type=float, default=0.5,
                         help="the most this doctor may take of the baseline's wall and CPU time at 10,000 notes")
     args = parser.parse_args()
-    sizes = [int(s) for s in args.sizes.split(",")]
-    shapes = [s for s in args.shapes.split(",") if s]
-    unknown = [s for s in shapes if s not in SHAPES]
+    args.size_list = [int(s) for s in args.sizes.split(",")]
+    args.shape_list = [s for s in args.shapes.split(",") if s]
+    unknown = [s for s in args.shape_list if s not in SHAPES]
     if unknown:
         parser.error("unknown shape %s (known: %s)" % (", ".join(unknown), ", ".join(SHAPES)))
-    doctor = [sys.executable, "-I", "-S", os.path.join(REPO, "tools", "engramory_doctor.py")]
-    hook = [sys.executable, "-I", "-S", os.path.join(REPO, "hooks", "engramory_session_start.py")]
+    return args
+
+
+def time_shape(args: argparse.Namespace, tmp: str, base: list[str], base_name: str, shape: str, count: int,
+               hooks: list[tuple[int, tuple[float, float, int]]]) -> tuple[int, tuple[float, float, int], tuple[float, float, int]]:
+    """One shape at one size: this doctor and the baseline side by side (and the hook), printed."""
+    root = os.path.join(tmp, "%s-%d" % (shape, count))
+    SHAPES[shape](root, count)
+    extra = ["--skip", "store-in-git"]
+    ours, theirs = side_by_side(DOCTOR + [root] + extra,
+                                base + [root] + (extra if "before issue 11" in base_name else []),
+                                args.runs)
+    shown = [("doctor", ours), ("baseline", theirs)]
+    if shape == "upstream" and not args.no_hook:
+        first, hook_row = hook_runs(HOOK, root, hook_env(tmp, root))
+        hooks.append((count, hook_row))
+        print("%-9s %8s  %-9s  %9.3f" % (shape, "{:,}".format(count), "hook 1st", first))
+        shown.append(("hook med5", hook_row))
+    for what, r in shown:
+        ratio = ""
+        if what == "doctor":
+            ratio = "x%.2f / x%.2f / x%.2f" % (r[0] / theirs[0], r[1] / max(theirs[1], 1e-9),
+                                               r[2] / max(theirs[2], 1))
+        print("%-9s %8s  %-9s  %9.3f  %8.3f  %9s   %s" % (shape, "{:,}".format(count), what, r[0], r[1],
+                                                         _mb(r[2]), ratio))
+    if shape == "upstream" and not args.no_hook:
+        settle(root)  # the review the hook started in the background
+    remove(root)
+    return count, ours, theirs
+
+
+def time_empty(count: int, tmp: str, base: list[str], base_name: str) -> None:
+    """`count` empty notes: the text output against --json, beside the baseline."""
+    empty_root = os.path.join(tmp, "empty")
+    os.makedirs(empty_root)
+    with open(os.path.join(empty_root, "MEMORY.md"), "w") as f:
+        f.write("- [n](user-000000.md) - the first empty note\n")
+    for i in range(count):
+        open(os.path.join(empty_root, "user-%06d.md" % i), "w").close()
+    print("%-22s  %9s  %8s  %9s   %s" % ("%s empty notes" % "{:,}".format(count), "wall (s)",
+                                       "cpu (s)", "peak MB", "ratio to baseline (wall/cpu/RSS)"))
+    for label, extra in (("doctor (text)", []), ("doctor --json", ["--json"])):
+        r = best(DOCTOR + [empty_root, "--skip", "store-in-git"] + extra, 1)
+        b = best(base + [empty_root] + (["--skip", "store-in-git"] if "before issue 11" in base_name
+                                        else []) + extra, 1)
+        print("%-22s  %9.3f  %8.3f  %9s   x%.2f / x%.2f / x%.2f" % (
+            label, r[0], r[1], _mb(r[2]), r[0] / b[0], r[1] / max(b[1], 1e-9), r[2] / max(b[2], 1)))
+        print("%-22s  %9.3f  %8.3f  %9s" % ("  baseline", b[0], b[1], _mb(b[2])))
+    shutil.rmtree(empty_root)
+
+
+def time_adversarial(tmp: str) -> None:
+    """Each 1 MiB hostile note alone in a store, against the 1 s target."""
+    adv_root = os.path.join(tmp, "adversarial")
+    worst = 0.0
+    print("%-22s  %9s  %8s  %9s" % ("1 MiB hostile note", "wall (s)", "cpu (s)", "peak MB"))
+    for name, text in sorted(adversarial.cases().items()):
+        os.makedirs(adv_root, exist_ok=True)
+        with open(os.path.join(adv_root, "MEMORY.md"), "w") as f:
+            f.write("- [n](project-n.md) - the hostile note\n")
+        with open(os.path.join(adv_root, "project-n.md"), "w", encoding="utf-8") as f:
+            f.write(text)
+        r = best(DOCTOR + [adv_root, "--skip", "store-in-git"], 1)
+        worst = max(worst, r[0])
+        print("%-22s  %9.3f  %8.3f  %9s" % (name, r[0], r[1], _mb(r[2])))
+    print("target each 1 MiB hostile note < 1 s: %s (worst %.3f s)" % ("met" if worst < 1 else "NOT met", worst))
+
+
+DOCTOR = [sys.executable, "-I", "-S", os.path.join(REPO, "tools", "engramory_doctor.py")]
+HOOK = [sys.executable, "-I", "-S", os.path.join(REPO, "hooks", "engramory_session_start.py")]
+
+
+def main() -> int:
+    args = parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         base, base_name = baseline_cmd(args, tmp)
         print("baseline: %s; each figure the best of %d runs, the two doctors alternating" % (base_name, args.runs))
@@ -351,63 +425,14 @@ def main() -> int:
                                                        "ratio to baseline (wall/cpu/RSS)"))
         rows: dict[str, list[tuple[int, tuple[float, float, int], tuple[float, float, int]]]] = {}
         hooks: list[tuple[int, tuple[float, float, int]]] = []
-        for shape in shapes:
-            for count in sizes:
-                root = os.path.join(tmp, "%s-%d" % (shape, count))
-                SHAPES[shape](root, count)
-                extra = ["--skip", "store-in-git"]
-                ours, theirs = side_by_side(doctor + [root] + extra,
-                                            base + [root] + (extra if "before issue 11" in base_name else []),
-                                            args.runs)
-                rows.setdefault(shape, []).append((count, ours, theirs))
-                shown = [("doctor", ours), ("baseline", theirs)]
-                if shape == "upstream" and not args.no_hook:
-                    first, hook_row = hook_runs(hook, root, hook_env(tmp, root))
-                    hooks.append((count, hook_row))
-                    print("%-9s %8s  %-9s  %9.3f" % (shape, "{:,}".format(count), "hook 1st", first))
-                    shown.append(("hook med5", hook_row))
-                for what, r in shown:
-                    ratio = ""
-                    if what == "doctor":
-                        ratio = "x%.2f / x%.2f / x%.2f" % (r[0] / theirs[0], r[1] / max(theirs[1], 1e-9),
-                                                           r[2] / max(theirs[2], 1))
-                    print("%-9s %8s  %-9s  %9.3f  %8.3f  %9s   %s" % (shape, "{:,}".format(count), what, r[0], r[1],
-                                                                     _mb(r[2]), ratio))
-                if shape == "upstream" and not args.no_hook:
-                    settle(root)  # the review the hook started in the background
-                remove(root)
+        for shape in args.shape_list:
+            for count in args.size_list:
+                rows.setdefault(shape, []).append(time_shape(args, tmp, base, base_name, shape, count, hooks))
         summarize(rows, hooks, args.target)
         if args.empty:
-            empty_root = os.path.join(tmp, "empty")
-            os.makedirs(empty_root)
-            with open(os.path.join(empty_root, "MEMORY.md"), "w") as f:
-                f.write("- [n](user-000000.md) - the first empty note\n")
-            for i in range(args.empty):
-                open(os.path.join(empty_root, "user-%06d.md" % i), "w").close()
-            print("%-22s  %9s  %8s  %9s   %s" % ("%s empty notes" % "{:,}".format(args.empty), "wall (s)",
-                                               "cpu (s)", "peak MB", "ratio to baseline (wall/cpu/RSS)"))
-            for label, extra in (("doctor (text)", []), ("doctor --json", ["--json"])):
-                r = best(doctor + [empty_root, "--skip", "store-in-git"] + extra, 1)
-                b = best(base + [empty_root] + (["--skip", "store-in-git"] if "before issue 11" in base_name
-                                                else []) + extra, 1)
-                print("%-22s  %9.3f  %8.3f  %9s   x%.2f / x%.2f / x%.2f" % (
-                    label, r[0], r[1], _mb(r[2]), r[0] / b[0], r[1] / max(b[1], 1e-9), r[2] / max(b[2], 1)))
-                print("%-22s  %9.3f  %8.3f  %9s" % ("  baseline", b[0], b[1], _mb(b[2])))
-            shutil.rmtree(empty_root)
+            time_empty(args.empty, tmp, base, base_name)
         if not args.no_adversarial:
-            adv_root = os.path.join(tmp, "adversarial")
-            worst = 0.0
-            print("%-22s  %9s  %8s  %9s" % ("1 MiB hostile note", "wall (s)", "cpu (s)", "peak MB"))
-            for name, text in sorted(adversarial.cases().items()):
-                os.makedirs(adv_root, exist_ok=True)
-                with open(os.path.join(adv_root, "MEMORY.md"), "w") as f:
-                    f.write("- [n](project-n.md) - the hostile note\n")
-                with open(os.path.join(adv_root, "project-n.md"), "w", encoding="utf-8") as f:
-                    f.write(text)
-                r = best(doctor + [adv_root, "--skip", "store-in-git"], 1)
-                worst = max(worst, r[0])
-                print("%-22s  %9.3f  %8.3f  %9s" % (name, r[0], r[1], _mb(r[2])))
-            print("target each 1 MiB hostile note < 1 s: %s (worst %.3f s)" % ("met" if worst < 1 else "NOT met", worst))
+            time_adversarial(tmp)
     return 0
 
 

@@ -155,6 +155,14 @@ def validate(obj: "Any") -> "list[str]":
         errors.append("missing \"version\": add \"version\": %d" % CONFIG_VERSION)
     elif version != CONFIG_VERSION or isinstance(version, bool):
         errors.append("\"version\" must be %d, not %r" % (CONFIG_VERSION, version))
+    errors.extend(_number_errors(obj))
+    errors.extend(_flag_errors(obj))
+    return errors
+
+
+def _number_errors(obj: "dict[str, Any]") -> "list[str]":
+    """The caps and limits: positive integers, each warning cap at most its hard cap."""
+    errors = []
     for key in [k for k, _ in CONFIG_CAPS] + ["noteMaxBytes", "verifyMaxAgeDays"]:
         if key in obj:
             value = obj[key]
@@ -164,6 +172,12 @@ def validate(obj: "Any") -> "list[str]":
         w, h = obj.get(warn), obj.get(hard)
         if type(w) is int and type(h) is int and w > h:
             errors.append("%r (%d) is above %r (%d)" % (warn, w, hard, h))
+    return errors
+
+
+def _flag_errors(obj: "dict[str, Any]") -> "list[str]":
+    """agentMayEdit a boolean, readOnly a list of globs."""
+    errors = []
     if "agentMayEdit" in obj and not isinstance(obj["agentMayEdit"], bool):
         errors.append("\"agentMayEdit\" must be true or false, not %r" % (obj["agentMayEdit"],))
     if "readOnly" in obj:

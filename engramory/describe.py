@@ -13,7 +13,7 @@ caps are the guard's (guard.caps_for): the window's limits, then the environment
 store config. An index larger than READ_LIMIT is judged by its size on disk alone.
 """
 
-from engramory import scope
+from engramory import guard, scope
 from engramory.size import BYTES, OVER, verdict
 from engramory.size import n as _n
 
@@ -30,6 +30,7 @@ SHOW_OUTSIDE = 3
 
 
 def default_window() -> "Window":
+    # lazy: the host registry is needed only when the caller passes no window
     from engramory.hosts import claude
 
     return claude.window()
@@ -81,18 +82,8 @@ def read_index(
     """Measure one index; None when it does not exist or is not a readable regular file
     (with `strict`, OSError instead, IsADirectoryError for a non-regular file). Past `limit`
     bytes it is judged by its size on disk alone (hooks pass the guard's smaller limit)."""
-    from engramory import guard
-
     win = window or default_window()
-    try:
-        st = scope.stat(path)
-        if not scope.is_regular(st.st_mode):
-            if strict:
-                raise IsADirectoryError(21, "not a regular file", path)
-            return None
-    except OSError:
-        if strict:
-            raise
+    if not _regular(path, strict):
         return None
     caps, notes = guard.caps_for(path, env, win)
     try:
@@ -110,14 +101,34 @@ def read_index(
         lines, units = win.measure(data)
         reading = Reading(path, lines, units, len(data), caps, notes, win)
     reading.not_utf8 = first_bad_utf8(data, truncated=reading.lines is None)
+    _find_outside(reading, data, caps, show)
+    return reading
+
+
+def _regular(path: str, strict: bool) -> bool:
+    """Whether `path` is a regular file (with `strict`, OSError when it is not, or is not there)."""
+    try:
+        st = scope.stat(path)
+    except OSError:
+        if strict:
+            raise
+        return False
+    if not scope.is_regular(st.st_mode):
+        if strict:
+            raise IsADirectoryError(21, "not a regular file", path)
+        return False
+    return True
+
+
+def _find_outside(reading: "Reading", data: bytes, caps: "Caps", show: int) -> None:
+    """The first `show` lines past the hard cap into `reading.outside`, the count of the rest into `more`."""
     lines = reading.lines if reading.lines is not None else caps.hard_lines + 1
     if reading.status == OVER or lines > caps.hard_lines or reading.units > caps.hard_bytes:
-        for number, line in win.within(caps).outside(data):
+        for number, line in reading.window.within(caps).outside(data):
             if len(reading.outside) < show:
                 reading.outside.append((number, line))
             else:
                 reading.more += 1
-    return reading
 
 
 
@@ -137,11 +148,11 @@ def caps_text(caps: "Caps", unit: str, warn: bool = False) -> str:
 
 def outside_text(r: "Reading", width: int = 200) -> str:
     """'line 201 "- ..."; line 202 "- ..." and 3 more', or "" when nothing falls outside."""
-    from engramory.guard import masked
+    # lazy: SessionStart reads the index without loading layout; only a notice of lines outside needs it
     from engramory.layout import quote
 
     if not r.outside:
         return ""
     # masked before the cut: a quote cut short must not leave a token's first characters standing
-    shown = "; ".join("line %d %s" % (n, quote(masked(t), width)) for n, t in r.outside)
+    shown = "; ".join("line %d %s" % (n, quote(guard.masked(t), width)) for n, t in r.outside)
     return shown + (" and %s more" % _n(r.more) if r.more else "")

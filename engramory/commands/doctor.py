@@ -20,6 +20,7 @@ from engramory.store.secrets import emit, emit_json
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Mapping, Sequence
 
 
@@ -71,6 +72,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.list_checks:
         sys.stdout.write(list_checks())
         return EX_OK
+    _check_args(parser, args)
+    if args.all:
+        return int(audit_all(args.skip, args.json, args.strict))
+    return _doctor_one(args)
+
+
+def _check_args(parser: Parser, args: argparse.Namespace) -> None:
+    """Usage errors (exit 2 via parser.error), and --no-schema turned into codes to skip."""
     unknown = [c for c in args.skip if c not in CODES]
     if unknown:
         parser.error("unknown check code %s for --skip (see --list-checks)" % ", ".join(repr(c[:40]) for c in unknown))
@@ -81,7 +90,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error("--all audits every known store: pass no ROOT with it")
         if args.verify:
             parser.error("--verify checks one store against its repository: pass no --all with it")
-        return int(audit_all(args.skip, args.json, args.strict))
+
+
+def _doctor_one(args: argparse.Namespace) -> int:
+    """Audit the one store ROOT names (by default this project's Claude Code auto memory)."""
     chosen = "argument"
     root = args.root
     if root is None:

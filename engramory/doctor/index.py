@@ -7,10 +7,12 @@ import os
 from engramory import config
 from engramory import size as size_mod
 from engramory.doctor.codes import ERROR, INDEX_LINE_MAX, MAX_PER_NOTE, Context, Finding, shown
+from engramory.hosts import claude
 from engramory.size import OVER, WARN, verdict
 from engramory.size import n as _n
 from engramory.store import pointers
 from engramory.store import reader as store_mod
+from engramory.store.pointers import Pointer
 from engramory.store.reader import ARCHIVE, TYPES, Note, Store
 from engramory.store.secrets import quote
 
@@ -22,8 +24,6 @@ if TYPE_CHECKING:
 
 def host_window(caps: size_mod.Caps) -> size_mod.Window:
     """Claude Code's load window (the registry's), held to the caps in force."""
-    from engramory.hosts import claude
-
     return claude.window().limited(caps.hard_lines, caps.hard_bytes)
 
 
@@ -95,6 +95,7 @@ def check_git(st: Store, ctx: Context) -> Iterator[Finding]:
 
 def _shared_by_sync(root: str, index_name: str) -> bool:
     """A store `engramory sync init` set up is in its repository on purpose (engramory.sync)."""
+    # lazy: only a store inside a git repository asks; the sync package is not loaded otherwise
     from engramory.sync.checks import shared_by_sync
 
     return shared_by_sync(root, index_name)
@@ -112,37 +113,33 @@ def check_walk(st: Store, ctx: Context) -> Iterator[Finding]:
                       "or remove the link")
 
 
-def check_index(st: Store, ctx: Context) -> Iterator[Finding]:
+_INDEX_ERRORS = {
+    "index-missing": "no index in this folder: create %(name)s with one pointer line per note "
+                     "(see templates/MEMORY.md)",
+    "symlink-escape": "the index is a symlink to a file outside the store; not read: keep the index "
+                      "inside ROOT (replace the link with the file itself)",
+    "not-a-file": "%(reason)s; not read: the index must be a regular file",
+}
+
+
+def _index_error(st: Store) -> Finding:
+    """The one finding for an index that could not be read."""
+    assert st.index_error is not None
+    code, reason = st.index_error
+    message = _INDEX_ERRORS.get(code, "the index cannot be read (%(reason)s); recall starts from it: fix it first")
+    text = message % {"name": st.index_name, "reason": reason}
+    if code == "not-a-file":
+        return Finding(code, st.index_name, 0, text, severity=ERROR)
+    return Finding(code, st.index_name, 0, text)
+
+
+def _index_size(st: Store, raw: bytes, caps: size_mod.Caps) -> Iterator[Finding]:
+    """The index sized as the host counts it, through the registry's window (issue 9)."""
     name = st.index_name
-    if st.index_error is not None:
-        code, reason = st.index_error
-        if code == "index-missing":
-            yield Finding(code, name, 0,
-                          "no index in this folder: create %s with one pointer line per note "
-                          "(see templates/MEMORY.md)" % name)
-        elif code == "symlink-escape":
-            yield Finding(code, name, 0,
-                          "the index is a symlink to a file outside the store; not read: keep the index "
-                          "inside ROOT (replace the link with the file itself)")
-        elif code == "not-a-file":
-            yield Finding(code, name, 0, "%s; not read: the index must be a regular file" % reason,
-                          severity=ERROR)
-        else:
-            yield Finding(code, name, 0, "the index cannot be read (%s); recall starts from it: fix it first" % reason)
-        return
-    raw = st.index_raw
-    assert raw is not None and st.caps is not None and st.index_text is not None
-    caps = st.caps
-    for offset, line in st.index_bad_bytes[:MAX_PER_NOTE]:
-        yield Finding("file-not-utf8", name, line,
-                      "byte %s is not UTF-8; the host reads it as U+FFFD: save the index as UTF-8 "
-                      "(pointers were still checked)" % _n(offset))
-    # --- sized as the host counts it, through the registry's window (issue 9) ---
     window = host_window(caps)
     unit = window.unit
-    whole = len(raw) >= st.index_size
-    if whole:
-        lines: int | None
+    lines: int | None
+    if len(raw) >= st.index_size:
         lines, units = window.measure(raw)
         size_text = "%s %s" % (_n(units), unit)
     else:
@@ -160,23 +157,41 @@ def check_index(st: Store, ctx: Context) -> Iterator[Finding]:
             outside.append("line %d %s" % (number, quote(text, 50)))
             if len(outside) == 3:
                 break
-    # --- end registry ---
         first = int(outside[0].split(" ", 2)[1]) if outside else 0
         yield Finding("index-over-cap", name, first,
                       "%s; the host does not load past the window, so these entries are never recalled: "
                       "%s; compact now (pointer-ify long lines, merge, archive)" % (sizes, "; ".join(outside) or "none"))
     elif status == WARN:
         yield Finding("index-warn-zone", name, 0, "%s; plan a compaction pass before it reaches the hard cap" % sizes)
+
+
+def _index_lines(st: Store, text: str) -> Iterator[Finding]:
+    """The parse limit, and index lines too long to be a pointer."""
+    name = st.index_name
     if st.index_cut:
         yield Finding("index-parse-limit", name, st.index_parsed_lines + 1,
                       "pointers were searched only in the first %s lines (%d times the caps); the rest lies "
                       "far outside what the host loads: notes pointed to only from there count as unindexed"
                       % (_n(st.index_parsed_lines), store_mod.PARSE_FACTOR))
-    for number, text_line in enumerate(st.index_text.split("\n", st.index_parsed_lines)[:st.index_parsed_lines], 1):
+    for number, text_line in enumerate(text.split("\n", st.index_parsed_lines)[:st.index_parsed_lines], 1):
         if len(text_line) > INDEX_LINE_MAX:
             yield Finding("index-long-line", name, number,
                           "%s characters (keep a pointer under %d): move the content into its note "
                           "and leave one hook + link: %s" % (_n(len(text_line)), INDEX_LINE_MAX, quote(text_line, 50)))
+
+
+def check_index(st: Store, ctx: Context) -> Iterator[Finding]:
+    if st.index_error is not None:
+        yield _index_error(st)
+        return
+    raw = st.index_raw
+    assert raw is not None and st.caps is not None and st.index_text is not None
+    for offset, line in st.index_bad_bytes[:MAX_PER_NOTE]:
+        yield Finding("file-not-utf8", st.index_name, line,
+                      "byte %s is not UTF-8; the host reads it as U+FFFD: save the index as UTF-8 "
+                      "(pointers were still checked)" % _n(offset))
+    yield from _index_size(st, raw, st.caps)
+    yield from _index_lines(st, st.index_text)
 
 
 def hidden_pointers(st: Store) -> dict[int, str]:
@@ -185,6 +200,7 @@ def hidden_pointers(st: Store) -> dict[int, str]:
     raw = st.index_raw
     if not raw or st.caps is None or not (raw.lstrip(b"\xef\xbb\xbf").startswith(b"---") or b"<!--" in raw):
         return {}
+    # lazy: only an index with frontmatter or an HTML comment needs the layout model
     from engramory import layout
 
     window = host_window(st.caps)
@@ -202,56 +218,75 @@ def hidden_pointers(st: Store) -> dict[int, str]:
     return out
 
 
-def check_pointers(st: Store, ctx: Context) -> Iterator[Finding]:
-    name = st.index_name
-    hidden = hidden_pointers(st)
-    for line, where in sorted(hidden.items()):
-        yield Finding("index-hidden-pointer", name, line,
-                      "this pointer lies %s, so no session loads it: close the block where it should end (a stray "
-                      "\"---\" or \"-->\" ends it early, a missing one lets it run on) or move the line out of it"
-                      % where)
+def _reference_findings(st: Store) -> Iterator[Finding]:
+    """Links on pointer lines, besides the pointer, that lead nowhere."""
     for p in st.references:
         if p.escapes or not p.exists or not p.is_file:
-            yield Finding("pointer-escapes-root" if p.escapes else "pointer-broken", name, p.line,
+            yield Finding("pointer-escapes-root" if p.escapes else "pointer-broken", st.index_name, p.line,
                           "%s, a link on this line besides its pointer, %s: fix the path or drop the link"
                           % (quote(p.target, 80), "leads outside the store" if p.escapes else
                              "does not exist" if not p.exists else "is not a file"))
+
+
+def _pointer_type(st: Store, p: Pointer) -> str | None:
+    note = st.by_rel.get(p.rel)
+    return note.type if note is not None else None
+
+
+def _unusable_pointer(st: Store, p: Pointer, target: str) -> Finding | None:
+    """A pointer that leads outside, nowhere, or to something not a file."""
+    if p.escapes:
+        return Finding("pointer-escapes-root", st.index_name, p.line,
+                       "%s leads outside the store: keep notes inside ROOT and point to them by "
+                       "relative path" % target)
+    if not p.exists:
+        return Finding("pointer-broken", st.index_name, p.line,
+                       "%s does not exist: fix the path, restore the note, or remove the line" % target)
+    if not p.is_file:
+        return Finding("pointer-broken", st.index_name, p.line, "%s is not a file: point to a note" % target)
+    return None
+
+
+def _pointer_findings(st: Store, p: Pointer, first_line: dict[str, int]) -> Iterator[Finding]:
+    """One pointer that is not plainly healthy: archived, repeated, or under another type's heading."""
+    name = st.index_name
+    target = quote(p.target, 80)
+    unusable = _unusable_pointer(st, p, target)
+    if unusable is not None:
+        yield unusable
+        return
+    if p.rel.startswith(ARCHIVE + "/"):
+        yield Finding("pointer-into-archive", name, p.line,
+                      "%s is archived: drop this line from the index, or move the note back out "
+                      "of archive/ if it is live again" % target)
+    if p.rel in first_line:
+        yield Finding("pointer-duplicate", name, p.line,
+                      "%s is already pointed to on line %d: keep one line" % (target, first_line[p.rel]))
+    else:
+        first_line[p.rel] = p.line
+    t = _pointer_type(st, p)
+    if p.heading and t in TYPES and t != p.heading:
+        yield Finding("index-heading-type", name, p.line,
+                      "%s is a %s note under the %s heading: move the line under ## %s"
+                      % (target, t, p.heading, t))
+
+
+def check_pointers(st: Store, ctx: Context) -> Iterator[Finding]:
+    hidden = hidden_pointers(st)
+    for line, where in sorted(hidden.items()):
+        yield Finding("index-hidden-pointer", st.index_name, line,
+                      "this pointer lies %s, so no session loads it: close the block where it should end (a stray "
+                      "\"---\" or \"-->\" ends it early, a missing one lets it run on) or move the line out of it"
+                      % where)
+    yield from _reference_findings(st)
     first_line: dict[str, int] = {}
     for p in st.pointers:
         if p.is_file and not p.escapes and p.rel not in first_line and not p.rel.startswith(ARCHIVE + "/"):
-            note = st.by_rel.get(p.rel)
-            t = note.type if note is not None else None
+            t = _pointer_type(st, p)
             if not p.heading or t not in TYPES or t == p.heading:
                 first_line[p.rel] = p.line  # the usual, healthy pointer: nothing to say
                 continue
-        target = quote(p.target, 80)
-        if p.escapes:
-            yield Finding("pointer-escapes-root", name, p.line,
-                          "%s leads outside the store: keep notes inside ROOT and point to them by "
-                          "relative path" % target)
-            continue
-        if not p.exists:
-            yield Finding("pointer-broken", name, p.line,
-                          "%s does not exist: fix the path, restore the note, or remove the line" % target)
-            continue
-        if not p.is_file:
-            yield Finding("pointer-broken", name, p.line, "%s is not a file: point to a note" % target)
-            continue
-        if p.rel.startswith(ARCHIVE + "/"):
-            yield Finding("pointer-into-archive", name, p.line,
-                          "%s is archived: drop this line from the index, or move the note back out "
-                          "of archive/ if it is live again" % target)
-        if p.rel in first_line:
-            yield Finding("pointer-duplicate", name, p.line,
-                          "%s is already pointed to on line %d: keep one line" % (target, first_line[p.rel]))
-        else:
-            first_line[p.rel] = p.line
-        note = st.by_rel.get(p.rel)
-        t = note.type if note is not None else None
-        if p.heading and t in TYPES and t != p.heading:
-            yield Finding("index-heading-type", name, p.line,
-                          "%s is a %s note under the %s heading: move the line under ## %s"
-                          % (target, t, p.heading, t))
+        yield from _pointer_findings(st, p, first_line)
 
 
 # -- the graph ---------------------------------------------------------------------------------
@@ -304,27 +339,32 @@ def _slug_map(st: Store) -> _Groups:
     return by
 
 
+def _note_links(n: Note, slugs: _Groups, linked: set[str]) -> Iterator[Finding]:
+    """One note's [[links]]: the notes they reach land in `linked`; the rest dangle."""
+    dangling = 0
+    for target, line in n.link_list():
+        hits = slugs.get(_link_key(target))
+        if hits:
+            for h in hits:
+                if h is not n:
+                    linked.add(h.rel)
+            continue
+        dangling += 1
+        if dangling <= MAX_PER_NOTE:
+            yield Finding("link-dangling", n.rel, line,
+                          "[[%s]] names no note yet (allowed: write it when it is worth keeping)"
+                          % quote(target, 60)[1:-1])
+    if dangling > MAX_PER_NOTE:
+        yield Finding("link-dangling", n.rel, 0, "and %s more [[links]] to notes not written yet in this note"
+                      % _n(dangling - MAX_PER_NOTE))
+
+
 def check_graph(st: Store, ctx: Context) -> Iterator[Finding]:
     slugs = _slug_map(st)
     indexed = {p.rel for p in st.pointers if p.exists and not p.escapes}
     linked: set[str] = set()
     for n in st.live:
-        dangling = 0
-        for target, line in n.link_list():
-            hits = slugs.get(_link_key(target))
-            if hits:
-                for h in hits:
-                    if h is not n:
-                        linked.add(h.rel)
-            else:
-                dangling += 1
-                if dangling <= MAX_PER_NOTE:
-                    yield Finding("link-dangling", n.rel, line,
-                                  "[[%s]] names no note yet (allowed: write it when it is worth keeping)"
-                                  % quote(target, 60)[1:-1])
-        if dangling > MAX_PER_NOTE:
-            yield Finding("link-dangling", n.rel, 0, "and %s more [[links]] to notes not written yet in this note"
-                          % _n(dangling - MAX_PER_NOTE))
+        yield from _note_links(n, slugs, linked)
     if not st.index_read:
         return  # with no index every note would be an orphan: index-missing says it once
     orphan = ("neither in the index nor [[linked]]: a session never loads it (at best the host's selector may "

@@ -110,109 +110,142 @@ def plainly_clean(n: Note, today: datetime.date) -> bool:
     return "---" not in n.body[:400]
 
 
-def _frontmatter_findings(n: Note, today: datetime.date) -> list[Finding]:
-    fm = n.fm
-    assert fm is not None
+def _problem_findings(n: Note, fm: frontmatter.Frontmatter) -> list[Finding]:
+    """The reader's own problems with the block, in words for the note's author."""
     out: list[Finding] = []
-    rel = n.rel
     for p in fm.problems:
         message = p.message
         if p.code == "fm-missing":
             first = (n.text or "").lstrip("\ufeff").lstrip()
             if first.startswith("```") or first.startswith("~~~"):
-                out.append(Finding("fm-second-block", rel, 1, "the frontmatter is wrapped in a code fence, so "
+                out.append(Finding("fm-second-block", n.rel, 1, "the frontmatter is wrapped in a code fence, so "
                                    "no reader sees it: remove the fence"))
                 continue
             message = "no frontmatter: start the note with ---, name, description, type, created, updated, ---"
-        out.append(Finding(p.code, rel, p.line, message))
+        out.append(Finding(p.code, n.rel, p.line, message))
+    return out
+
+
+def _field_finding(n: Note, fm: frontmatter.Frontmatter, key: str, protocol: bool,
+                   dates: dict[str, str]) -> Finding | None:
+    """What is wrong with one required field, if anything; a valid date lands in `dates`."""
+    f, line_of, rel = fm.fields, fm.line_of, n.rel
+    if key not in f:
+        if key in line_of:  # there but unreadable: that is already reported
+            return None
+        return Finding("fm-missing-field", rel, 1, "missing %s%s: add it" % (key, (
+            " (this note has dates or a top-level type, so it follows the full protocol)"
+            if protocol else "")))
+    value = f[key]
+    line = line_of.get(key, 1)
+    if isinstance(value, dict):
+        return Finding("fm-not-text", rel, line, "%s must be one line of text, not a nested block" % key)
+    if value is None or not value.strip():
+        return Finding("fm-empty-field", rel, line, "%s is empty: fill it in" % key)
+    if key != "created" and key != "updated":
+        return None
+    if frontmatter.is_valid_date(value):
+        dates[key] = value
+        return None
+    if any(p.code == "fm-bad-date" and p.line == line for p in fm.problems):
+        return None
+    return Finding("fm-bad-date", rel, line, "%s %s is not a real YYYY-MM-DD date" % (key, quote(value, 30)))
+
+
+def _protocol_type(n: Note, fm: frontmatter.Frontmatter, out: list[Finding]) -> tuple[object, int, str]:
+    """The protocol's top-level type, its line and label; a conflicting metadata.type is a finding."""
+    t = fm.fields.get("type")
+    meta_t = fm.nested("metadata", "type")
+    if isinstance(t, str) and isinstance(meta_t, str) and meta_t.strip() and meta_t != t:
+        out.append(Finding("fm-type-conflict", n.rel, fm.line_of.get("metadata.type", 1),
+                           "metadata.type %s disagrees with type %s: keep one" % (quote(meta_t, 20), quote(t, 20))))
+    return t, fm.line_of.get("type", 1), "type"
+
+
+def _metadata_type(n: Note, fm: frontmatter.Frontmatter, out: list[Finding]) -> tuple[object, int, str]:
+    """The Claude form's metadata.type, its line and label; a missing or empty one is a finding."""
+    line_of, rel = fm.line_of, n.rel
+    meta = fm.fields.get("metadata", _ABSENT)
+    tline, label = line_of.get("metadata.type", line_of.get("metadata", 1)), "metadata.type"
+    if meta is _ABSENT:
+        if "metadata" not in line_of:
+            out.append(Finding("fm-missing-field", rel, 1,
+                               "missing the type: add `metadata:` with `  type: user|feedback|project|reference`, "
+                               "or the protocol's top-level type plus created/updated"))
+    elif meta is None:
+        out.append(Finding("fm-empty-field", rel, tline, "metadata is empty: add `  type: ...` under it"))
+    elif not isinstance(meta, dict):
+        out.append(Finding("fm-not-text", rel, tline, "metadata must be a nested block holding type"))
+    elif "type" not in meta:
+        if "metadata.type" not in line_of:
+            out.append(Finding("fm-missing-field", rel, tline, "metadata has no type: add `  type: ...` under it"))
+    else:
+        t = meta["type"]
+        if t is not None and t.strip():
+            return t, tline, label
+        out.append(Finding("fm-empty-field", rel, tline, "metadata.type is empty: use user, feedback, "
+                           "project or reference"))
+    return None, tline, label
+
+
+def _date_findings(n: Note, fm: frontmatter.Frontmatter, dates: dict[str, str],
+                   today: datetime.date) -> Iterator[Finding]:
+    """Dates out of order, or in the future."""
+    line_of = fm.line_of
+    created, updated = dates.get("created"), dates.get("updated")
+    if created and updated and updated < created:
+        yield Finding("fm-date-order", n.rel, line_of.get("updated", 1),
+                      "updated %s is before created %s: fix whichever is wrong" % (updated, created))
+    limit = _future_limit(today)
+    for key, d in dates.items():
+        if d > limit:
+            yield Finding("fm-future-date", n.rel, line_of.get(key, 1),
+                          "%s %s is in the future (today is %s): use the date the fact was written"
+                          % (key, d, today.isoformat()))
+
+
+def _second_block(n: Note, fm: frontmatter.Frontmatter) -> Finding | None:
+    """A second block right after the first: readers that stop at the first miss its fields."""
+    if not (fm.closed and "---" in n.body[:400]):
+        return None
+    rest = n.body.lstrip("\r\n \t")
+    if not rest.startswith("---"):
+        return None
+    nl = rest.find("\n")
+    after = rest[nl + 1:nl + 200] if nl >= 0 else ""
+    if not (frontmatter.KEY_RE.match(after) and ":" in after.split("\n", 1)[0]):
+        return None
+    line = fm.body_line + n.body[:len(n.body) - len(rest)].count("\n")
+    return Finding("fm-second-block", n.rel, line,
+                   "a second frontmatter block: merge its fields into the first and delete it")
+
+
+def _frontmatter_findings(n: Note, today: datetime.date) -> list[Finding]:
+    fm = n.fm
+    assert fm is not None
+    out = _problem_findings(n, fm)
     if not fm.present:
         return out
-    f = fm.fields
-    line_of = fm.line_of
     protocol = n.form == PROTOCOL
-    required = PROTOCOL_FIELDS if protocol else CLAUDE_FIELDS
     dates: dict[str, str] = {}  # valid ISO dates compare correctly as text
-    for key in required:
-        if key not in f:
-            if key not in line_of:  # when it is there but unreadable, that is already reported
-                out.append(Finding("fm-missing-field", rel, 1, "missing %s%s: add it" % (key, (
-                    " (this note has dates or a top-level type, so it follows the full protocol)"
-                    if protocol else ""))))
-            continue
-        value = f[key]
-        line = line_of.get(key, 1)
-        if isinstance(value, dict):
-            out.append(Finding("fm-not-text", rel, line, "%s must be one line of text, not a nested block" % key))
-            continue
-        if value is None or not value.strip():
-            out.append(Finding("fm-empty-field", rel, line, "%s is empty: fill it in" % key))
-            continue
-        if key == "created" or key == "updated":
-            if frontmatter.is_valid_date(value):
-                dates[key] = value
-            elif not any(p.code == "fm-bad-date" and p.line == line for p in fm.problems):
-                out.append(Finding("fm-bad-date", rel, line, "%s %s is not a real YYYY-MM-DD date"
-                                   % (key, quote(value, 30))))
+    for key in PROTOCOL_FIELDS if protocol else CLAUDE_FIELDS:
+        found = _field_finding(n, fm, key, protocol, dates)
+        if found is not None:
+            out.append(found)
     # the type, in whichever place the form keeps it
-    if protocol:
-        t = f.get("type")
-        tline, label = line_of.get("type", 1), "type"
-        meta_t = fm.nested("metadata", "type")
-        if isinstance(t, str) and isinstance(meta_t, str) and meta_t.strip() and meta_t != t:
-            out.append(Finding("fm-type-conflict", rel, line_of.get("metadata.type", 1),
-                               "metadata.type %s disagrees with type %s: keep one" % (quote(meta_t, 20), quote(t, 20))))
-    else:
-        meta = f.get("metadata", _ABSENT)
-        tline, label = line_of.get("metadata.type", line_of.get("metadata", 1)), "metadata.type"
-        t = None
-        if meta is _ABSENT:
-            if "metadata" not in line_of:
-                out.append(Finding("fm-missing-field", rel, 1,
-                                   "missing the type: add `metadata:` with `  type: user|feedback|project|reference`, "
-                                   "or the protocol's top-level type plus created/updated"))
-        elif meta is None:
-            out.append(Finding("fm-empty-field", rel, tline, "metadata is empty: add `  type: ...` under it"))
-        elif not isinstance(meta, dict):
-            out.append(Finding("fm-not-text", rel, tline, "metadata must be a nested block holding type"))
-        elif "type" not in meta:
-            if "metadata.type" not in line_of:
-                out.append(Finding("fm-missing-field", rel, tline, "metadata has no type: add `  type: ...` under it"))
-        else:
-            t = meta["type"]
-            if t is None or not t.strip():
-                out.append(Finding("fm-empty-field", rel, tline, "metadata.type is empty: use user, feedback, "
-                                   "project or reference"))
-                t = None
+    t, tline, label = (_protocol_type if protocol else _metadata_type)(n, fm, out)
     if isinstance(t, str) and t.strip() and t not in TYPES:
-        out.append(Finding("fm-unknown-type", rel, tline,
+        out.append(Finding("fm-unknown-type", n.rel, tline,
                            "%s %s is not one of user, feedback, project, reference" % (label, quote(t, 30))))
-    # names and dates
-    name = f.get("name")
+    name = fm.fields.get("name")
     if protocol and isinstance(name, str) and name.strip() and name != n.slug:
-        out.append(Finding("fm-name-mismatch", rel, line_of.get("name", 1),
+        out.append(Finding("fm-name-mismatch", n.rel, fm.line_of.get("name", 1),
                            "name %s differs from the file name %s: [[links]] use the name, so rename one to "
                            "match" % (quote(name, 60), quote(n.slug, 60))))
-    if dates:
-        created, updated = dates.get("created"), dates.get("updated")
-        if created and updated and updated < created:
-            out.append(Finding("fm-date-order", rel, line_of.get("updated", 1),
-                               "updated %s is before created %s: fix whichever is wrong" % (updated, created)))
-        limit = _future_limit(today)
-        for key, d in dates.items():
-            if d > limit:
-                out.append(Finding("fm-future-date", rel, line_of.get(key, 1),
-                                   "%s %s is in the future (today is %s): use the date the fact was written"
-                                   % (key, d, today.isoformat())))
-    # a second block right after the first: readers that stop at the first miss its fields
-    if fm.closed and "---" in n.body[:400]:
-        rest = n.body.lstrip("\r\n \t")
-        if rest.startswith("---"):
-            nl = rest.find("\n")
-            after = rest[nl + 1:nl + 200] if nl >= 0 else ""
-            if frontmatter.KEY_RE.match(after) and ":" in after.split("\n", 1)[0]:
-                line = fm.body_line + n.body[:len(n.body) - len(rest)].count("\n")
-                out.append(Finding("fm-second-block", rel, line,
-                                   "a second frontmatter block: merge its fields into the first and delete it"))
+    out.extend(_date_findings(n, fm, dates, today))
+    second = _second_block(n, fm)
+    if second is not None:
+        out.append(second)
     return out
 
 
@@ -333,10 +366,8 @@ STOPWORDS = frozenset(
 )
 
 
-def check_duplicates(st: Store, ctx: Context) -> Iterator[Finding]:
-    """Same type and either the same description words (any order, case and punctuation,
-    stopwords aside) or the same body text once case and spacing are normalised. Each note
-    gets two text keys and lands in a bucket: linear in the number of notes, never pairwise."""
+def _duplicate_buckets(st: Store) -> tuple[_Groups, _Groups]:
+    """Each live note of a known type, bucketed by its description words and by its body text."""
     by_desc = _Groups()
     by_body = _Groups()
     stop = STOPWORDS
@@ -352,13 +383,19 @@ def check_duplicates(st: Store, ctx: Context) -> Iterator[Finding]:
                 by_desc.add(t + ":" + " ".join(sorted(words)), n)
         if n.body_key is not None:
             by_body.add((t, n.body_key), n)
+    return by_desc, by_body
+
+
+def check_duplicates(st: Store, ctx: Context) -> Iterator[Finding]:
+    """Same type and either the same description words (any order, case and punctuation,
+    stopwords aside) or the same body text once case and spacing are normalised. Each note
+    gets two text keys and lands in a bucket: linear in the number of notes, never pairwise."""
+    by_desc, by_body = _duplicate_buckets(st)
     reported: set[str] = set()
     pairs: tuple[tuple[str, Iterable[list[Note]]], ...] = (
         ("the same description words", by_desc.groups()), ("the same body text", by_body.groups()))
     for why, buckets in pairs:
         for group in buckets:
-            if len(group) < 2:
-                continue
             first = group[0]
             for n in group[1:]:
                 if n.rel in reported:

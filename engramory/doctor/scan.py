@@ -160,17 +160,10 @@ def scan_texts(rels: Sequence[str], texts: Sequence[str]) -> list[Finding]:
     return out
 
 
-def _scan_group(texts: list[str], is_ascii: bool) -> dict[int, list[tuple[str, int, str]]]:
-    """Per text with something to report (all of them ASCII, or none of them; by index),
-    every content match as (code, line, message), before the per-note cap. Only the few
-    texts with a match get a list: most notes of a batch cost nothing past the C passes."""
-    ascii_ = [is_ascii] * len(texts)
-    raw = _Batch(texts)
-    low = raw.lowered() if is_ascii else _Batch([_seen(t) for t in texts])
-    big, big_low = raw.text, low.text
-    found: dict[int, list[tuple[str, int, str]]] = {}  # per note: (code, line, message)
+def _scan_tokens(raw: _Batch, found: dict[int, list[tuple[str, int, str]]]) -> dict[int, list[tuple[int, int]]]:
+    """Secret tokens (keys of known shapes) into `found`; returns the reported spans per note."""
+    big = raw.text
     tokens: dict[int, list[tuple[int, int]]] = {}  # reported spans, per note
-
     for kind, _literal, rx in TOKEN_PATTERNS:  # one pass each: a literal check first would be two
         for m in rx.finditer(big):
             if not _starts_word(big, m.start()):
@@ -185,16 +178,27 @@ def _scan_group(texts: list[str], is_ascii: bool) -> dict[int, list[tuple[str, i
                                               "where it lives" % (kind, shown)))
     for spans in tokens.values():
         spans.sort()
+    return tokens
+
+
+def _in_token(spans: list[tuple[int, int]], start: int) -> bool:
+    """Whether `start` falls inside one of the (sorted) token spans already reported."""
+    k = bisect.bisect_right(spans, (start, 1 << 62)) - 1
+    return k >= 0 and spans[k][0] <= start < spans[k][1]
+
+
+def _scan_assignments(texts: list[str], is_ascii: bool, low: _Batch, tokens: dict[int, list[tuple[int, int]]],
+                      found: dict[int, list[tuple[str, int, str]]]) -> None:
+    """`password = ...`-shaped assignments of a random-looking value, outside reported tokens."""
+    big_low = low.text
     for _literal, rx in ASSIGN_PATTERNS:
         for m in rx.finditer(big_low):
             i, line = low.locate(m.start())
-            if ascii_[i]:
+            if is_ascii:
                 # an ASCII note's lowercase copy lines up with it character for character
                 start, end = m.start(1) - low.starts[i], m.end(1) - low.starts[i]
                 value = texts[i][start:end]
-                spans = tokens.get(i, [])
-                k = bisect.bisect_right(spans, (start, 1 << 62)) - 1
-                if k >= 0 and spans[k][0] <= start < spans[k][1]:
+                if _in_token(tokens.get(i, []), start):
                     continue
             else:
                 value = m.group(1)
@@ -203,6 +207,12 @@ def _scan_group(texts: list[str], is_ascii: bool) -> dict[int, list[tuple[str, i
             key = big_low[m.start():m.start(1)].strip(" \t:='\"")
             found.setdefault(i, []).append(("secret", line, "a %s assignment = %s: remove the value and record only where "
                                              "it lives (password manager, env var name)" % (quote(key, 30), mask(value))))
+
+
+def _scan_injections(texts: list[str], is_ascii: bool, low: _Batch,
+                     found: dict[int, list[tuple[str, int, str]]]) -> None:
+    """Text that reads as an instruction to the agent, in note order then text order."""
+    big_low = low.text
     hits: dict[int, list[re.Match[str]]] = {}
     for gate, family in INJECTION_FAMILIES:
         if not gate or any(word in big_low for word in gate):
@@ -212,12 +222,24 @@ def _scan_group(texts: list[str], is_ascii: bool) -> dict[int, list[tuple[str, i
         note_hits = hits[i]
         note_hits.sort(key=lambda m: m.start())
         for m in note_hits:
-            disguised = not ascii_[i] and m.group() not in texts[i].lower()
+            disguised = not is_ascii and m.group() not in texts[i].lower()
             found.setdefault(i, []).append(("injection", low.locate(m.start())[1],
                              "reads as an instruction to the agent%s: %s; a human should read this note and "
                              "delete it if nobody meant it" % (
                                  " (disguised with hidden or look-alike characters)" if disguised else "",
                                  quote(m.group(), 60))))
+
+
+def _scan_group(texts: list[str], is_ascii: bool) -> dict[int, list[tuple[str, int, str]]]:
+    """Per text with something to report (all of them ASCII, or none of them; by index),
+    every content match as (code, line, message), before the per-note cap. Only the few
+    texts with a match get a list: most notes of a batch cost nothing past the C passes."""
+    raw = _Batch(texts)
+    low = raw.lowered() if is_ascii else _Batch([_seen(t) for t in texts])
+    found: dict[int, list[tuple[str, int, str]]] = {}  # per note: (code, line, message)
+    tokens = _scan_tokens(raw, found)
+    _scan_assignments(texts, is_ascii, low, tokens, found)
+    _scan_injections(texts, is_ascii, low, found)
     if not is_ascii:  # an ASCII text has no hidden character
         for i, text in enumerate(texts):
             hidden = _hidden(text)

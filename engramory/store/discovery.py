@@ -75,23 +75,36 @@ def known_stores(env: Mapping[str, str] | None = None, cwd: str | None = None) -
     here = os.path.abspath(cwd or os.getcwd())
     starts = [here] + [p for p in (_project_path(d) for d in _subfolders(os.path.join(config_dir, "projects")))
                        if p and os.path.isdir(p)]  # every folder a session started in, as far as known
-    readers: list[str | None] = []
-    for start in starts:  # each project's own local settings, then the user settings everyone else reads
-        projects = automemory.project_candidates({"cwd": start}, {})
-        if projects and projects[0] not in readers:
-            readers.append(projects[0])
-    readers.append(None)
-    for reader in readers:
-        moved, source = automemory.configured_dir(reader, env)
-        if moved and os.path.isdir(moved):
-            local = bool(source) and os.path.basename(str(source)) == "settings.local.json"
-            found.append((SETTING_LOCAL if local else SETTING_USER, moved))
+    found.extend(_configured_stores(starts, env))
     for agent in _subfolders(os.path.join(config_dir, "agent-memory")):
         found.append((AGENT_USER, agent))
     for start in starts:
         for sub, kind in (("agent-memory", AGENT_PROJECT), ("agent-memory-local", AGENT_LOCAL)):
             for agent in _subfolders(os.path.join(start, ".claude", sub)):
                 found.append((kind, agent))
+    return _once(found)
+
+
+def _configured_stores(starts: list[str], env: Mapping[str, str]) -> list[tuple[str, str]]:
+    """Memory folders a setting moved: each project's own local settings, then the user
+    settings everyone else reads."""
+    readers: list[str | None] = []
+    for start in starts:
+        projects = automemory.project_candidates({"cwd": start}, {})
+        if projects and projects[0] not in readers:
+            readers.append(projects[0])
+    readers.append(None)
+    found = []
+    for reader in readers:
+        moved, source = automemory.configured_dir(reader, env)
+        if moved and os.path.isdir(moved):
+            local = bool(source) and os.path.basename(str(source)) == "settings.local.json"
+            found.append((SETTING_LOCAL if local else SETTING_USER, moved))
+    return found
+
+
+def _once(found: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Each folder once (by its real path), the first kind found for it."""
     seen: set[str] = set()
     out = []
     for kind, folder in found:
@@ -258,35 +271,47 @@ def splits(stores: Iterable[tuple[str, str]]) -> dict[str, tuple[str, str]]:
             out[folder] = (first[key], "another spelling of the same path")
         else:
             first[key] = folder
-    prints: dict[str, tuple[set[tuple[str, str]], set[str]]] = {}
-    known: dict[str, bool] = {}
-
-    def exists(project_folder: str) -> bool:
-        if project_folder not in known:
-            known[project_folder] = _project_exists(project_folder)
-        return known[project_folder]
-
+    pairs = _SplitPairs()
     for i, folder in enumerate(autos):
         if folder in out:
             continue
-        name = os.path.basename(os.path.dirname(folder))
         for other in autos[:i]:
             if other in out:
                 continue
-            if other not in prints:
-                prints[other] = _fingerprint(other)
-            if folder not in prints:
-                prints[folder] = _fingerprint(folder)
-            (na, la), (nb, lb) = prints[other], prints[folder]
-            if _coincide(na, nb) or _coincide(la, lb):
-                out[folder] = (other, "the two folders' notes or index lines largely coincide (a renamed or "
-                               "copied project)")
-                break
-            if _moved(os.path.basename(os.path.dirname(other)), name) and not (
-                    exists(os.path.dirname(other)) and exists(os.path.dirname(folder))):
-                out[folder] = (other, "the two project names differ only by a folder on the way (a moved "
-                               "project)")
+            why = pairs.why(other, folder)
+            if why:
+                out[folder] = (other, why)
                 break
     return out
+
+
+class _SplitPairs:
+    """Two auto-memory folders compared, each folder's fingerprint and each project folder's
+    existence worked out once."""
+
+    def __init__(self) -> None:
+        self.prints: dict[str, tuple[set[tuple[str, str]], set[str]]] = {}
+        self.known: dict[str, bool] = {}
+
+    def exists(self, project_folder: str) -> bool:
+        if project_folder not in self.known:
+            self.known[project_folder] = _project_exists(project_folder)
+        return self.known[project_folder]
+
+    def fingerprint(self, folder: str) -> tuple[set[tuple[str, str]], set[str]]:
+        if folder not in self.prints:
+            self.prints[folder] = _fingerprint(folder)
+        return self.prints[folder]
+
+    def why(self, other: str, folder: str) -> str:
+        """Why `folder` reads as holding the memory of the same project as `other` ("" if not)."""
+        na, la = self.fingerprint(other)
+        nb, lb = self.fingerprint(folder)
+        if _coincide(na, nb) or _coincide(la, lb):
+            return "the two folders' notes or index lines largely coincide (a renamed or copied project)"
+        if _moved(os.path.basename(os.path.dirname(other)), os.path.basename(os.path.dirname(folder))) and not (
+                self.exists(os.path.dirname(other)) and self.exists(os.path.dirname(folder))):
+            return "the two project names differ only by a folder on the way (a moved project)"
+        return ""
 
 

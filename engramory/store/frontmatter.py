@@ -133,7 +133,19 @@ class Frontmatter:
 
 def is_valid_date(text: str) -> bool:
     """A real calendar date written YYYY-MM-DD (year 1 to 9999)."""
-    return len(text) == 10 and DATE_RE.match(text) is not None and _calendar_ok(text)
+    # the doctor asks twice per note (created, updated) of the same few hundred dates: one
+    # dict lookup answers instead of a regex match; only 10-character texts are remembered,
+    # and only so many, so a hostile store cannot grow the table
+    known = _VALID_DATES.get(text)
+    if known is None:
+        known = len(text) == 10 and DATE_RE.match(text) is not None and _calendar_ok(text)
+        if len(text) == 10 and len(_VALID_DATES) < _VALID_DATES_MAX:
+            _VALID_DATES[text] = known
+    return known
+
+
+_VALID_DATES: dict[str, bool] = {}
+_VALID_DATES_MAX = 4096
 
 
 _CALENDAR: dict[str, bool] = {}
@@ -228,21 +240,34 @@ def _plain(raw: str) -> tuple[str | None, str, str]:
         return value, "", ""
     if not value or value.startswith("#"):
         return None, "", ""
+    reason = _must_quote(value)
+    if reason:
+        return None, "fm-malformed", reason
+    if value[0] not in _NON_STRING_FIRST:
+        return value, "", ""
+    return _maybe_not_text(value)
+
+
+def _must_quote(value: str) -> str:
+    """Why an unquoted value YAML would not read as this text must be quoted ("" when it need not)."""
     first = value[0]
     if first in _PLAIN_START_BAD:
         if first in "[{":
-            return None, "fm-malformed", "lists and maps are not allowed; write one plain line or quote it"
-        return None, "fm-malformed", "a value starting with %r must be quoted" % first
+            return "lists and maps are not allowed; write one plain line or quote it"
+        return "a value starting with %r must be quoted" % first
     if first in "-?:" and (len(value) == 1 or value[1] == " "):
-        return None, "fm-malformed", "a value starting with %r must be quoted" % (first + " ").strip()
+        return "a value starting with %r must be quoted" % (first + " ").strip()
     if "\t" in value:
-        return None, "fm-malformed", "tab inside an unquoted value; quote the value"
+        return "tab inside an unquoted value; quote the value"
     if ": " in value or value.endswith(":"):
-        return None, "fm-malformed", "unquoted ': ' inside the value; YAML reads it as a map: quote the value"
+        return "unquoted ': ' inside the value; YAML reads it as a map: quote the value"
     if " #" in value:
-        return None, "fm-malformed", "unquoted ' #' inside the value; YAML drops the rest as a comment: quote the value"
-    if first not in _NON_STRING_FIRST:
-        return value, "", ""
+        return "unquoted ' #' inside the value; YAML drops the rest as a comment: quote the value"
+    return ""
+
+
+def _maybe_not_text(value: str) -> tuple[str | None, str, str]:
+    """A plain value starting like a date, number, boolean or null: which one YAML reads."""
     if DATE_RE.match(value):
         if is_valid_date(value):
             return value, "", ""
@@ -322,25 +347,15 @@ def _parse_fast(lines: list[str]) -> Frontmatter | None:
             raw = raw.strip(" ")
         key = head.lstrip(" ")
         lead = len(head) - len(key)
-        if key in _NON_STRING_KEYS or raw in _NON_STRING_KEYS:
-            return None
         value: str | None = raw or None
-        if value is not None and value[0] <= "9" and not _calendar_ok(value):
+        if not _fast_value_ok(key, raw, value):
             return None
         if lead:
-            if parent is None or (indent and lead != indent):
+            if parent is None or (indent and lead != indent) or not _fast_nested(fm, parent, key, value, number):
                 return None
             indent = lead
-            dotted = parent + "." + key
-            if dotted in line_of:
-                return None
-            line_of[dotted] = number
-            block = fields[parent]
-            assert isinstance(block, dict)
-            block[key] = value
             continue
-        if parent is not None and not fields[parent]:
-            fields[parent] = None
+        _close_block(fields, parent)
         parent = None
         indent = 0
         if key in line_of:
@@ -351,9 +366,33 @@ def _parse_fast(lines: list[str]) -> Frontmatter | None:
             parent = key
         else:
             fields[key] = value
+    _close_block(fields, parent)
+    return fm
+
+
+def _fast_value_ok(key: str, raw: str, value: str | None) -> bool:
+    """Whether the fast reader may take this key and value as they stand."""
+    if key in _NON_STRING_KEYS or raw in _NON_STRING_KEYS:
+        return False
+    return value is None or value[0] > "9" or _calendar_ok(value)
+
+
+def _fast_nested(fm: Frontmatter, parent: str, key: str, value: str | None, number: int) -> bool:
+    """One line of the open nested block, for the fast reader (False: a repeated key)."""
+    dotted = parent + "." + key
+    if dotted in fm.line_of:
+        return False
+    fm.line_of[dotted] = number
+    block = fm.fields[parent]
+    assert isinstance(block, dict)
+    block[key] = value
+    return True
+
+
+def _close_block(fields: dict[str, Value], parent: str | None) -> None:
+    """A nested block that closes with no line in it is YAML null."""
     if parent is not None and not fields[parent]:
         fields[parent] = None
-    return fm
 
 
 def _parse_lines(text: str, start: int) -> Frontmatter:
@@ -368,12 +407,7 @@ def _parse_lines(text: str, start: int) -> Frontmatter:
     fm.present = True
     pos = len(text) if first_end < 0 else first_end + 1
     number = 1
-    parent: str | None = None  # key of the open nested block
-    indent = 0  # indent of that block's children, once known
-    last_key_line = 0
-    fields = fm.fields
-    line_of = fm.line_of
-    problems = fm.problems
+    reader = _Careful(fm)
     size = len(text)
     while pos < size:
         end = text.find("\n", pos)
@@ -385,83 +419,108 @@ def _parse_lines(text: str, start: int) -> Frontmatter:
         if line.endswith("\r"):
             line = line[:-1]
         if line.startswith(FENCE) and line.rstrip(" \t") == FENCE:
-            if parent is not None and not fields[parent]:
-                fields[parent] = None
+            _close_block(fm.fields, reader.parent)
             fm.closed = True
             fm.body_start = min(pos, size)
             fm.body_line = number + 1
             fm.end_line = number
             return fm
+        reader.line(line, number)
+    _close_block(fm.fields, reader.parent)
+    # with no closing fence the body was read as frontmatter: its lines are not the problem
+    problems = fm.problems
+    problems[:] = [p for p in problems if not p.message.startswith(_NOT_KEY_VALUE)]
+    problems.append(Problem(
+        "fm-unclosed", 1, "the frontmatter opened on line 1 is never closed with a --- line",
+    ))
+    fm.end_line = reader.last_key_line or 1
+    fm.body_start = size
+    fm.body_line = number + 1
+    return fm
+
+
+class _Careful:
+    """The careful reader's state between lines: the open nested block and its indent."""
+
+    __slots__ = ("fm", "parent", "indent", "last_key_line")
+
+    def __init__(self, fm: Frontmatter) -> None:
+        self.fm = fm
+        self.parent: str | None = None  # key of the open nested block
+        self.indent = 0  # indent of that block's children, once known
+        self.last_key_line = 0
+
+    def line(self, line: str, number: int) -> None:
+        """One line inside the block (not its closing fence)."""
+        problems = self.fm.problems
         m = _LINE_RE.match(line)
         if m is None or (not line.isascii() or _CTRL.search(line)) and _rx(_BAD_CHAR_SOURCE).search(line):
             problem = _diagnose(line)
             if problem:
                 problems.append(Problem("fm-malformed", number, problem))
-            continue
+            return
         lead, key, raw = m.group(1), m.group(2), m.group(3)
         if key in _NON_STRING_KEYS:
             problems.append(Problem("fm-malformed", number, "YAML reads the key %r as a non-string" % key))
-            continue
+            return
         value, code, reason = _value(raw) if raw else (None, "", "")
         if lead:
-            if parent is None or (indent and len(lead) != indent):
-                problems.append(Problem(
-                    "fm-malformed", number,
-                    "indented line where none belongs (only one nested block, with one indent, is allowed)",
-                ))
-                continue
-            indent = len(lead)
-            block = fields[parent]
-            assert isinstance(block, dict)
-            dotted = parent + "." + key
-            if key in block or dotted in line_of:
-                problems.append(Problem(
-                    "fm-duplicate-key", number,
-                    "%s appears twice (also line %d); keep one" % (dotted, line_of.get(dotted, 0)),
-                ))
-                continue
-            line_of[dotted] = number
-            last_key_line = number
-            if code:
-                problems.append(Problem(code, number, "%s: %s" % (dotted, reason)))
-                if value is None:
-                    continue
-            block[key] = value
-            continue
-        # a top-level key closes any open block; an empty block stays YAML null
-        if parent is not None and not fields[parent]:
-            fields[parent] = None
-        parent = None
-        indent = 0
-        if key in line_of:
-            problems.append(Problem(
-                "fm-duplicate-key", number,
-                "%s appears twice (also line %d); keep one" % (key, line_of[key]),
+            self.nested(len(lead), key, value, code, reason, number)
+        else:
+            self.top(key, value, code, reason, number)
+
+    def nested(self, lead: int, key: str, value: str | None, code: str, reason: str, number: int) -> None:
+        """An indented line: a field of the open nested block."""
+        fm = self.fm
+        parent = self.parent
+        if parent is None or (self.indent and lead != self.indent):
+            fm.problems.append(Problem(
+                "fm-malformed", number,
+                "indented line where none belongs (only one nested block, with one indent, is allowed)",
             ))
-            continue
-        line_of[key] = number
-        last_key_line = number
+            return
+        self.indent = lead
+        block = fm.fields[parent]
+        assert isinstance(block, dict)
+        dotted = parent + "." + key
+        if key in block or dotted in fm.line_of:
+            fm.problems.append(Problem(
+                "fm-duplicate-key", number,
+                "%s appears twice (also line %d); keep one" % (dotted, fm.line_of.get(dotted, 0)),
+            ))
+            return
+        fm.line_of[dotted] = number
+        self.last_key_line = number
         if code:
-            problems.append(Problem(code, number, "%s: %s" % (key, reason)))
+            fm.problems.append(Problem(code, number, "%s: %s" % (dotted, reason)))
             if value is None:
-                continue
+                return
+        block[key] = value
+
+    def top(self, key: str, value: str | None, code: str, reason: str, number: int) -> None:
+        """A top-level key: it closes any open block (an empty one stays YAML null)."""
+        fm = self.fm
+        _close_block(fm.fields, self.parent)
+        self.parent = None
+        self.indent = 0
+        if key in fm.line_of:
+            fm.problems.append(Problem(
+                "fm-duplicate-key", number,
+                "%s appears twice (also line %d); keep one" % (key, fm.line_of[key]),
+            ))
+            return
+        fm.line_of[key] = number
+        self.last_key_line = number
+        if code:
+            fm.problems.append(Problem(code, number, "%s: %s" % (key, reason)))
+            if value is None:
+                return
         if value is None:
             # `key:` alone (or with a comment) may open a nested block
-            fields[key] = {}
-            parent = key
-            continue
-        fields[key] = value
-    if parent is not None and not fields[parent]:
-        fields[parent] = None
-    # with no closing fence the body was read as frontmatter: its lines are not the problem
-    problems[:] = [p for p in problems if not p.message.startswith(_NOT_KEY_VALUE)]
-    problems.append(Problem(
-        "fm-unclosed", 1, "the frontmatter opened on line 1 is never closed with a --- line",
-    ))
-    fm.end_line = last_key_line or 1
-    fm.body_start = size
-    fm.body_line = number + 1
-    return fm
+            fm.fields[key] = {}
+            self.parent = key
+            return
+        fm.fields[key] = value
 
 
 def _diagnose(line: str) -> str:

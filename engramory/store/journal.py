@@ -50,6 +50,7 @@ import os
 import stat
 import time
 
+from engramory import scope
 from engramory.store import blobstore, journalfile, manifest, metadir, retention
 from engramory.store.blobstore import BLOB_CAP, BLOB_FILE_MAX, BlobStore  # the numbers live in blobstore
 from engramory.store.journalfile import Entry, FileChange, entries
@@ -146,8 +147,6 @@ def _inside(root: str, path: str) -> bool:
 def _read_file(root: str, rel: str) -> tuple[bytes | None, int | None]:
     """(bytes, permission bits) of a regular file in the store, (None, None) when absent.
     A symlink, FIFO or folder in the way raises JournalError: never followed, never replaced."""
-    from engramory import scope
-
     path = _abs(root, rel)
     if not _inside(root, os.path.dirname(path)):
         raise JournalError("%s: its folder leads outside the store; nothing was written" % rel)

@@ -45,6 +45,7 @@ def slim_argv(argv: Sequence[str]) -> list[str]:
     in any spelling argparse accepts) becomes its length and sha256, every secret value is
     masked (engramory.store.secrets, the one masker), and any other argument past ARG_KEEP
     characters is cut. So a 4 KB `update --body` adds well under 1 KB to the journal."""
+    # lazy: reading the journal (each reconcile) must not load secrets and layout; only writing an entry does
     from engramory.store.secrets import redact
 
     out: list[str] = []

@@ -23,7 +23,9 @@ import hashlib
 import json
 import os
 
+from engramory.scope import index_name_for
 from engramory.store import metadir
+from engramory.store.journalfile import Reader
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -46,8 +48,6 @@ def tracked(rel: str, root: str) -> bool:
 
 
 def index_name(root: str) -> str:
-    from engramory.scope import index_name_for
-
     return index_name_for(root)
 
 
@@ -78,26 +78,39 @@ def load(root: str) -> tuple[dict[str, Any] | None, list[str]]:
         return None, ["%s is damaged (not JSON: %s)%s" % (where, str(exc)[:80], fresh)]
     if not isinstance(obj, dict) or obj.get("version") != VERSION or not isinstance(obj.get("files"), dict):
         return None, ["%s is not a version-%d manifest%s" % (where, VERSION, fresh)]
-    warnings = []
+    warnings = _clean_files(obj, where)
+    warnings.extend(_clean_small_fields(obj, where))
+    return obj, warnings
+
+
+def _clean_files(obj: dict[str, Any], where: str) -> list[str]:
+    """Drop the damaged rows of "files" (those notes are then compared as new)."""
     files = {}
     for rel, value in obj["files"].items():
         row = _row(value)
         if isinstance(rel, str) and row is not None:
             files[rel] = row
+    warnings = []
     if len(files) != len(obj["files"]):
         warnings.append("%s: %d damaged row%s skipped (those notes are compared as new)"
                         % (where, len(obj["files"]) - len(files), "" if len(obj["files"]) - len(files) == 1 else "s"))
     obj["files"] = files
+    return warnings
+
+
+def _clean_small_fields(obj: dict[str, Any], where: str) -> list[str]:
+    """The entry ids read as 0 when damaged or absent; the path lists kept to their strings."""
+    warnings = []
     for key, meaning in (("journal_seen", "every journal entry is compared"), ("reviewed", "every change is listed")):
         if key in obj and _count(obj[key]) is None:
             warnings.append("%s: \"%s\" is %s, not an entry id; read as 0 (%s)" % (where, key, json.dumps(obj[key])[:40],
-                                                                            meaning))
+                                                                              meaning))
             obj[key] = 0
         obj.setdefault(key, 0)
     for key in ("pending", "unrecoverable"):
         value = obj.get(key)
         obj[key] = [r for r in value if isinstance(r, str)] if isinstance(value, list) else []
-    return obj, warnings
+    return warnings
 
 
 TAIL = 64 << 10  # bytes read from a manifest's end to find its small fields
@@ -135,8 +148,6 @@ def ours_since(root: str, since: int) -> dict[str, str | None]:
     """rel -> the sha256 (None: absent) the newest journal entry after `since` left there,
     for the paths entries after `since` touched: what engramory (or a journaled review) made
     them last. Reads only those entries, from the journal's end."""
-    from engramory.store.journalfile import Reader
-
     latest: dict[str, str | None] = {}
     for e in Reader(root).raw_back():
         if e.id <= since:

@@ -198,8 +198,6 @@ def _walk(store: Store, deadline: float | None = None) -> None:
     the top and any index file in a subfolder are not notes (the bundle's own templates,
     copied in, must not be audited as live memory)."""
     stack = [""]
-    index_rel = store.index_name
-    index_low = index_rel.lower()
     while stack:
         if deadline is not None and time.monotonic() > deadline:
             store.stopped = True
@@ -212,39 +210,54 @@ def _walk(store: Store, deadline: float | None = None) -> None:
         except OSError as exc:
             store.unlistable.append((rel_dir or ".", _reason(exc)))
             continue
-        for k, entry in enumerate(entries):
-            if deadline is not None and k & 255 == 255 and time.monotonic() > deadline:
-                store.stopped = True
-                return
-            name = entry.name
-            if name.startswith("."):
-                continue
-            rel = rel_dir + "/" + name if rel_dir else name
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    if rel != TEMPLATES:
-                        stack.append(rel)
-                    continue
-                low = name.lower()
-                if not low.endswith(".md") or rel == index_rel or (rel_dir and low == index_low):
-                    continue
-                is_link = entry.is_symlink()
-                if not is_link and not entry.is_file(follow_symlinks=False):
-                    store.skipped.append((rel, "not a regular file"))
-                    continue
-            except OSError as exc:
-                store.skipped.append((rel, _reason(exc)))
-                continue
-            note = Note(entry.path, rel, rel.startswith(ARCHIVE + "/"))
-            if is_link:
-                real = os.path.realpath(entry.path)
-                if not inside(real, store.real_root):
-                    store.escaping_links.append((rel, real))
-                    continue
-                note.real = real
-                if os.path.isdir(real):
-                    continue
+        if not _walk_entries(store, rel_dir, entries, stack, deadline):
+            store.stopped = True
+            return
+
+
+def _walk_entries(store: Store, rel_dir: str, entries: list[os.DirEntry[str]], stack: list[str],
+                  deadline: float | None) -> bool:
+    """One folder's entries: notes into the store, folders onto `stack`; False past the deadline."""
+    for k, entry in enumerate(entries):
+        if deadline is not None and k & 255 == 255 and time.monotonic() > deadline:
+            return False
+        name = entry.name
+        if name.startswith("."):
+            continue
+        rel = rel_dir + "/" + name if rel_dir else name
+        note = _entry_note(store, entry, rel, rel_dir, stack)
+        if note is not None:
             store.notes.append(note)
+    return True
+
+
+def _entry_note(store: Store, entry: os.DirEntry[str], rel: str, rel_dir: str, stack: list[str]) -> Note | None:
+    """The note one folder entry is, if it is one (a folder goes onto `stack`)."""
+    try:
+        if entry.is_dir(follow_symlinks=False):
+            if rel != TEMPLATES:
+                stack.append(rel)
+            return None
+        low = entry.name.lower()
+        if not low.endswith(".md") or rel == store.index_name or (rel_dir and low == store.index_name.lower()):
+            return None
+        is_link = entry.is_symlink()
+        if not is_link and not entry.is_file(follow_symlinks=False):
+            store.skipped.append((rel, "not a regular file"))
+            return None
+    except OSError as exc:
+        store.skipped.append((rel, _reason(exc)))
+        return None
+    note = Note(entry.path, rel, rel.startswith(ARCHIVE + "/"))
+    if is_link:
+        real = os.path.realpath(entry.path)
+        if not inside(real, store.real_root):
+            store.escaping_links.append((rel, real))
+            return None
+        note.real = real
+        if os.path.isdir(real):
+            return None
+    return note
 
 
 def read_bounded(path: str, limit: int, check_regular: bool = True) -> tuple[bytes, os.stat_result]:
@@ -438,8 +451,6 @@ def _parse_pointers(store: Store, text: str) -> None:
     heading: str | None = None
     in_fence = False
     hidden = _comment_lines(text)
-    pointers = store.pointers
-    references = store.references
     number = 0
     consumed = 0
     for line in text.split("\n", max_lines)[:max_lines]:
@@ -454,23 +465,13 @@ def _parse_pointers(store: Store, text: str) -> None:
         stripped = line.strip()
         if not stripped:
             continue
-        first = stripped[:1]
-        if first in _SPECIAL_FIRST and first:
-            if stripped.startswith("```") or stripped.startswith("~~~"):
-                in_fence = not in_fence
+        if stripped[0] in _SPECIAL_FIRST:
+            skip, in_fence, heading = _special_line(stripped, in_fence, heading)
+            if skip:
                 continue
-            if in_fence:
-                continue
-            if first == "#":
-                m = HEADING_RE.match(stripped)
-                if m:
-                    heading = heading_type(m.group(1))
-                    continue
         elif in_fence:
             continue
-        links = note_links(line)
-        for k, (m, target) in enumerate(links):
-            (references if k else pointers).append(Pointer(number, m.group(1), target, heading))
+        _add_links(store, line, number, heading)
     store.index_parsed_lines = number
     if consumed < len(text) and number >= max_lines:
         store.index_cut = True
@@ -478,10 +479,36 @@ def _parse_pointers(store: Store, text: str) -> None:
         store.index_cut = True
 
 
+def _special_line(stripped: str, in_fence: bool, heading: str | None) -> tuple[bool, bool, str | None]:
+    """(skip the line, in a fence after it, the heading's type after it) for a line that starts
+    with a fence or heading character."""
+    if stripped.startswith("```") or stripped.startswith("~~~"):
+        return True, not in_fence, heading
+    if in_fence:
+        return True, in_fence, heading
+    if stripped[0] == "#":
+        m = HEADING_RE.match(stripped)
+        if m:
+            return True, in_fence, heading_type(m.group(1))
+    return False, in_fence, heading
+
+
+def _add_links(store: Store, line: str, number: int, heading: str | None) -> None:
+    """An index line's note links: the first is its pointer, the rest references."""
+    links = note_links(line)
+    if not links:
+        return
+    (m, target) = links[0]
+    store.pointers.append(Pointer(number, m.group(1), target, heading))
+    for m, target in links[1:]:
+        store.references.append(Pointer(number, m.group(1), target, heading))
+
+
 def _comment_lines(text: str) -> dict[int, str]:
     """layout.comment_lines, the one comment model (imported only for an index with one)."""
     if "<!--" not in text:
         return {}
+    # lazy: only an index with an HTML comment needs the layout model
     from engramory.layout import comment_lines
 
     return comment_lines(text)

@@ -33,10 +33,17 @@ import stat
 import sys
 import time
 
+import engramory
+from engramory import scope
+from engramory.store import journalfile, metadir
+from engramory.store import manifest as manifest_mod
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
+    from engramory.store import journal
     from engramory.store.journal import Entry
 
 MANIFEST = "manifest.json"
@@ -55,10 +62,9 @@ def _manifest_path(root: str) -> str:
 def walk(root: str) -> dict[str, tuple[int, int]]:
     """rel -> (size, mtime_ns) of every regular `.md` file of the store, and of its index
     whatever its name (manifest.tracked)."""
-    from engramory.store import manifest
 
     out: dict[str, tuple[int, int]] = {}
-    index = manifest.index_name(root)
+    index = manifest_mod.index_name(root)
     stack = [""]
     while stack:
         rel_dir = stack.pop()
@@ -90,23 +96,20 @@ def walk(root: str) -> dict[str, tuple[int, int]]:
 def load_manifest(root: str, warnings: list[str] | None = None) -> dict[str, Any] | None:
     """The manifest (engramory.store.manifest), None when there is none or it is unusable; what
     was damaged in it is added to `warnings`. StoreDamaged when it is not a file."""
-    from engramory.store import manifest
 
-    found, warns = manifest.load(root)
+    found, warns = manifest_mod.load(root)
     if warnings is not None:
         warnings.extend(warns)
     return found
 
 
 def save_manifest(root: str, manifest: dict[str, Any]) -> None:
-    from engramory.store import manifest as manifest_mod
 
     manifest_mod.save(root, manifest)
 
 
 def _read(root: str, rel: str) -> bytes | None:
     """The bytes of a note (through scope.read_bounded), None past READ_MAX or unreadable."""
-    from engramory import scope
 
     try:
         data, _ = scope.read_bounded(os.path.join(root, rel), READ_MAX)
@@ -171,8 +174,6 @@ def reconcile_in_background(root: str, source: str, then: str = "") -> None:
     runs after it in the same child, with the root (SessionStart's doctor summary)."""
     import subprocess
 
-    import engramory
-    from engramory.store import metadir
 
     if metadir.held(root, metadir.BACKGROUND_LOCK):
         return  # one is at work on this store already
@@ -198,7 +199,6 @@ def background_work(root: str, source: str, then: str) -> None:
     background lock, reconcile, then call `then` ("module:function", or "") with the root."""
     import importlib
 
-    from engramory.store import metadir
 
     fd = metadir.claim(root, metadir.BACKGROUND_LOCK)
     if fd is None:
@@ -223,7 +223,6 @@ def reconcile(root: str, source: str = "reconcile", wait: float = LOCK_WAIT) -> 
     moment is seen whole, with its journal entry, never half as someone else's; a lock held
     longer than `wait` seconds postpones the reconcile to the next call. StoreDamaged when a
     file of `.engramory/` is not what engramory keeps there."""
-    from engramory.store import journalfile, metadir
 
     metadir.check(root)
     warnings: list[str] = []
@@ -231,6 +230,7 @@ def reconcile(root: str, source: str = "reconcile", wait: float = LOCK_WAIT) -> 
     if (manifest is not None and not _moved(walk(root), manifest) and not manifest.get("pending")
             and journalfile.last_id(root) <= int(manifest["journal_seen"])):
         return Found()
+    # lazy: a reconcile that finds nothing moved (each hook) must not load journal and its lock (7 ms)
     from engramory.store import journal
 
     try:
@@ -243,7 +243,8 @@ def reconcile(root: str, source: str = "reconcile", wait: float = LOCK_WAIT) -> 
 
 
 def _baseline(root: str, disk: dict[str, tuple[int, int]], found: Found) -> Found:
-    from engramory.store import journal, journalfile
+    # lazy: a reconcile that finds nothing moved (each hook) must not load journal and its lock (7 ms)
+    from engramory.store import journal
 
     files: dict[str, list[Any]] = {}
     kept = []
@@ -264,6 +265,7 @@ def _baseline(root: str, disk: dict[str, tuple[int, int]], found: Found) -> Foun
 
 def _top_up(root: str, manifest: dict[str, Any]) -> bool:
     """Keep the blobs a baseline had no time for, those whose bytes are still the ones hashed."""
+    # lazy: a reconcile that finds nothing moved (each hook) must not load journal and its lock (7 ms)
     from engramory.store import journal
 
     pending = manifest.get("pending") or []
@@ -281,23 +283,45 @@ def _top_up(root: str, manifest: dict[str, Any]) -> bool:
 
 
 def _reconcile(root: str, source: str) -> Found:
-    from engramory.store import journal, journalfile
-    from engramory.store import manifest as manifest_mod
+    # lazy: a reconcile that finds nothing moved (each hook) must not load journal and its lock (7 ms)
+    from engramory.store import journal
 
     found = Found()
     disk = walk(root)
     manifest = load_manifest(root, found.warnings)
     if manifest is None:
         return _baseline(root, disk, found)
-    old: dict[str, list[Any]] = manifest["files"]
     topped = _top_up(root, manifest)
     last = journalfile.last_id(root)
     since = int(manifest["journal_seen"])
     # what engramory's own entries not yet in the manifest left (a crash between an entry and
     # its manifest write): per path the newest one, never an older version
     ours = manifest_mod.ours_since(root, since) if last > since else {}
-    moved: dict[str, list[Any]] = {}  # rel -> new [size, mtime, sha]
-    seen: dict[str, bytes] = {}  # rel -> bytes of a file whose content is not the manifest's
+    moved, seen = _moved_files(root, disk, manifest["files"], ours)
+    gone = sorted(rel for rel in set(manifest["files"]) | set(ours)
+                  if rel not in disk and manifest_mod.expected(manifest, ours, rel) is not None)
+    if not moved and not gone and not ours and last <= since:
+        if topped:
+            save_manifest(root, manifest)
+        return found
+    journal.keep_blobs(root, [(rel, seen[rel], moved[rel][2]) for rel in sorted(seen)])
+    changes = _changed(root, manifest, ours, moved, seen, found)
+    changes.extend(_deleted(root, manifest, ours, gone, found))
+    if changes:
+        try:
+            found.entry = journal.record(root, COMMAND, changes, ["reconcile", source])
+        except journal.JournalError:
+            found.entry = None
+    _save_after(root, manifest, disk, moved, found)
+    return found
+
+
+def _moved_files(root: str, disk: dict[str, tuple[int, int]], old: dict[str, list[Any]],
+                 ours: dict[str, Any]) -> tuple[dict[str, list[Any]], dict[str, bytes]]:
+    """(rel -> new [size, mtime, sha] of each file whose stat moved or that engramory's unrecorded
+    entries touched, rel -> bytes of each whose content is not the manifest's)."""
+    moved: dict[str, list[Any]] = {}
+    seen: dict[str, bytes] = {}
     for rel, sig in disk.items():
         rec = old.get(rel)
         if rec is not None and rec[0] == sig[0] and rec[1] == sig[1] and rel not in ours:
@@ -309,13 +333,15 @@ def _reconcile(root: str, source: str) -> Found:
         moved[rel] = [sig[0], sig[1], digest]
         if rec is None or rec[2] != digest:
             seen[rel] = data
-    gone = sorted(rel for rel in set(old) | set(ours)
-                  if rel not in disk and manifest_mod.expected(manifest, ours, rel) is not None)
-    if not moved and not gone and not ours and last <= since:
-        if topped:
-            save_manifest(root, manifest)
-        return found
-    journal.keep_blobs(root, [(rel, seen[rel], moved[rel][2]) for rel in sorted(seen)])
+    return moved, seen
+
+
+def _changed(root: str, manifest: dict[str, Any], ours: dict[str, Any], moved: dict[str, list[Any]],
+             seen: dict[str, bytes], found: Found) -> list[journal.Change]:
+    """A change per moved file that is not as engramory (or an earlier review) left it."""
+    # lazy: a reconcile that finds nothing moved (each hook) must not load journal and its lock (7 ms)
+    from engramory.store import journal
+
     changes = []
     for rel in sorted(moved):
         want = manifest_mod.expected(manifest, ours, rel)
@@ -336,19 +362,28 @@ def _reconcile(root: str, source: str) -> Found:
             continue
         changes.append(journal.Change(rel, prior, data))
         found.changed.append(rel)
+    return changes
+
+
+def _deleted(root: str, manifest: dict[str, Any], ours: dict[str, Any], gone: list[str],
+             found: Found) -> Iterator[journal.Change]:
+    """A change per file gone from the disk, when its prior bytes were kept."""
+    # lazy: a reconcile that finds nothing moved (each hook) must not load journal and its lock (7 ms)
+    from engramory.store import journal
+
     for rel in gone:
         prior = journal.read_blob(root, manifest_mod.expected(manifest, ours, rel) or "")
         if prior is None:
             found.unrecoverable.append(rel)
             continue
-        changes.append(journal.Change(rel, prior, None))
         found.deleted.append(rel)
-    if changes:
-        try:
-            found.entry = journal.record(root, COMMAND, changes, ["reconcile", source])
-        except journal.JournalError:
-            found.entry = None
-    files = {rel: rec for rel, rec in old.items() if rel in disk}
+        yield journal.Change(rel, prior, None)
+
+
+def _save_after(root: str, manifest: dict[str, Any], disk: dict[str, tuple[int, int]],
+                moved: dict[str, list[Any]], found: Found) -> None:
+    """The manifest as the disk now is, seen up to the journal's newest entry."""
+    files = {rel: rec for rel, rec in manifest["files"].items() if rel in disk}
     files.update(moved)
     manifest["files"] = files
     manifest["journal_seen"] = journalfile.last_id(root)
@@ -357,7 +392,6 @@ def _reconcile(root: str, source: str) -> Found:
         lost.extend(found.unrecoverable)
         manifest["unrecoverable"] = lost[-100:]
     save_manifest(root, manifest)
-    return found
 
 
 # -- what is unreviewed -------------------------------------------------------------------
@@ -366,8 +400,6 @@ def _reconcile(root: str, source: str) -> Found:
 def unreviewed(root: str, everything: bool = False) -> list[Entry]:
     """The journal entries of changes something else made, after the last review, oldest
     first (read from the journal's end, down to the last review only)."""
-    from engramory.store import journalfile
-    from engramory.store import manifest as manifest_mod
 
     since = 0
     if not everything:
@@ -418,7 +450,8 @@ def notice_line(root: str) -> str | None:
 def mark_reviewed(root: str, upto: int | None = None) -> None:
     """Mark the changes journaled up to entry `upto` (default: the newest) as reviewed, under
     the store lock (an engramory write updates the manifest too)."""
-    from engramory.store import journal, journalfile
+    # lazy: a reconcile that finds nothing moved (each hook) must not load journal and its lock (7 ms)
+    from engramory.store import journal
 
     with journal.lock(root, timeout=LOCK_WAIT):
         manifest = load_manifest(root)

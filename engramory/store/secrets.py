@@ -132,6 +132,13 @@ def find(text: str) -> list[Secret]:
     key block spans from its BEGIN line to its END line (or the end of the text)."""
     if not text:
         return []
+    found = _tokens(text)
+    found.extend(_assignments(text))
+    return _disjoint(found)
+
+
+def _tokens(text: str) -> list[Secret]:
+    """Keys of a known shape; a private key block runs to its END line."""
     found: list[Secret] = []
     for kind, lit, rx in TOKEN_PATTERNS:
         if lit and lit not in text:
@@ -144,6 +151,12 @@ def find(text: str) -> list[Secret]:
                 close = _PEM_END.search(text, end)
                 end = close.end() if close else len(text)
             found.append(Secret(m.start(), end, kind))
+    return found
+
+
+def _assignments(text: str) -> list[Secret]:
+    """The random-looking values of `password = ...`-shaped assignments, in any case."""
+    found: list[Secret] = []
     folded = text.casefold()
     for key, rx in _ASSIGN_ANYCASE:
         if key not in folded:
@@ -151,7 +164,7 @@ def find(text: str) -> list[Secret]:
         for m in rx.finditer(text):
             if looks_random(m.group(1)):
                 found.append(Secret(m.start(1), m.end(1), "an assignment"))
-    return _disjoint(found)
+    return found
 
 
 def _disjoint(found: Iterable[Secret]) -> list[Secret]:
