@@ -38,7 +38,7 @@ its new text added), never passed in silence. A file
 whose line breaks were all CRLF is written CRLF; where endings were mixed the line count is
 exact and the bytes within one per new line break (the per-line restoration is not ported).
 `write` writes the content as given and drops an existing BOM. `apply_patch` is OpenClaw's own
-parser and applier, ported (patches.parse_openclaw, patches.openclaw_update): old lines matched
+parser and applier, ported (hosts/openclaw/patchmodel.py): old lines matched
 exactly, then without trailing, then surrounding whitespace, then with typography made plain,
 each refused when missing or found more than once; context lines and replaced lines keep the
 file's own bytes and endings. A file that two operations of one patch change is judged by its
@@ -265,9 +265,10 @@ def _patch(text: str, base: "str | None", derived: "list[str]", env: "Mapping[st
            environ: "Mapping[str, str]", seen: "Session | None" = None) -> "Decision | None":
     from engramory import patches
     from engramory.guard import read_regular
+    from engramory.hosts.openclaw import patchmodel  # lazy: only an apply_patch call loads the port
 
     try:
-        ops = patches.parse_openclaw(text)
+        ops = patchmodel.parse_openclaw(text)
     except patches.PatchError:
         return None  # OpenClaw refuses the whole patch and changes nothing
     touched = [{scope.resolve_path(op.path, base), scope.resolve_path(op.target, base)} for op in ops]
@@ -297,7 +298,7 @@ def _patch(text: str, base: "str | None", derived: "list[str]", env: "Mapping[st
             if old is None:
                 return None
             try:
-                return patches.openclaw_update(old, op.hunks, target, moved=source != target)
+                return patchmodel.openclaw_update(old, op.hunks, target, moved=source != target)
             except patches.PatchError:
                 return None
 
@@ -317,11 +318,12 @@ def _added(op: "Any") -> str:
 
 def patch_update(old: bytes, op: "Any") -> "tuple[bytes | None, int]":
     """(bytes OpenClaw writes for a V4A update of a file holding `old`, byte bound): its own
-    applier, ported (patches.openclaw_update), so the bound is 0; None where it refuses."""
+    applier, ported (patchmodel.openclaw_update), so the bound is 0; None where it refuses."""
     from engramory import patches
+    from engramory.hosts.openclaw import patchmodel  # lazy: only an apply_patch call loads the port
 
     try:
-        return patches.openclaw_update(old, op.hunks), 0
+        return patchmodel.openclaw_update(old, op.hunks), 0
     except patches.PatchError:
         return None, 0
 
