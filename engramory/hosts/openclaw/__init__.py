@@ -184,19 +184,9 @@ def _find(content: str, old: str, fuzzy: "tuple[str, list[int], list[int]] | Non
     return (a, b - a) if b >= a else None
 
 
-def apply_edits(before: "bytes | None", edits: "list[tuple[str, str]]") -> "tuple[bytes | claudelike.Unknown | None, int]":
-    """(bytes written, None when refused or an Unknown when only OpenClaw's NFKC-aware match
-    could apply it; byte bound: exact when 0)."""
-    from engramory.edits import encode
-
-    if before is None or not edits:
-        return None, 0
-    bom = before.startswith(BOM)
-    raw = before[3 if bom else 0 :].decode("utf-8", "replace")
-    content = _lf(raw)
-    olds = [(_lf(o), _lf(n)) for o, n in edits]
-    if any(o == "" for o, _ in olds):
-        return None, 0
+def _matched(content: str, olds: "list[tuple[str, str]]") -> "tuple[list[tuple[int, int, str]], bool] | None":
+    """(index, length, new text) of every edit OpenClaw finds, and whether one is found only
+    through its NFKC-aware match; None when one is missing or ambiguous (the call fails)."""
     fuzzy = _fuzzy(content) if any(o not in content for o, _ in olds) else None
     matched = []
     unknown = False
@@ -207,32 +197,35 @@ def apply_edits(before: "bytes | None", edits: "list[tuple[str, str]]") -> "tupl
             # call is known only when the normalised text is missing or ambiguous.
             assert fuzzy is not None
             if _nfkc_count(content, o) != 1:
-                return None, 0
+                return None
             unknown = True
             continue
         hit = _find(content, o, fuzzy)
         if hit is None:
-            return None, 0
+            return None
         matched.append((hit[0], hit[1], n))
-    if unknown:
-        return claudelike.Unknown(
-            "".join(n for _, n in olds),
-            "OpenClaw may apply it through a match after Unicode NFKC normalisation, which "
-            "engramory does not reproduce",
-        ), 0
+    return matched, unknown
+
+
+def _spliced(content: str, matched: "list[tuple[int, int, str]]") -> "str | None":
+    """Every edit applied to the original text at once; None where two overlap."""
     matched.sort()
     for (a, la, _), (b, _, _) in zip(matched, matched[1:]):
         if a + la > b:
-            return None, 0  # overlapping edits: the whole call fails
+            return None  # overlapping edits: the whole call fails
     parts, cursor = [], 0
     for a, la, n in matched:
         parts.append(content[cursor:a])
         parts.append(n)
         cursor = a + la
     parts.append(content[cursor:])
-    after = "".join(parts)
-    if after == content:
-        return None, 0
+    return "".join(parts)
+
+
+def _restored(raw: str, after: str, bom: bool) -> "tuple[bytes, int]":
+    """The edited LF text written with the file's BOM and endings, and the byte bound."""
+    from engramory.edits import encode
+
     head = BOM if bom else b""
     crlf, lf_total = raw.count("\r\n"), raw.count("\n")
     if crlf == 0:
@@ -240,6 +233,31 @@ def apply_edits(before: "bytes | None", edits: "list[tuple[str, str]]") -> "tupl
     if crlf == lf_total and "\r" not in raw.replace("\r\n", ""):
         return head + encode(after.replace("\n", "\r\n")), 0
     return head + encode(after), after.count("\n")  # mixed endings: restored line by line
+
+
+def apply_edits(before: "bytes | None", edits: "list[tuple[str, str]]") -> "tuple[bytes | claudelike.Unknown | None, int]":
+    """(bytes written, None when refused or an Unknown when only OpenClaw's NFKC-aware match
+    could apply it; byte bound: exact when 0)."""
+    if before is None or not edits:
+        return None, 0
+    bom = before.startswith(BOM)
+    raw = before[3 if bom else 0 :].decode("utf-8", "replace")
+    content = _lf(raw)
+    olds = [(_lf(o), _lf(n)) for o, n in edits]
+    found = None if any(o == "" for o, _ in olds) else _matched(content, olds)
+    if found is None:
+        return None, 0
+    matched, unknown = found
+    if unknown:
+        return claudelike.Unknown(
+            "".join(n for _, n in olds),
+            "OpenClaw may apply it through a match after Unicode NFKC normalisation, which "
+            "engramory does not reproduce",
+        ), 0
+    after = _spliced(content, matched)
+    if after is None or after == content:
+        return None, 0
+    return _restored(raw, after, bom)
 
 
 def apply_write(content: str) -> bytes:
