@@ -282,7 +282,6 @@ def _edits_of(params: "dict[str, Any]") -> "list[tuple[str, str]] | None":
 def _patch(text: str, base: "str | None", derived: "list[str]", env: "Mapping[str, str] | None",
            environ: "Mapping[str, str]", seen: "Session | None" = None) -> "Decision | None":
     from engramory import patches
-    from engramory.guard import read_regular
     from engramory.hosts.openclaw import patchmodel  # lazy: only an apply_patch call loads the port
 
     try:
@@ -298,27 +297,13 @@ def _patch(text: str, base: "str | None", derived: "list[str]", env: "Mapping[st
         # another operation of this patch changes the file too: the result is not predicted
         # from the file on disk, so the worst case is judged (every op's new lines added)
         shared = [o for o, files in zip(ops, touched) if target in files]
-        # ... except a Delete of the file and then an Add of it (a whole-file rewrite): OpenClaw
-        # runs the operations in order, so the result is the Add's content, exactly
-        rewrite = (len(shared) == 2 and shared[1] is op and op.kind == patches.ADD and shared[0].kind == patches.DELETE
-                   and scope.resolve_path(shared[0].path, base) == target)
+        # ... except a Delete of the file and then an Add of it (patchmodel.rewrites)
+        rewrite = patchmodel.rewrites(shared, op, base, target)
         added = "".join(_added(o) for o in shared) if len(shared) > 1 and not rewrite else None
 
         def run(before: "bytes | None", op: "Any" = op, source: str = source, target: str = target,
                 added: "str | None" = added, rewrite: bool = rewrite) -> "bytes | claudelike.Unknown | None":
-            if added is not None:
-                return claudelike.Unknown(added, "another operation of the same patch changes this file too")
-            if op.kind == patches.ADD:
-                return None if before is not None and not rewrite else patches.apply_to(None, op)
-            if source != target and before is not None:
-                return None  # a move onto an existing file is refused
-            old = before if source == target else read_regular(source)
-            if old is None:
-                return None
-            try:
-                return patchmodel.openclaw_update(old, op.hunks, target, moved=source != target)
-            except patches.PatchError:
-                return None
+            return patchmodel.predict_op(before, op, source, target, added, rewrite)
 
         decision = claudelike.judge(target, "apply_patch", run, env, _window_for(target, environ), seen)
         if decision is not None:

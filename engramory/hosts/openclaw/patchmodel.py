@@ -7,6 +7,9 @@ Loaded only for an apply_patch call (the edit path of the hook stays off engramo
 
 from __future__ import annotations
 
+from engramory import patches, scope
+from engramory.guard import read_regular
+from engramory.hosts import claudelike
 from engramory.patches import (
     _ADD,
     _DELETE,
@@ -31,6 +34,7 @@ from engramory.patches import (
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
+    from typing import Any
 
 _HEREDOC = ("<<EOF", "<<'EOF'", '<<"EOF"')
 
@@ -309,3 +313,28 @@ def openclaw_update(before: bytes, hunks: Sequence[Hunk], path: str = "the file"
         return after.encode("utf-8")
     except UnicodeEncodeError:
         return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in after).encode("utf-8")
+
+
+def rewrites(shared: list[Any], op: Any, base: str | None, target: str) -> bool:
+    """A Delete of the file and then an Add of it (a whole-file rewrite): OpenClaw runs the
+    operations in order, so the result is the Add's content, exactly."""
+    return (len(shared) == 2 and shared[1] is op and op.kind == patches.ADD and shared[0].kind == patches.DELETE
+            and scope.resolve_path(shared[0].path, base) == target)
+
+
+def predict_op(before: bytes | None, op: Any, source: str, target: str, added: str | None,
+             rewrite: bool) -> bytes | claudelike.Unknown | None:
+    """The bytes one operation of an apply_patch leaves in `target` (None: refused)."""
+    if added is not None:
+        return claudelike.Unknown(added, "another operation of the same patch changes this file too")
+    if op.kind == patches.ADD:
+        return None if before is not None and not rewrite else patches.apply_to(None, op)
+    if source != target and before is not None:
+        return None  # a move onto an existing file is refused
+    old = before if source == target else read_regular(source)
+    if old is None:
+        return None
+    try:
+        return openclaw_update(old, op.hunks, target, moved=source != target)
+    except patches.PatchError:
+        return None
