@@ -81,6 +81,47 @@ def _edit(item: "Any") -> "tuple[str, str, bool] | None":
     return old, new, item.get("replace_all") is True
 
 
+def _content(tool_input: "dict[str, Any]") -> "str | None":
+    content = None
+    for key in CONTENT_KEYS:
+        content = _str(tool_input.get(key))
+        if content is not None:
+            break
+    return content
+
+
+def _edits(tool_input: "dict[str, Any]") -> "list[tuple[str, str, bool]] | None":
+    """The (old, new, replace_all) edits of a call; None for a MultiEdit not readable in full."""
+    items = tool_input.get("edits")
+    if not isinstance(items, list):
+        e = _edit(tool_input)
+        return [] if e is None else [e]
+    edits: list[tuple[str, str, bool]] = []
+    for item in items:
+        e = _edit(item)
+        if e is None:
+            return None
+        edits.append(e)
+    return edits
+
+
+def _kind(tool: str, content: "str | None", edits: "list[tuple[str, str, bool]]", patch: "str | None") -> "str | None":
+    """What the call does to its file, by the tool's name and the keys it carries."""
+    if tool in WRITE_TOOLS and content is not None and not edits:
+        return WRITE
+    if tool in DELETE_TOOLS:
+        return DELETE
+    if edits and (tool in EDIT_TOOLS or tool in WRITE_TOOLS or tool in PATCH_TOOLS or not tool):
+        return EDIT
+    if tool in PATCH_TOOLS and patch:
+        return PATCH
+    if tool in EDIT_TOOLS and content is not None and not edits:
+        return WRITE  # Cursor sends some whole-file writes under an edit name ("Edit" -> Write)
+    if not tool and content is not None:
+        return WRITE  # a payload without tool_name (seen from Cursor): infer from the keys
+    return None
+
+
 def normalise(
     tool_name: "Any",
     tool_input: "Any",
@@ -95,38 +136,13 @@ def normalise(
     if path is None:
         return None
     tool = tool_name if isinstance(tool_name, str) else ""
-    content = None
-    for key in CONTENT_KEYS:
-        content = _str(tool_input.get(key))
-        if content is not None:
-            break
-    edits: list[tuple[str, str, bool]] = []
-    items = tool_input.get("edits")
-    if isinstance(items, list):
-        for item in items:
-            e = _edit(item)
-            if e is None:
-                return None  # a MultiEdit we cannot read in full cannot be predicted
-            edits.append(e)
-    else:
-        e = _edit(tool_input)
-        if e is not None:
-            edits.append(e)
+    content = _content(tool_input)
+    edits = _edits(tool_input)
+    if edits is None:
+        return None  # a MultiEdit we cannot read in full cannot be predicted
     patch = _str(tool_input.get("patch")) or _str(tool_input.get("input"))
-
-    if tool in WRITE_TOOLS and content is not None and not edits:
-        kind = WRITE
-    elif tool in DELETE_TOOLS:
-        kind = DELETE
-    elif edits and (tool in EDIT_TOOLS or tool in WRITE_TOOLS or tool in PATCH_TOOLS or not tool):
-        kind = EDIT
-    elif tool in PATCH_TOOLS and patch:
-        kind = PATCH
-    elif tool in EDIT_TOOLS and content is not None and not edits:
-        kind = WRITE  # Cursor sends some whole-file writes under an edit name ("Edit" -> Write)
-    elif not tool and content is not None:
-        kind = WRITE  # a payload without tool_name (seen from Cursor): infer from the keys
-    else:
+    kind = _kind(tool, content, edits, patch)
+    if kind is None:
         return None
     req = Request(tool, resolve_path(path, _str(cwd), roots), kind)
     req.content = content
@@ -293,17 +309,7 @@ def find_escaped(old: str, text: str) -> "str | None":
     escaped; None when there is none, or when the same text occurs earlier in `text`."""
     if _backslashes_before(old, len(old)) % 2 == 1:
         return None
-    pattern = escape_non_ascii(old)  # lower-case hex; compared case-insensitively below
-    starts = [0] if old.startswith("\\") else []
-    hex_at: set[int] = set()
-    pos = 0
-    for u in _units(old):
-        if u >= 0x80:
-            starts.append(pos)
-            hex_at.update(range(pos + 2, pos + 6))
-            pos += 6
-        else:
-            pos += 1
+    pattern, starts, hex_at = _escape_plan(old)
     length = len(pattern)
     first = pattern.find("\\u")
     if first < 0:
@@ -321,9 +327,31 @@ def find_escaped(old: str, text: str) -> "str | None":
         if c > limit:
             return None
         window = text[c : c + length]
-        if all((window[i].lower() == pattern[i]) if i in hex_at else (window[i] == pattern[i]) for i in range(length)):
-            if all(_backslashes_before(text, c + f) % 2 == 0 for f in starts):
-                return window if text.find(window) == c else None
+        if _escaped_match(text, c, window, pattern, hex_at, starts):
+            return window if text.find(window) == c else None
+
+
+def _escape_plan(old: str) -> "tuple[str, list[int], set[int]]":
+    """(old with its non-ASCII units escaped, in lower-case hex; the offsets where a backslash
+    must not itself be escaped; the offsets of hex digits, compared case-insensitively)."""
+    pattern = escape_non_ascii(old)
+    starts = [0] if old.startswith("\\") else []
+    hex_at: set[int] = set()
+    pos = 0
+    for u in _units(old):
+        if u >= 0x80:
+            starts.append(pos)
+            hex_at.update(range(pos + 2, pos + 6))
+            pos += 6
+        else:
+            pos += 1
+    return pattern, starts, hex_at
+
+
+def _escaped_match(text: str, c: int, window: str, pattern: str, hex_at: "set[int]", starts: "list[int]") -> bool:
+    if not all((window[i].lower() == pattern[i]) if i in hex_at else (window[i] == pattern[i]) for i in range(len(pattern))):
+        return False
+    return all(_backslashes_before(text, c + f) % 2 == 0 for f in starts)
 
 
 def keep_quote_style(old: str, actual: str, new: str) -> str:
@@ -445,42 +473,47 @@ def _crlf_text(text: str) -> bool:
     return crlf > text.count("\n") - crlf
 
 
+def _predict_write(content: str, before: "bytes | None") -> bytes:
+    if before is None or content == "":
+        return encode(content)  # measured: an empty Write leaves no BOM behind either
+    enc = decode(before)[1]
+    if enc == UNREADABLE:
+        enc = UTF8_BOM if before.startswith(BOM) else UTF8
+    if enc != UTF8 and content.startswith("\ufeff"):
+        content = content[1:]  # the file's own BOM is written once, not twice
+    return encode_as(content, enc)
+
+
+def _edit_start(edits: "list[tuple[str, str, bool]]", before: "bytes | None") -> "tuple[str, str, bool, list[tuple[str, str, bool]]] | None":
+    """(LF text the edits start from, the file's encoding, whether it is CRLF text, the edits
+    left to apply); None for an Edit of a missing file ("File does not exist")."""
+    old, new, _ = edits[0]
+    if before is None:
+        return None if old != "" else (new, UTF8, False, edits[1:])
+    text, enc = decode(before)
+    crlf = _crlf_text(text)
+    text = text.replace("\r\n", "\n")
+    if old == "" and text.strip(_JS_SPACE) == "":
+        # An empty old_string "creates" a file that exists but holds only whitespace:
+        # new_string replaces it all (then takes the file's line endings).
+        return new, enc, crlf, edits[1:]
+    return text, enc, crlf, edits
+
+
 def predict(req: "Request", before: "bytes | None") -> "bytes | None":
     """The bytes the file will hold after `req`, or None when the host refuses the change.
     `before` is the file on disk now (None: it does not exist)."""
     if req.kind == WRITE:
         assert req.content is not None
-        if before is None or req.content == "":
-            return encode(req.content)  # measured: an empty Write leaves no BOM behind either
-        enc = decode(before)[1]
-        content = req.content
-        if enc == UNREADABLE:
-            enc = UTF8_BOM if before.startswith(BOM) else UTF8
-        if enc != UTF8 and content.startswith("\ufeff"):
-            content = content[1:]  # the file's own BOM is written once, not twice
-        return encode_as(content, enc)
+        return _predict_write(req.content, before)
     if req.kind == DELETE:
         return b"" if before is not None else None
     if req.kind != EDIT or not req.edits:
         return None
-    edits = req.edits
-    if before is None:
-        old, new, _ = edits[0]
-        if old != "":
-            return None  # Edit of a missing file: "File does not exist"
-        text, enc = new, UTF8
-        edits = edits[1:]
-        crlf = False
-    else:
-        text, enc = decode(before)
-        crlf = _crlf_text(text)
-        text = text.replace("\r\n", "\n")
-        old, new, _ = edits[0]
-        if old == "" and text.strip(_JS_SPACE) == "":
-            # An empty old_string "creates" a file that exists but holds only whitespace:
-            # new_string replaces it all (then takes the file's line endings).
-            text = new
-            edits = edits[1:]
+    start = _edit_start(req.edits, before)
+    if start is None:
+        return None
+    text, enc, crlf, edits = start
     for old, new, replace_all in edits:
         result = apply_edit(text, old, new, replace_all)
         if result is None:

@@ -19,13 +19,12 @@ There is one V4A parser and one applier here, and a host's real differences are 
   line is lost (the lines are split on LF and joined back), a Move needs no hunk, bytes that
   are not UTF-8 pass through. Their real-CLI suites pass patches whose old lines match
   exactly, where these choices agree. opencode declares its own Rules (hosts/opencode/__init__.py).
-- OpenClaw's own parser and applier are ported as they are (parse_openclaw, openclaw_update,
-  at the end of this module): its new lines take the endings of the lines they replace, which
-  the applier here does not carry.
+- OpenClaw's own parser and applier are ported as they are (hosts/openclaw/patchmodel.py): its
+  new lines take the endings of the lines they replace, which the applier here does not carry.
 - EXACT, for hosts that cannot be measured (Cursor): CODEX's reading with exact matching only,
   so that a result is given only where every plausible matcher agrees on the lines.
-A unified diff is applied only where its old lines match exactly, nearest to the line number
-the hunk names. Where the old lines are not found the prediction is None: the host either
+A unified diff (engramory/unified.py) is applied only where its old lines match exactly,
+nearest to the line number the hunk names. Where the old lines are not found the prediction is None: the host either
 refuses the patch or applies it fuzzily, and `size_delta` then gives the change the patch text
 itself states.
 """
@@ -203,36 +202,53 @@ def parse_v4a(text: str, rules: Rules = LF) -> list[FileOp]:
     ops: list[FileOp] = []
     i = 0
     while i < len(body):
-        line = body[i]
-        if line.startswith(_ADD):
-            op = FileOp(ADD, _path(line[len(_ADD):]), V4A)
-            i += 1
-            added: list[str] = []
-            while i < len(body) and body[i].startswith("+"):
-                added.append(body[i][1:])
-                i += 1
-            op.content = "".join(a + "\n" for a in added)
+        op, i = _v4a_op(body, i, rules)
+        if op is not None:
             ops.append(op)
-        elif line.startswith(_DELETE):
-            ops.append(FileOp(DELETE, _path(line[len(_DELETE):]), V4A))
-            i += 1
-        elif line.startswith(_UPDATE):
-            op = FileOp(UPDATE, _path(line[len(_UPDATE):]), V4A)
-            i += 1
-            if i < len(body) and body[i].startswith(_MOVE):
-                op.move_to = _path(body[i][len(_MOVE):])
-                i += 1
-            i = _v4a_hunks(body, i, op, rules.strict)
-            if not op.hunks and (rules.strict or not op.move_to):
-                raise PatchError("update file hunk for path %r is empty" % op.path)
-            ops.append(op)
-        elif not line.strip():
-            i += 1
-        else:
-            raise PatchError("%r is not a valid hunk header (line %d)" % (line[:80], i + 2))
     if not ops:
         raise PatchError("no files were modified")
     return ops
+
+
+def _v4a_add(body: list[str], i: int, rules: Rules) -> tuple[FileOp, int]:
+    op = FileOp(ADD, _path(body[i][len(_ADD):]), V4A)
+    i += 1
+    added: list[str] = []
+    while i < len(body) and body[i].startswith("+"):
+        added.append(body[i][1:])
+        i += 1
+    op.content = "".join(a + "\n" for a in added)
+    return op, i
+
+
+def _v4a_delete(body: list[str], i: int, rules: Rules) -> tuple[FileOp, int]:
+    return FileOp(DELETE, _path(body[i][len(_DELETE):]), V4A), i + 1
+
+
+def _v4a_update(body: list[str], i: int, rules: Rules) -> tuple[FileOp, int]:
+    op = FileOp(UPDATE, _path(body[i][len(_UPDATE):]), V4A)
+    i += 1
+    if i < len(body) and body[i].startswith(_MOVE):
+        op.move_to = _path(body[i][len(_MOVE):])
+        i += 1
+    i = _v4a_hunks(body, i, op, rules.strict)
+    if not op.hunks and (rules.strict or not op.move_to):
+        raise PatchError("update file hunk for path %r is empty" % op.path)
+    return op, i
+
+
+_V4A_OPS = ((_ADD, _v4a_add), (_DELETE, _v4a_delete), (_UPDATE, _v4a_update))
+
+
+def _v4a_op(body: list[str], i: int, rules: Rules) -> tuple[FileOp | None, int]:
+    """The file operation whose header is body[i] and the index after it; None for a blank line."""
+    line = body[i]
+    for prefix, read in _V4A_OPS:
+        if line.startswith(prefix):
+            return read(body, i, rules)
+    if not line.strip():
+        return None, i + 1
+    raise PatchError("%r is not a valid hunk header (line %d)" % (line[:80], i + 2))
 
 
 def _path(raw: str) -> str:
@@ -266,122 +282,32 @@ def _v4a_hunks(body: list[str], i: int, op: FileOp, strict: bool) -> int:
         if hunk is None:  # the first hunk may leave out its @@ line
             hunk = Hunk()
             op.hunks.append(hunk)
-        if line == "" or line[0] == " ":
-            hunk.kept.append((len(hunk.old), len(hunk.new)))
-            hunk.old.append(line[1:])
-            hunk.new.append(line[1:])
-        elif line[0] == "-":
-            hunk.old.append(line[1:])
-        elif line[0] == "+":
-            hunk.new.append(line[1:])
-        else:
-            raise PatchError("unexpected line found in update hunk of %s: %r" % (op.path, line[:80]))
+        _hunk_line(hunk, line, op.path)
         i += 1
     op.hunks = [h for h in op.hunks if h.old or h.new]
     return i
 
 
-def _diff_path(raw: str) -> str | None:
-    path = raw.split("\t", 1)[0].strip()
-    if path == "/dev/null":
-        return None
-    if path.startswith(("a/", "b/")):
-        path = path[2:]
-    return _path(path)
-
-
-def parse_unified(text: str) -> list[FileOp]:
-    """The file operations of a unified diff (git or plain). Raises PatchError."""
-    lines = _lines(text)
-    ops: list[FileOp] = []
-    i = 0
-    while i < len(lines):
-        if not (lines[i].startswith("--- ") and i + 1 < len(lines) and lines[i + 1].startswith("+++ ")):
-            i += 1
-            continue
-        old_path = _diff_path(lines[i][4:])
-        new_path = _diff_path(lines[i + 1][4:])
-        i += 2
-        if old_path is None and new_path is None:
-            raise PatchError("a diff from /dev/null to /dev/null")
-        if old_path is None:
-            assert new_path is not None
-            op = FileOp(ADD, new_path, UNIFIED)
-        elif new_path is None:
-            op = FileOp(DELETE, old_path, UNIFIED)
-        else:
-            op = FileOp(UPDATE, old_path, UNIFIED)
-            if new_path != old_path:
-                op.move_to = new_path
-        while i < len(lines) and lines[i].startswith("@@"):
-            i = _unified_hunk(lines, i, op)
-        if op.kind == ADD:
-            new_text = "\n".join(h for hk in op.hunks for h in hk.new)
-            no_eol = any(h.new_no_eol for h in op.hunks)
-            op.content = new_text + ("" if no_eol or not new_text else "\n")
-            op.hunks = []
-        ops.append(op)
-    if not ops:
-        raise PatchError("no '--- ' / '+++ ' file header found")
-    return ops
-
-
-def _count(spec: str) -> tuple[int, int]:
-    start, _, count = spec.partition(",")
-    try:
-        return int(start), int(count) if count else 1
-    except ValueError:
-        raise PatchError("bad hunk range %r" % spec[:40]) from None
-
-
-def _unified_hunk(lines: list[str], i: int, op: FileOp) -> int:
-    header = lines[i].split()
-    if len(header) < 3 or not header[1].startswith("-") or not header[2].startswith("+"):
-        raise PatchError("bad hunk header %r" % lines[i][:80])
-    old_start, old_count = _count(header[1][1:])
-    _, new_count = _count(header[2][1:])
-    hunk = Hunk()
-    hunk.start = old_start
-    i += 1
-    old_left, new_left = old_count, new_count
-    last = ""
-    while i < len(lines) and (old_left > 0 or new_left > 0 or lines[i].startswith("\\")):
-        line = lines[i]
-        if line.startswith("\\"):
-            if last in (" ", "-"):
-                hunk.old_no_eol = True
-            if last in (" ", "+"):
-                hunk.new_no_eol = True
-            i += 1
-            continue
-        tag, rest = (line[0], line[1:]) if line else (" ", "")
-        if tag == " ":
-            hunk.kept.append((len(hunk.old), len(hunk.new)))
-            hunk.old.append(rest)
-            hunk.new.append(rest)
-            old_left -= 1
-            new_left -= 1
-        elif tag == "-":
-            hunk.old.append(rest)
-            old_left -= 1
-        elif tag == "+":
-            hunk.new.append(rest)
-            new_left -= 1
-        else:
-            raise PatchError("unexpected line in a hunk of %s: %r" % (op.path, line[:80]))
-        last = tag
-        i += 1
-    if old_left != 0 or new_left != 0:
-        raise PatchError("a hunk of %s is shorter than its header says" % op.path)
-    op.hunks.append(hunk)
-    return i
+def _hunk_line(hunk: Hunk, line: str, path: str) -> None:
+    if line == "" or line[0] == " ":
+        hunk.kept.append((len(hunk.old), len(hunk.new)))
+        hunk.old.append(line[1:])
+        hunk.new.append(line[1:])
+    elif line[0] == "-":
+        hunk.old.append(line[1:])
+    elif line[0] == "+":
+        hunk.new.append(line[1:])
+    else:
+        raise PatchError("unexpected line found in update hunk of %s: %r" % (path, line[:80]))
 
 
 def parse(text: str, rules: Rules = LF) -> list[FileOp]:
     """V4A or unified diff, whichever `text` is. Raises PatchError for neither."""
     if BEGIN in text[:4096]:
         return parse_v4a(text, rules)
-    return parse_unified(text)
+    from engramory import unified  # lazy: engramory.unified imports this module (a cycle)
+
+    return unified.parse_unified(text)
 
 
 # --- applying -------------------------------------------------------------------------------
@@ -456,45 +382,68 @@ def split_lines(text: str, lf_only: bool = False) -> list[tuple[str, str | None]
     return out
 
 
+def _context_index(texts: list[str], hunk: Hunk, rules: Rules, index: int, path: str) -> int:
+    """Where a hunk's old lines are looked for from, after its `@@ context` line if any."""
+    if hunk.context is None:
+        return index
+    if rules.anchor is not None:
+        found = rules.anchor(texts, [hunk.context], index, False)
+        return index if found is None else found + 1
+    found = seek(texts, [hunk.context], index, False, rules)
+    if found is None:
+        raise PatchError("failed to find context %r in %s" % (hunk.context[:80], path))
+    return found + 1
+
+
+def _insertion_point(texts: list[str], rules: Rules, index: int) -> int:
+    if rules.insert_here:
+        return index
+    if not rules.after_blank and texts and texts[-1] == "":
+        return len(texts) - 1
+    return len(texts)
+
+
+def _old_lines(texts: list[str], hunk: Hunk, rules: Rules, index: int, path: str) -> tuple[int, list[str], list[str]]:
+    """(where the hunk's old lines are, the old lines, the new lines) as the hunk is applied."""
+    pattern, new = hunk.old, hunk.new
+    at = (rules.seek or _seek_with(rules))(texts, pattern, index, hunk.at_eof)
+    if at is None and rules.retry_blank and pattern[-1] == "":
+        # Codex retries without a final empty old line the file may not have.
+        pattern = pattern[:-1]
+        if new and new[-1] == "":
+            new = new[:-1]
+        at = seek(texts, pattern, index, hunk.at_eof, rules)
+    if at is None:
+        raise PatchError("failed to find expected lines in %s" % path)
+    return at, pattern, new
+
+
+def _between_context(at: int, pattern: list[str], new: list[str], kept: list[tuple[int, int]]) -> list[tuple[int, int, list[str]]]:
+    """Only the runs between context lines, rewritten: context keeps the file's bytes."""
+    out: list[tuple[int, int, list[str]]] = []
+    old_start = new_start = 0
+    for old_ctx, new_ctx in kept:
+        if old_ctx >= len(pattern) or new_ctx >= len(new):
+            break
+        if old_start != old_ctx or new_start != new_ctx:
+            out.append((at + old_start, old_ctx - old_start, list(new[new_start:new_ctx])))
+        old_start, new_start = old_ctx + 1, new_ctx + 1
+    if old_start != len(pattern) or new_start != len(new):
+        out.append((at + old_start, len(pattern) - old_start, list(new[new_start:])))
+    return out
+
+
 def _replacements(texts: list[str], hunks: list[Hunk], rules: Rules, path: str) -> list[tuple[int, int, list[str]]]:
     out: list[tuple[int, int, list[str]]] = []
     index = 0
     for hunk in hunks:
-        if hunk.context is not None and rules.anchor is not None:
-            found = rules.anchor(texts, [hunk.context], index, False)
-            index = index if found is None else found + 1
-        elif hunk.context is not None:
-            found = seek(texts, [hunk.context], index, False, rules)
-            if found is None:
-                raise PatchError("failed to find context %r in %s" % (hunk.context[:80], path))
-            index = found + 1
+        index = _context_index(texts, hunk, rules, index, path)
         if not hunk.old:
-            end = index if rules.insert_here else len(texts)
-            if not rules.insert_here and not rules.after_blank and texts and texts[-1] == "":
-                end -= 1
-            out.append((end, 0, list(hunk.new)))
+            out.append((_insertion_point(texts, rules, index), 0, list(hunk.new)))
             continue
-        pattern, new = hunk.old, hunk.new
-        at = (rules.seek or _seek_with(rules))(texts, pattern, index, hunk.at_eof)
-        if at is None and rules.retry_blank and pattern[-1] == "":
-            # Codex retries without a final empty old line the file may not have.
-            pattern = pattern[:-1]
-            if new and new[-1] == "":
-                new = new[:-1]
-            at = seek(texts, pattern, index, hunk.at_eof, rules)
-        if at is None:
-            raise PatchError("failed to find expected lines in %s" % path)
+        at, pattern, new = _old_lines(texts, hunk, rules, index, path)
         if rules.keep_context:
-            # only the runs between context lines are rewritten: context keeps the file's bytes
-            old_start = new_start = 0
-            for old_ctx, new_ctx in hunk.kept:
-                if old_ctx >= len(pattern) or new_ctx >= len(new):
-                    break
-                if old_start != old_ctx or new_start != new_ctx:
-                    out.append((at + old_start, old_ctx - old_start, list(new[new_start:new_ctx])))
-                old_start, new_start = old_ctx + 1, new_ctx + 1
-            if old_start != len(pattern) or new_start != len(new):
-                out.append((at + old_start, len(pattern) - old_start, list(new[new_start:])))
+            out.extend(_between_context(at, pattern, new, hunk.kept))
         else:
             out.append((at, len(pattern), list(new)))
         index = at + len(pattern)
@@ -570,54 +519,13 @@ def _apply(before: bytes | None, op: FileOp, updated: Callable[[bytes], bytes | 
         return None
 
 
-def _apply_unified(before: bytes | None, op: FileOp) -> bytes | None:
-    return _apply(before, op, lambda old: _unified_update(old, op))
-
-
-def _unified_update(before: bytes, op: FileOp) -> bytes | None:
-    text = _decode(before)
-    had_eol = text.endswith("\n")
-    lines = text.split("\n") if text else []
-    if had_eol:
-        lines.pop()
-    offset = 0
-    eol = had_eol
-    floor = 0
-    for hunk in op.hunks:
-        hint = max((hunk.start or 1) - 1 + offset, floor)
-        at = _nearest(lines, hunk.old, hint, floor)
-        if at is None:
-            return None
-        touches_end = at + len(hunk.old) == len(lines)
-        lines = lines[:at] + list(hunk.new) + lines[at + len(hunk.old):]
-        offset += len(hunk.new) - len(hunk.old)
-        floor = at + len(hunk.new)
-        if touches_end:
-            # the new side's last line ends the file: it has a newline unless the diff says not;
-            # when the hunk removed the tail, the line now last kept its newline
-            eol = not hunk.new_no_eol if hunk.new else True
-    out = "\n".join(lines)
-    if eol and lines:
-        out += "\n"
-    return _encode(out)
-
-
-def _nearest(lines: list[str], pattern: list[str], hint: int, floor: int) -> int | None:
-    n, m = len(lines), len(pattern)
-    if m == 0:
-        return min(max(hint, floor), n)
-    for delta in range(0, n + 1):
-        for at in (hint - delta, hint + delta) if delta else (hint,):
-            if floor <= at <= n - m and lines[at:at + m] == pattern:
-                return at
-    return None
-
-
 def apply_to(before: bytes | None, op: FileOp, rules: Rules = LF) -> bytes | None:
     """`op.target`'s bytes after the op, whichever format it came from; None = not exact."""
     if op.format == V4A:
         return apply_v4a_to(before, op, rules)
-    return _apply_unified(before, op)
+    from engramory import unified  # lazy: engramory.unified imports this module (a cycle)
+
+    return unified.apply_unified(before, op)
 
 
 def size_delta(op: FileOp) -> tuple[int, int]:
@@ -634,253 +542,6 @@ def size_delta(op: FileOp) -> tuple[int, int]:
     return lines, size
 
 
-# --- OpenClaw ---------------------------------------------------------------------------------
-# OpenClaw 2026.9.6's own apply_patch (src/agents/apply-patch.ts, apply-patch-update.ts in its
-# npm package), ported line by line: its parser, and an applier that keeps every line's own
-# ending. It is not a `Rules` of the applier above because its new lines take their endings
-# from the lines they replace (buildChangedLines), which that applier does not carry.
-
 # What JavaScript's String.prototype.trim() removes: WhiteSpace (with U+FEFF) and LineTerminator.
 JS_SPACE = "\t\n\x0b\x0c\r \xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
            "\u2028\u2029\u202f\u205f\u3000\ufeff"
-
-_HEREDOC = ("<<EOF", "<<'EOF'", '<<"EOF"')
-
-
-def _oc_bounds_error(lines: list[str]) -> str | None:
-    first, last = lines[0].strip(JS_SPACE), lines[-1].strip(JS_SPACE)
-    if first == BEGIN and last == END:
-        return None
-    if first != BEGIN:
-        return "the first line of the patch must be %r" % BEGIN
-    return "the last line of the patch must be %r" % END
-
-
-def parse_openclaw(text: str) -> list[FileOp]:
-    """The file operations of a patch as OpenClaw's parsePatchText reads them, in order.
-    PatchError where OpenClaw refuses the patch (then it changes nothing)."""
-    trimmed = text.strip(JS_SPACE)
-    if not trimmed:
-        raise PatchError("the patch is empty")
-    lines = [line[:-1] if line.endswith("\r") else line for line in trimmed.split("\n")]  # split(/\r?\n/)
-    error = _oc_bounds_error(lines)
-    if error is not None:
-        if len(lines) < 4 or not (lines[0] in _HEREDOC and lines[-1].endswith("EOF")):
-            raise PatchError(error)
-        lines = lines[1:-1]
-        error = _oc_bounds_error(lines)
-        if error is not None:
-            raise PatchError(error)
-    rest = lines[1:-1]
-    ops: list[FileOp] = []
-    i = 0
-    while i < len(rest):
-        op, i = _oc_file_op(rest, i)
-        ops.append(op)
-    if not ops:
-        raise PatchError("no files were modified")
-    return ops
-
-
-def _oc_path(raw: str) -> str:
-    if not raw or "\x00" in raw:
-        raise PatchError("a file operation names no usable path")
-    return raw
-
-
-def _oc_file_op(lines: list[str], i: int) -> tuple[FileOp, int]:
-    first = lines[i].strip(JS_SPACE)
-    if first.startswith(_ADD):
-        op = FileOp(ADD, _oc_path(first[len(_ADD):]), V4A)
-        i += 1
-        added = []
-        while i < len(lines) and lines[i].startswith("+"):
-            added.append(lines[i][1:] + "\n")
-            i += 1
-        op.content = "".join(added)
-        return op, i
-    if first.startswith(_DELETE):
-        return FileOp(DELETE, _oc_path(first[len(_DELETE):]), V4A), i + 1
-    if not first.startswith(_UPDATE):
-        raise PatchError("%r is not a valid hunk header" % lines[i][:80])
-    op = FileOp(UPDATE, _oc_path(first[len(_UPDATE):]), V4A)
-    i += 1
-    if i < len(lines) and lines[i].strip(JS_SPACE).startswith(_MOVE):
-        op.move_to = _oc_path(lines[i].strip(JS_SPACE)[len(_MOVE):])
-        i += 1
-    while i < len(lines):
-        if lines[i].strip(JS_SPACE) == "":
-            i += 1
-            continue
-        if lines[i].startswith("***"):
-            break
-        i = _oc_chunk(lines, i, op)
-    if not op.hunks:
-        raise PatchError("update file hunk for path %r is empty" % op.path)
-    return op, i
-
-
-def _oc_chunk(lines: list[str], i: int, op: FileOp) -> int:
-    hunk = Hunk()
-    first = lines[i]
-    if first == "@@":
-        i += 1
-    elif first.startswith("@@ "):
-        hunk.context = first[3:] or None  # `if (chunk.changeContext)`: an empty one is none
-        i += 1
-    elif op.hunks:
-        raise PatchError("expected update hunk to start with a @@ context marker, got %r" % first[:80])
-    if i >= len(lines):
-        raise PatchError("update hunk does not contain any lines")
-    parsed = 0
-    while i < len(lines):
-        line = lines[i]
-        if line == _EOF:
-            if parsed == 0:
-                raise PatchError("update hunk does not contain any lines")
-            hunk.at_eof = True
-            i += 1
-            break
-        marker = line[:1]
-        if marker in ("", " "):
-            hunk.kept.append((len(hunk.old), len(hunk.new)))
-            hunk.old.append(line[1:])
-            hunk.new.append(line[1:])
-        elif marker == "+":
-            hunk.new.append(line[1:])
-        elif marker == "-":
-            hunk.old.append(line[1:])
-        elif parsed == 0:
-            raise PatchError("unexpected line found in update hunk: %r" % line[:80])
-        else:
-            break
-        parsed += 1
-        i += 1
-    op.hunks.append(hunk)
-    return i
-
-
-FOUND, MISSING, AMBIGUOUS = "found", "missing", "ambiguous"
-
-
-def openclaw_seek(lines: Sequence[str], pattern: Sequence[str], start: int, eof: bool) -> tuple[str, int]:
-    """OpenClaw's seekSequence: (FOUND, index), (MISSING, 0) or (AMBIGUOUS, occurrences). The
-    first of its four normalisers that matches anywhere decides, and must match once."""
-    if not pattern:
-        return FOUND, start
-    if len(pattern) > len(lines):
-        return MISSING, 0
-    last = len(lines) - len(pattern)
-    begin = max(start, last) if eof else start
-    if begin > last:
-        return MISSING, 0
-    keys: tuple[Callable[[str], str], ...] = (
-        _exact,
-        lambda s: s.rstrip(JS_SPACE),
-        lambda s: s.strip(JS_SPACE),
-        lambda s: s.strip(JS_SPACE).translate(PLAIN),
-    )
-    for key in keys:
-        want = [key(p) for p in pattern]
-        found = [i for i in range(begin, last + 1) if all(key(lines[i + k]) == want[k] for k in range(len(want)))]
-        if found:
-            return (FOUND, found[0]) if len(found) == 1 else (AMBIGUOUS, len(found))
-    return MISSING, 0
-
-
-def _oc_ending(lines: list[list[str]], i: int) -> str:
-    # JavaScript's lines.at(i)?.ending: a negative index counts from the end
-    return lines[i][1] if -len(lines) <= i < len(lines) else ""
-
-
-def _oc_changed(lines: list[list[str]], start: int, count: int, new: Sequence[str], pref: str) -> list[list[str]]:
-    # buildChangedLines: each new line's ending comes from the line it replaces, else nearby
-    replaced = lines[start:start + count]
-    nearby = (next((r[1] for r in replaced if r[1]), "") or _oc_ending(lines, start) or _oc_ending(lines, start - 1)
-              or pref)
-    out = []
-    for k, text in enumerate(new):
-        ending = nearby
-        if len(replaced) == len(new):
-            ending = replaced[k][1]
-        elif k == len(new) - 1 and replaced:
-            ending = replaced[-1][1]
-        elif k < len(replaced) - 1:
-            ending = replaced[k][1]
-        out.append([text, ending])
-    return out
-
-
-def _oc_norm(text: str) -> str:
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return text if not text or text.endswith("\n") else text + "\n"
-
-
-def openclaw_update_text(text: str, hunks: Sequence[Hunk], path: str = "the file", moved: bool = False) -> str:
-    """The text OpenClaw's applyUpdateHunk makes of `text` (the file as read, BOM included);
-    unless `moved` (to another file), `text` itself where the result differs from it only in
-    line endings (OpenClaw then writes nothing). PatchError where OpenClaw refuses."""
-    bom = "\ufeff" if text.startswith("\ufeff") else ""
-    lines = [[t, e or ""] for t, e in split_lines(text[len(bom):])]
-    pref = next((e for _, e in lines if e), "\n")
-    missing_final = bool(lines) and lines[-1][1] == ""
-    texts = [t for t, _ in lines]
-    reps: list[tuple[int, int, list[list[str]]]] = []
-    index = 0
-    for hunk in hunks:
-        if hunk.context:
-            kind, at = openclaw_seek(texts, [hunk.context], index, False)
-            if kind != FOUND:
-                raise PatchError("context %r is %s in %s" % (hunk.context[:80], kind, path))
-            index = at + 1
-        if not hunk.old:
-            at = index if hunk.context and not hunk.at_eof else len(lines)
-            added = _oc_changed(lines, at, 0, hunk.new, pref)
-            if missing_final and at == len(lines) and added:
-                added[-1][1] = ""
-            reps.append((at, 0, added))
-            index = at
-            continue
-        pattern, new = list(hunk.old), list(hunk.new)
-        kind, at = openclaw_seek(texts, pattern, index, hunk.at_eof)
-        if kind == MISSING and pattern[-1] == "":
-            pattern = pattern[:-1]
-            if new and new[-1] == "":
-                new = new[:-1]
-            kind, at = openclaw_seek(texts, pattern, index, hunk.at_eof)
-        if kind != FOUND:
-            raise PatchError("the old lines are %s in %s" % (kind, path))
-        # buildChunkLines: context lines are the file's own lines, text and ending
-        out: list[list[str]] = []
-        old_start = new_start = 0
-        for old_ctx, new_ctx in hunk.kept:
-            if old_ctx >= len(pattern) or new_ctx >= len(new):
-                continue
-            out.extend(_oc_changed(lines, at + old_start, old_ctx - old_start, new[new_start:new_ctx], pref))
-            out.append(lines[at + old_ctx])
-            old_start, new_start = old_ctx + 1, new_ctx + 1
-        out.extend(_oc_changed(lines, at + old_start, len(pattern) - old_start, new[new_start:], pref))
-        reps.append((at, len(pattern), out))
-        index = at + len(pattern)
-    reps.sort(key=lambda r: r[0])
-    result = list(lines)
-    for at, length, segment in reversed(reps):
-        result[at:at + length] = segment
-    for line in result[:-1]:  # ensureInteriorEndings
-        line[1] = line[1] or pref
-    after = bom + "".join(t + e for t, e in result)
-    return text if not moved and _oc_norm(after) == _oc_norm(text) else after
-
-
-def openclaw_update(before: bytes, hunks: Sequence[Hunk], path: str = "the file", moved: bool = False) -> bytes:
-    """openclaw_update_text on a file's bytes: PatchError where it is not UTF-8 (OpenClaw
-    refuses it); a lone surrogate from the patch is written as U+FFFD, as Node writes it."""
-    try:
-        text = before.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise PatchError("%s is not UTF-8 (byte %d)" % (path, exc.start)) from None
-    after = openclaw_update_text(text, hunks, path, moved)
-    try:
-        return after.encode("utf-8")
-    except UnicodeEncodeError:
-        return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in after).encode("utf-8")

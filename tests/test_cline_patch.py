@@ -1,4 +1,4 @@
-"""The port of Cline's apply_patch (engramory.hosts.cline) on its own: the similarity test
+"""The port of Cline's apply_patch (engramory.hosts.cline.model) on its own: the similarity test
 against a plain Levenshtein, the parser's refusals, paths, and the bound when a fuzzy match
 would cost too much. tests/cline/test_cline_patch_model.py checks the bytes on the real CLI."""
 
@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from engramory.hosts import cline
+from engramory.hosts.cline import model as cline_model
 
 
 def _levenshtein(a: str, b: str) -> int:
@@ -29,7 +30,7 @@ def _levenshtein(a: str, b: str) -> int:
 
 def _reference(a: str, b: str) -> bool:
     size = max(len(a.encode("utf-16-le")), len(b.encode("utf-16-le"))) // 2
-    return size == 0 or (size - _levenshtein(a, b)) / size >= cline.SIMILAR
+    return size == 0 or (size - _levenshtein(a, b)) / size >= cline_model.SIMILAR
 
 
 def test_similarity_matches_a_plain_levenshtein() -> None:
@@ -43,7 +44,7 @@ def test_similarity_matches_a_plain_levenshtein() -> None:
                 del b[rng.randrange(len(b))]
             else:
                 b.insert(rng.randrange(len(b) + 1), rng.choice(alphabet))
-        assert cline._similar(a, "".join(b), [10**9]) == _reference(a, "".join(b)), (a, "".join(b))
+        assert cline_model._similar(a, "".join(b), [10**9]) == _reference(a, "".join(b)), (a, "".join(b))
 
 
 @pytest.mark.parametrize("body", [
@@ -56,14 +57,14 @@ def test_similarity_matches_a_plain_levenshtein() -> None:
 def test_parser_refusals(body: str, tmp_path: Path) -> None:
     (tmp_path / "f.md").write_bytes(b"a\nb\n")
     text = "*** Begin Patch\n*** Update File: f.md\n%s*** End Patch" % body
-    assert cline.predict_patch(text, str(tmp_path), lambda p: Path(p).read_bytes() if Path(p).exists() else None) is None
+    assert cline_model.predict_patch(text, str(tmp_path), lambda p: Path(p).read_bytes() if Path(p).exists() else None) is None
 
 
 def test_whole_patch_refusals(tmp_path: Path) -> None:
     (tmp_path / "f.md").write_bytes(b"a\n")
 
     def predict(text: str) -> object:
-        return cline.predict_patch(text, str(tmp_path), lambda p: Path(p).read_bytes() if Path(p).exists() else None)
+        return cline_model.predict_patch(text, str(tmp_path), lambda p: Path(p).read_bytes() if Path(p).exists() else None)
 
     assert predict("*** Begin Patch\n*** Add File: f.md\n+x\n*** End Patch") is None  # exists
     assert predict("*** Begin Patch\n*** Update File: g.md\n@@\n+x\n*** End Patch") is None  # missing
@@ -80,7 +81,7 @@ def test_whole_patch_refusals(tmp_path: Path) -> None:
 def test_a_move_onto_itself_removes_the_file(tmp_path: Path) -> None:
     (tmp_path / "f.md").write_bytes(b"a\n")
     text = "*** Begin Patch\n*** Update File: f.md\n*** Move to: f.md\n@@\n-a\n+b\n*** End Patch"
-    assert cline.predict_patch(text, str(tmp_path), lambda p: Path(p).read_bytes()) == {str(tmp_path / "f.md"): None}
+    assert cline_model.predict_patch(text, str(tmp_path), lambda p: Path(p).read_bytes()) == {str(tmp_path / "f.md"): None}
 
 
 def test_a_costly_fuzzy_match_is_judged_by_its_bound(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -93,6 +94,6 @@ def test_a_costly_fuzzy_match_is_judged_by_its_bound(tmp_path: Path, monkeypatch
     env = {"ENGRAMORY_HARD": "10", "ENGRAMORY_WARN": "9"}
     # with time enough: nothing is similar, Cline refuses the patch, nothing to say
     assert cline.respond(json.dumps(payload).encode(), env)[0] == "{}"
-    monkeypatch.setattr(cline, "FUZZ_CELLS", 10)
+    monkeypatch.setattr(cline_model, "FUZZ_CELLS", 10)
     out = json.loads(cline.respond(json.dumps(payload).encode(), env)[0])
     assert "could not be worked out in time" in out["deny"] and "up to 11 lines" in out["deny"]

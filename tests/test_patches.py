@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from engramory import patches
+from engramory.hosts.openclaw import patchmodel
 from engramory.size import count_lines
 
 
@@ -287,20 +288,20 @@ def test_split_lines_gives_the_text_back(text: str) -> None:
 
 def _oc(before: bytes, *body: str) -> bytes | None:
     try:
-        (op,) = patches.parse_openclaw(v4a("*** Update File: m", *body))
-        return patches.openclaw_update(before, op.hunks)
+        (op,) = patchmodel.parse_openclaw(v4a("*** Update File: m", *body))
+        return patchmodel.openclaw_update(before, op.hunks)
     except patches.PatchError:
         return None
 
 
 def test_openclaw_seek_refuses_what_matches_twice_at_the_first_normaliser_that_matches() -> None:
-    assert patches.openclaw_seek(["x", "y", "x"], ["x"], 0, False) == (patches.AMBIGUOUS, 2)
-    assert patches.openclaw_seek(["x ", "y", "x"], ["x"], 0, False) == (patches.FOUND, 2)  # exact decides
-    assert patches.openclaw_seek(["x ", "y", "x\t"], ["x"], 0, False) == (patches.AMBIGUOUS, 2)
-    assert patches.openclaw_seek(["x", "y", "x"], ["x"], 0, True) == (patches.FOUND, 2)  # End of File: one place
-    assert patches.openclaw_seek(["\ufeffa"], ["a"], 0, False) == (patches.FOUND, 0)  # JS trim() removes U+FEFF
-    assert patches.openclaw_seek(["a\x85"], ["a"], 0, False) == (patches.MISSING, 0)  # ... and not U+0085
-    assert patches.openclaw_seek(["a \u2014 b"], ["a - b"], 0, False) == (patches.FOUND, 0)
+    assert patchmodel.openclaw_seek(["x", "y", "x"], ["x"], 0, False) == (patchmodel.AMBIGUOUS, 2)
+    assert patchmodel.openclaw_seek(["x ", "y", "x"], ["x"], 0, False) == (patchmodel.FOUND, 2)  # exact decides
+    assert patchmodel.openclaw_seek(["x ", "y", "x\t"], ["x"], 0, False) == (patchmodel.AMBIGUOUS, 2)
+    assert patchmodel.openclaw_seek(["x", "y", "x"], ["x"], 0, True) == (patchmodel.FOUND, 2)  # End of File: one place
+    assert patchmodel.openclaw_seek(["\ufeffa"], ["a"], 0, False) == (patchmodel.FOUND, 0)  # JS trim() removes U+FEFF
+    assert patchmodel.openclaw_seek(["a\x85"], ["a"], 0, False) == (patchmodel.MISSING, 0)  # ... and not U+0085
+    assert patchmodel.openclaw_seek(["a \u2014 b"], ["a - b"], 0, False) == (patchmodel.FOUND, 0)
 
 
 def test_openclaw_new_lines_take_the_endings_of_the_lines_they_replace() -> None:
@@ -327,17 +328,17 @@ def test_openclaw_refusals() -> None:
     assert _oc(b"a\xff\nb\n", "@@", "-b", "+B") is None  # not UTF-8
     for body in (("@@", "-a", "+A", "@@x", "-b"), ("@@", "?a"), ("@@", "*** End of File"), ("@@",)):
         with pytest.raises(patches.PatchError):
-            patches.parse_openclaw(v4a("*** Update File: m", *body))
+            patchmodel.parse_openclaw(v4a("*** Update File: m", *body))
 
 
 def test_openclaw_parser_details() -> None:
-    (op,) = patches.parse_openclaw(v4a("*** Update File: m", "@@ ", "-b", "+B", "\t", "@@ k", "+x", "*** End of File"))
+    (op,) = patchmodel.parse_openclaw(v4a("*** Update File: m", "@@ ", "-b", "+B", "\t", "@@ k", "+x", "*** End of File"))
     assert [(h.context, h.old, h.new, h.at_eof) for h in op.hunks] == [(None, ["b"], ["B"], False), ("k", [], ["x"], True)]
     # a final blank old line the file lacks is retried without it; the new blank line stays
     assert _oc(b"a\nb\n", "@@", " b", " ", "+c") == b"a\nb\n\nc\n"
     assert _oc(b"a\r\nb", "@@", "-b", "+b") == b"a\r\nb"  # a change of endings only: nothing written
     text = "<<'EOF'\n" + v4a("*** Add File: n", "+x") + "EOF"
-    assert [o.content for o in patches.parse_openclaw(text)] == ["x\n"]
+    assert [o.content for o in patchmodel.parse_openclaw(text)] == ["x\n"]
 
 
 def test_openclaw_judges_two_operations_on_one_file_by_their_worst_case(tmp_path: Path) -> None:

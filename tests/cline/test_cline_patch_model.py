@@ -1,4 +1,4 @@
-"""Differential check of engramory's port of Cline's apply_patch (engramory.hosts.cline:
+"""Differential check of engramory's port of Cline's apply_patch (engramory.hosts.cline.model:
 @cline/core's parser and its fuzzy find_context, in the one V4A model of engramory.patches)
 against the real Cline CLI: for every patch, the bytes Cline writes equal the prediction, and a
 patch predicted to be refused leaves its file as it was. The hand-picked patches cover what
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from cline_driver import Cline
 
-from engramory.hosts import cline as host
+from engramory.hosts.cline import model as host
 
 IDX = "".join("- [note %d](note-%d.md) - hook %d\n" % (i, i, i) for i in range(6))
 

@@ -1,5 +1,5 @@
-"""Differential check of engramory's port of OpenClaw's apply_patch (patches.parse_openclaw,
-patches.openclaw_update: OpenClaw 2026.9.6's parser, its seekSequence with four normalisers and
+"""Differential check of engramory's port of OpenClaw's apply_patch (patchmodel.parse_openclaw,
+patchmodel.openclaw_update: OpenClaw 2026.9.6's parser, its seekSequence with four normalisers and
 an "ambiguous" refusal, and its applier that keeps every line's own ending) against the real
 OpenClaw CLI with the guard installed: for every patch the guard's recorded prediction (and
 the port called directly) equals the bytes OpenClaw writes, and a predicted refusal leaves the
@@ -21,6 +21,7 @@ import scenarios
 from openclaw_driver import Openclaw
 
 from engramory import patches
+from engramory.hosts.openclaw import patchmodel
 
 IDX = "".join("- [note %d](note-%d.md) - hook %d\n" % (i, i, i) for i in range(6))
 N2 = "- [note 2](note-2.md) - hook 2"
@@ -127,8 +128,8 @@ def _text(path: Path, body: str) -> str:
 
 def _predict(before: bytes, text: str) -> Optional[bytes]:
     try:
-        (op,) = patches.parse_openclaw(text)
-        return patches.openclaw_update(before, op.hunks)
+        (op,) = patchmodel.parse_openclaw(text)
+        return patchmodel.openclaw_update(before, op.hunks)
     except patches.PatchError:
         return None
 
@@ -148,7 +149,7 @@ def test_apply_patch_bytes_match_the_port(openclaw: Openclaw) -> None:
         path.parent.mkdir(parents=True)
         path.write_bytes(before)
         with pytest.raises(patches.PatchError):
-            patches.parse_openclaw(_text(path, body))
+            patchmodel.parse_openclaw(_text(path, body))
         unparsed.append((name, path, before, openclaw.patch_call(_text(path, body))))
     outcome = differential.run(openclaw, edits, before=[[c for _, _, _, c in unparsed]], timeout=400)
     problems = ["%s: the port predicts %r, OpenClaw wrote %r" % (name, want if want is not None else before,

@@ -54,76 +54,6 @@ def index_paths(cwd: str, env: "Mapping[str, str]") -> "list[str]":
     return []
 
 
-def _norm(line: str) -> str:
-    return " ".join(line.split())
-
-
-def _loose_match(text: str, old: str) -> bool:
-    """Whether Crush's whitespace-normalised fallback finds `old` once, as whole lines."""
-    want = [_norm(line) for line in old.split("\n")]
-    if want and want[-1] == "" and len(want) > 1:
-        want = want[:-1]
-    if not any(want):
-        return False
-    lines = [_norm(line) for line in text.split("\n")]
-    hits = sum(1 for i in range(len(lines) - len(want) + 1) if lines[i : i + len(want)] == want)
-    return hits == 1
-
-
-def _replace(text: str, old: str, new: str, replace_all: bool) -> "str | claudelike.Unknown | None":
-    n = text.count(old)
-    if n == 0:
-        return claudelike.Unknown(new, "Crush re-indents a whitespace-normalised match") if _loose_match(text, old) else None
-    if n > 1 and not replace_all:
-        return None
-    return text.replace(old, new) if replace_all else text.replace(old, new, 1)
-
-
-def apply_edits(before: "bytes | None", edits: "list[tuple[str, str, bool]]", multi: bool) -> "bytes | claudelike.Unknown | None":
-    """The bytes `edit` (one edit) or `multiedit` writes, an Unknown for a fallback match,
-    or None when Crush refuses the call."""
-    from engramory.edits import encode
-
-    if before is None:
-        if edits and edits[0][0] == "":
-            text = edits[0][1]
-            rest = edits[1:]
-        else:
-            return None
-        crlf = False
-    else:
-        raw = before.decode("utf-8", "replace")
-        if edits and edits[0][0] == "":
-            return None  # "file already exists"
-        crlf = "\r\n" in raw
-        text = raw.replace("\r\n", "\n") if crlf else raw
-        rest = edits
-    applied = before is None
-    unknown: list[str] = []
-    for old, new, replace_all in rest:
-        if old == "":
-            if multi:
-                continue
-            return None
-        result = _replace(text, old, new, replace_all)
-        if result is None:
-            if multi:
-                continue  # multiedit skips an edit that does not match
-            return None
-        if isinstance(result, claudelike.Unknown):
-            unknown.append(new)
-            continue
-        text = result
-        applied = True
-    if unknown:
-        return claudelike.Unknown("".join(new for _, new, _ in edits), "Crush re-indents a whitespace-normalised match")
-    if not applied:
-        return None  # every edit failed: an error, nothing written
-    if crlf and "\r\n" not in text:
-        text = text.replace("\n", "\r\n")
-    return encode(text)
-
-
 def predict(kind: str, before: "bytes | None", tool_input: "dict[str, Any]") -> "bytes | claudelike.Unknown | None":
     from engramory.edits import encode
 
@@ -139,7 +69,9 @@ def predict(kind: str, before: "bytes | None", tool_input: "dict[str, Any]") -> 
         if not isinstance(old, str) or not isinstance(new, str):
             return None
         edits.append((old, new, item.get("replace_all") is True))
-    return apply_edits(before, edits, multi) if edits else None
+    from engramory.hosts.crush import model  # lazy: the ignored path must not load the edit model
+
+    return model.apply_edits(before, edits, multi) if edits else None
 
 
 DIALECT = claudelike.Dialect(NAME, TOOLS, ("file_path",), predict, index_paths, window, deny="exit")

@@ -38,7 +38,7 @@ its new text added), never passed in silence. A file
 whose line breaks were all CRLF is written CRLF; where endings were mixed the line count is
 exact and the bytes within one per new line break (the per-line restoration is not ported).
 `write` writes the content as given and drops an existing BOM. `apply_patch` is OpenClaw's own
-parser and applier, ported (patches.parse_openclaw, patches.openclaw_update): old lines matched
+parser and applier, ported (hosts/openclaw/patchmodel.py): old lines matched
 exactly, then without trailing, then surrounding whitespace, then with typography made plain,
 each refused when missing or found more than once; context lines and replaced lines keep the
 file's own bytes and endings. A file that two operations of one patch change is judged by its
@@ -184,19 +184,9 @@ def _find(content: str, old: str, fuzzy: "tuple[str, list[int], list[int]] | Non
     return (a, b - a) if b >= a else None
 
 
-def apply_edits(before: "bytes | None", edits: "list[tuple[str, str]]") -> "tuple[bytes | claudelike.Unknown | None, int]":
-    """(bytes written, None when refused or an Unknown when only OpenClaw's NFKC-aware match
-    could apply it; byte bound: exact when 0)."""
-    from engramory.edits import encode
-
-    if before is None or not edits:
-        return None, 0
-    bom = before.startswith(BOM)
-    raw = before[3 if bom else 0 :].decode("utf-8", "replace")
-    content = _lf(raw)
-    olds = [(_lf(o), _lf(n)) for o, n in edits]
-    if any(o == "" for o, _ in olds):
-        return None, 0
+def _matched(content: str, olds: "list[tuple[str, str]]") -> "tuple[list[tuple[int, int, str]], bool] | None":
+    """(index, length, new text) of every edit OpenClaw finds, and whether one is found only
+    through its NFKC-aware match; None when one is missing or ambiguous (the call fails)."""
     fuzzy = _fuzzy(content) if any(o not in content for o, _ in olds) else None
     matched = []
     unknown = False
@@ -207,32 +197,35 @@ def apply_edits(before: "bytes | None", edits: "list[tuple[str, str]]") -> "tupl
             # call is known only when the normalised text is missing or ambiguous.
             assert fuzzy is not None
             if _nfkc_count(content, o) != 1:
-                return None, 0
+                return None
             unknown = True
             continue
         hit = _find(content, o, fuzzy)
         if hit is None:
-            return None, 0
+            return None
         matched.append((hit[0], hit[1], n))
-    if unknown:
-        return claudelike.Unknown(
-            "".join(n for _, n in olds),
-            "OpenClaw may apply it through a match after Unicode NFKC normalisation, which "
-            "engramory does not reproduce",
-        ), 0
+    return matched, unknown
+
+
+def _spliced(content: str, matched: "list[tuple[int, int, str]]") -> "str | None":
+    """Every edit applied to the original text at once; None where two overlap."""
     matched.sort()
     for (a, la, _), (b, _, _) in zip(matched, matched[1:]):
         if a + la > b:
-            return None, 0  # overlapping edits: the whole call fails
+            return None  # overlapping edits: the whole call fails
     parts, cursor = [], 0
     for a, la, n in matched:
         parts.append(content[cursor:a])
         parts.append(n)
         cursor = a + la
     parts.append(content[cursor:])
-    after = "".join(parts)
-    if after == content:
-        return None, 0
+    return "".join(parts)
+
+
+def _restored(raw: str, after: str, bom: bool) -> "tuple[bytes, int]":
+    """The edited LF text written with the file's BOM and endings, and the byte bound."""
+    from engramory.edits import encode
+
     head = BOM if bom else b""
     crlf, lf_total = raw.count("\r\n"), raw.count("\n")
     if crlf == 0:
@@ -240,6 +233,31 @@ def apply_edits(before: "bytes | None", edits: "list[tuple[str, str]]") -> "tupl
     if crlf == lf_total and "\r" not in raw.replace("\r\n", ""):
         return head + encode(after.replace("\n", "\r\n")), 0
     return head + encode(after), after.count("\n")  # mixed endings: restored line by line
+
+
+def apply_edits(before: "bytes | None", edits: "list[tuple[str, str]]") -> "tuple[bytes | claudelike.Unknown | None, int]":
+    """(bytes written, None when refused or an Unknown when only OpenClaw's NFKC-aware match
+    could apply it; byte bound: exact when 0)."""
+    if before is None or not edits:
+        return None, 0
+    bom = before.startswith(BOM)
+    raw = before[3 if bom else 0 :].decode("utf-8", "replace")
+    content = _lf(raw)
+    olds = [(_lf(o), _lf(n)) for o, n in edits]
+    found = None if any(o == "" for o, _ in olds) else _matched(content, olds)
+    if found is None:
+        return None, 0
+    matched, unknown = found
+    if unknown:
+        return claudelike.Unknown(
+            "".join(n for _, n in olds),
+            "OpenClaw may apply it through a match after Unicode NFKC normalisation, which "
+            "engramory does not reproduce",
+        ), 0
+    after = _spliced(content, matched)
+    if after is None or after == content:
+        return None, 0
+    return _restored(raw, after, bom)
 
 
 def apply_write(content: str) -> bytes:
@@ -264,10 +282,10 @@ def _edits_of(params: "dict[str, Any]") -> "list[tuple[str, str]] | None":
 def _patch(text: str, base: "str | None", derived: "list[str]", env: "Mapping[str, str] | None",
            environ: "Mapping[str, str]", seen: "Session | None" = None) -> "Decision | None":
     from engramory import patches
-    from engramory.guard import read_regular
+    from engramory.hosts.openclaw import patchmodel  # lazy: only an apply_patch call loads the port
 
     try:
-        ops = patches.parse_openclaw(text)
+        ops = patchmodel.parse_openclaw(text)
     except patches.PatchError:
         return None  # OpenClaw refuses the whole patch and changes nothing
     touched = [{scope.resolve_path(op.path, base), scope.resolve_path(op.target, base)} for op in ops]
@@ -279,27 +297,13 @@ def _patch(text: str, base: "str | None", derived: "list[str]", env: "Mapping[st
         # another operation of this patch changes the file too: the result is not predicted
         # from the file on disk, so the worst case is judged (every op's new lines added)
         shared = [o for o, files in zip(ops, touched) if target in files]
-        # ... except a Delete of the file and then an Add of it (a whole-file rewrite): OpenClaw
-        # runs the operations in order, so the result is the Add's content, exactly
-        rewrite = (len(shared) == 2 and shared[1] is op and op.kind == patches.ADD and shared[0].kind == patches.DELETE
-                   and scope.resolve_path(shared[0].path, base) == target)
+        # ... except a Delete of the file and then an Add of it (patchmodel.rewrites)
+        rewrite = patchmodel.rewrites(shared, op, base, target)
         added = "".join(_added(o) for o in shared) if len(shared) > 1 and not rewrite else None
 
         def run(before: "bytes | None", op: "Any" = op, source: str = source, target: str = target,
                 added: "str | None" = added, rewrite: bool = rewrite) -> "bytes | claudelike.Unknown | None":
-            if added is not None:
-                return claudelike.Unknown(added, "another operation of the same patch changes this file too")
-            if op.kind == patches.ADD:
-                return None if before is not None and not rewrite else patches.apply_to(None, op)
-            if source != target and before is not None:
-                return None  # a move onto an existing file is refused
-            old = before if source == target else read_regular(source)
-            if old is None:
-                return None
-            try:
-                return patches.openclaw_update(old, op.hunks, target, moved=source != target)
-            except patches.PatchError:
-                return None
+            return patchmodel.predict_op(before, op, source, target, added, rewrite)
 
         decision = claudelike.judge(target, "apply_patch", run, env, _window_for(target, environ), seen)
         if decision is not None:
@@ -317,11 +321,12 @@ def _added(op: "Any") -> str:
 
 def patch_update(old: bytes, op: "Any") -> "tuple[bytes | None, int]":
     """(bytes OpenClaw writes for a V4A update of a file holding `old`, byte bound): its own
-    applier, ported (patches.openclaw_update), so the bound is 0; None where it refuses."""
+    applier, ported (patchmodel.openclaw_update), so the bound is 0; None where it refuses."""
     from engramory import patches
+    from engramory.hosts.openclaw import patchmodel  # lazy: only an apply_patch call loads the port
 
     try:
-        return patches.openclaw_update(old, op.hunks), 0
+        return patchmodel.openclaw_update(old, op.hunks), 0
     except patches.PatchError:
         return None, 0
 

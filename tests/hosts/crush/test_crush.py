@@ -16,6 +16,7 @@ import contract  # noqa: E402
 from contract import lines  # noqa: E402
 
 from engramory.hosts import claudelike, crush  # noqa: E402
+from engramory.hosts.crush import model as crush_model  # noqa: E402
 
 
 def write(path: str, cwd: str, before: str, after: str) -> Dict[str, Any]:
@@ -76,16 +77,16 @@ def test_edit_and_multiedit_on_a_relative_path(tmp_path: Path) -> None:
 
 def test_the_edit_model_ports_crushs_rules() -> None:
     crlf = b"a\r\nb\r\n"
-    assert crush.apply_edits(crlf, [("a\n", "A\nA2\n", False)], False) == b"A\r\nA2\r\nb\r\n"
+    assert crush_model.apply_edits(crlf, [("a\n", "A\nA2\n", False)], False) == b"A\r\nA2\r\nb\r\n"
     # a CRLF new_string leaves the file mostly LF
-    assert crush.apply_edits(crlf, [("a\n", "A\r\n", False)], False) == b"A\r\nb\n"
-    assert crush.apply_edits(b"x\n", [("x", "y", False)], False) == b"y\n"
-    assert crush.apply_edits(None, [("", "new\n", False)], False) == b"new\n"
-    assert crush.apply_edits(None, [("x", "y", False)], False) is None
+    assert crush_model.apply_edits(crlf, [("a\n", "A\r\n", False)], False) == b"A\r\nb\n"
+    assert crush_model.apply_edits(b"x\n", [("x", "y", False)], False) == b"y\n"
+    assert crush_model.apply_edits(None, [("", "new\n", False)], False) == b"new\n"
+    assert crush_model.apply_edits(None, [("x", "y", False)], False) is None
     # the whitespace-normalised fallback re-indents: judged by its worst case
-    loose = crush.apply_edits(b"    foo   bar\n", [("foo bar", "baz\n", False)], False)
+    loose = crush_model.apply_edits(b"    foo   bar\n", [("foo bar", "baz\n", False)], False)
     assert isinstance(loose, claudelike.Unknown) and loose.added == "baz\n"
-    assert crush.apply_edits(b"foo\n", [("nothing like it", "baz", False)], False) is None
+    assert crush_model.apply_edits(b"foo\n", [("nothing like it", "baz", False)], False) is None
 
 
 def test_a_whitespace_fallback_match_is_judged_by_its_worst_case(tmp_path: Path) -> None:
