@@ -29,13 +29,12 @@ Any error reading or writing a record is silence: the guard fails open. Standard
 
 from __future__ import annotations
 
-import hashlib
-
 from engramory import jsonlite, scope
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
+    from typing import Any
 
 VERSION = 1
 MAX_FILES = 64
@@ -45,6 +44,11 @@ MAX_INDEXES = 16  # indexes of one store one record keeps (the oldest go first)
 RECORD_LIMIT = 256 << 10  # a record file past this is not read (it is not one engramory wrote)
 HASH_HEX = 16  # 8 bytes of sha256 per line
 SHOW = 3
+# the record folder, `<store>/<metadir.DIR>/<metadir.SEEN>`, spelled here so that a deny path
+# with no record imports neither engramory.store.metadir (and with it os) nor hashlib
+# (OpenSSL, ~4 ms): one stat of this folder says there is nothing to judge (tests/test_stale.py
+# holds the two spellings equal)
+SEEN_DIR = (".engramory", "seen")
 IGNORE = b"# what each agent session last saw of the index (hashes only), for the stale-write check: never committed\n*\n"
 
 
@@ -58,7 +62,7 @@ class Session:
         self.id = session_id
 
     def key(self) -> str:
-        return hashlib.sha256(("%s\0%s" % (self.host, self.id)).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        return _sha256(("%s\0%s" % (self.host, self.id)).encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def session(host: str, session_id: object) -> Session | None:
@@ -66,6 +70,12 @@ def session(host: str, session_id: object) -> Session | None:
     if not isinstance(session_id, str) or not session_id or len(session_id) > 4096:
         return None
     return Session(host, session_id)
+
+
+def _sha256(data: bytes) -> "Any":
+    import hashlib  # lazy: OpenSSL costs ~4 ms, paid only when a record folder exists
+
+    return hashlib.sha256(data)
 
 
 # -- lines ------------------------------------------------------------------------------------
@@ -81,7 +91,7 @@ def lines_of(data: bytes) -> Iterator[tuple[int, bytes]]:
 
 
 def line_hash(salt: bytes, line: bytes) -> str:
-    return hashlib.sha256(salt + line).hexdigest()[:HASH_HEX]
+    return _sha256(salt + line).hexdigest()[:HASH_HEX]
 
 
 def hashes(salt: bytes, data: bytes) -> set[str]:
@@ -89,7 +99,7 @@ def hashes(salt: bytes, data: bytes) -> set[str]:
 
 
 def digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+    return _sha256(data).hexdigest()
 
 
 # -- where a record lives ---------------------------------------------------------------------
@@ -102,9 +112,13 @@ def _place(path: str) -> tuple[str, str]:
 
 
 def _folder(root: str) -> str:
-    from engramory.store import metadir
+    return scope.join(root, *SEEN_DIR)
 
-    return scope.join(root, metadir.DIR, metadir.SEEN)
+
+def _recorded(root: str) -> bool:
+    """Whether any session of this store has a record (one stat): without the folder there is
+    nothing to judge and nothing to update, and no hash is computed."""
+    return scope.isdir(_folder(root))
 
 
 def _file(root: str, who: Session) -> str:
@@ -270,6 +284,9 @@ def note_write(path: str, who: Session | None, before: bytes | None, after: byte
     if who is None:
         return
     try:
+        if not _recorded(_place(path)[0]):
+            return  # no record to update: neither os nor hashlib is loaded
+
         def update(salt: bytes, old: tuple[str, set[str]] | None) -> tuple[str, set[str]] | None:
             if old is None:
                 return None
@@ -305,6 +322,8 @@ def lost_lines(path: str, who: Session | None, before: bytes | None, after: byte
         return None
     try:
         root, rel = _place(path)
+        if not _recorded(root):
+            return None
         data = _load(_file(root, who))
         if data is None:
             return None

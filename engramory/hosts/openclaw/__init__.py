@@ -78,20 +78,17 @@ def window() -> "Window":
 
 
 def config_path(env: "Mapping[str, str]") -> str:
-    import os.path
-
+    # scope's paths are os.path's without importing os (~1.5 ms on the deny path)
     explicit = env.get("OPENCLAW_CONFIG_PATH", "")
     if explicit:
-        return os.path.abspath(os.path.expanduser(explicit))
-    home = env.get("OPENCLAW_HOME") or env.get("HOME") or os.path.expanduser("~")
-    return os.path.join(home, ".openclaw", "openclaw.json")
+        return scope.abspath(scope.expanduser(explicit))
+    home = env.get("OPENCLAW_HOME") or env.get("HOME") or scope.expanduser("~")
+    return scope.join(home, ".openclaw", "openclaw.json")
 
 
 def workspace(env: "Mapping[str, str]") -> str:
     """The agent workspace: agents.defaults.workspace from the config, else ~/.openclaw/workspace."""
-    import os.path
-
-    from engramory.guard import read_regular
+    from engramory.guard import read_regular  # lazy: only a call that may touch an index reads the config
 
     path = config_path(env)
     raw = read_regular(path)
@@ -100,10 +97,10 @@ def workspace(env: "Mapping[str, str]") -> str:
             data = jsonlite.loads(raw.decode("utf-8", "replace"))
             ws = data.get("agents", {}).get("defaults", {}).get("workspace") if isinstance(data, dict) else None
             if isinstance(ws, str) and ws:
-                return os.path.abspath(os.path.expanduser(ws))
+                return scope.abspath(scope.expanduser(ws))
         except (ValueError, AttributeError):
             pass
-    return os.path.join(os.path.dirname(path), "workspace")
+    return scope.join(scope.dirname(path), "workspace")
 
 
 def index_paths(cwd: str, env: "Mapping[str, str]") -> "list[str]":
