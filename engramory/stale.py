@@ -342,7 +342,7 @@ def lost_lines(path: "str", who: "Session | None", before: "bytes | None", after
 
 def message(path: "str", tool: "str", stale: "Stale") -> "str":
     """The deny's text: what changed, with numbers and the first lines (masked), and what to do."""
-    from engramory.guard import masked
+    from engramory.judge import masked  # lazy: judge imports this module; a deny only
     from engramory.layout import quote
     from engramory.size import n as _n
 
