@@ -112,7 +112,7 @@ def judge_bound(
     docstring). `before_size` (lines or None, units) replaces `before` when the file is too
     large to read: its lines are then unknown and treated as already over the cap.
     (engramory.worstcase: imported only on this rarer path.)"""
-    from engramory import worstcase
+    from engramory import worstcase  # lazy: the worst-case paths are rare; a plain deny never loads them
 
     return worstcase.judge_bound(path, before, added, env, window, tool, why, before_size)
 
@@ -147,13 +147,13 @@ def evaluate(
         before = None
 
     if why or size_only is not None:
-        from engramory import worstcase
+        from engramory import worstcase  # lazy: the worst-case paths are rare; a plain deny never loads them
 
         return worstcase.judge_unread(req, environ, window, why, size_only)
     after = edits.predict(req, before)
     trace_prediction(req, after, environ)
     if after is None:
-        from engramory import worstcase
+        from engramory import worstcase  # lazy: the worst-case paths are rare; a plain deny never loads them
 
         return worstcase.judge_unpredicted(req, before, environ, window, "")
     return judge(req.path, before, after, environ, window, req.tool, seen)
@@ -168,7 +168,7 @@ def trace_prediction(req: "edits.Request", after: "bytes | None", env: "Mapping[
 
 
 def _trace(target: str, req: "edits.Request", after: "bytes | None") -> None:
-    from engramory import jsonlite
+    from engramory import jsonlite  # lazy: test-only tracing
 
     line = jsonlite.dumps(
         {"path": req.path, "tool": req.tool, "refused": after is None, "after": after.hex() if after is not None else None}

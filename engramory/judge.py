@@ -53,7 +53,7 @@ def masked(text: str) -> str:
     the index lines, paths and notes a hook's message shows."""
     if not might_hold_secret(text):
         return text
-    from engramory.store.secrets import redact
+    from engramory.store.secrets import redact  # lazy: the masker (re) only for a text that may hold a secret
 
     return redact(text)
 
@@ -274,7 +274,7 @@ def decide(
 def outside_text(data: bytes, window: "Window", show: int = SHOW_OUTSIDE) -> "tuple[list[str], int]":
     """The entries of `data` the host will not load through `window` (up to `show` of them,
     quoted, with their line numbers) and how many more there are."""
-    from engramory.layout import quote
+    from engramory.layout import quote  # lazy: layout only for a message that shows lines
 
     shown: list[str] = []
     more = 0

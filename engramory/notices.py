@@ -65,7 +65,9 @@ if TYPE_CHECKING:
 def read_index(path: str, env: "Mapping[str, str]") -> "Reading | None":
     """Measure one index as Claude Code counts it; None when it does not exist or is not a
     readable regular file."""
-    from engramory.describe import read_index as _read
+    from engramory.describe import (
+        read_index as _read,  # lazy: notices only on the after-tool and session-start paths
+    )
     from engramory.guard import READ_LIMIT  # a hook: bounded like the guard
 
     return _read(path, env, limit=READ_LIMIT)
@@ -73,8 +75,9 @@ def read_index(path: str, env: "Mapping[str, str]") -> "Reading | None":
 
 def over_message(r: "Reading", tool: str) -> str:
     """What PostToolUse tells the model about an index over its hard cap."""
+    # lazy: notices only on the after-tool and session-start paths
     from engramory.describe import caps_text, outside_text, size_text
-    from engramory.guard import COMPACT_STEPS
+    from engramory.guard import COMPACT_STEPS  # lazy: the after-tool path must not load the guard
 
     text = (
         "engramory: after this %s call, the memory index %s is over its hard cap: %s "
@@ -93,6 +96,7 @@ def over_message(r: "Reading", tool: str) -> str:
 
 def start_line(r: "Reading") -> str:
     """One line of the SessionStart notice for an index past its warn or hard cap."""
+    # lazy: notices only on the after-tool and session-start paths
     from engramory.describe import caps_text, outside_text, size_text
 
     if r.status == OVER:
@@ -202,7 +206,7 @@ def load_state(path: "str | None") -> "dict[str, str]":
 def save_state(path: "str | None", state: "Mapping[str, str]") -> None:
     if path is None or not _private_dir(scope.dirname(path)):
         return
-    from engramory.fsutil import write_atomic
+    from engramory.fsutil import write_atomic  # lazy: os only when the state changed
 
     body = "".join("%s %s\n" % (sig, index) for index, sig in state.items() if "\n" not in index)
     try:
@@ -237,7 +241,7 @@ def prune_state(folder: "str | None", now: float) -> None:
 
 def render(event: str, context: str) -> str:
     """The hook's answer, every secret in the notice masked (paths and store names too)."""
-    from engramory.guard import masked
+    from engramory.guard import masked  # lazy: the ignored path must not load the guard
 
     return jsonlite.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": masked(context)}})
 
@@ -310,7 +314,7 @@ def doctor_line(root: str, env: "Mapping[str, str] | None" = None, budget: float
     of any size starts the session in time (the host gives up on the hook at 10 s and then
     loses its notice too). A missing or failing doctor never costs the session its start."""
     try:
-        from engramory.store import review
+        from engramory.store import review  # lazy: only when a store folder changed
 
         if review.large_store(root):
             # the count the last detached reconcile left (save_doctor_summary), if the store
@@ -320,7 +324,7 @@ def doctor_line(root: str, env: "Mapping[str, str] | None" = None, budget: float
                 return None
             errors, complete = found
         else:
-            from engramory.doctor import run as doctor
+            from engramory.doctor import run as doctor  # lazy: the doctor once a session, on a budget
 
             errors, complete = doctor.quick_errors(root, env, budget, DOCTOR_SKIP)
     except Exception:  # noqa: BLE001 - a broken or absent doctor must not break the session start
@@ -337,7 +341,7 @@ def _store_stamp(root: str) -> "list[int]":
     folder's and the index's mtime_ns and the index's size (three stats' worth)."""
     import os
 
-    from engramory.scope import index_name_for
+    from engramory.scope import index_name_for  # lazy: only a call that may change an index needs this
 
     st = os.stat(root)
     ix = os.stat(os.path.join(root, index_name_for(root)))
@@ -350,9 +354,9 @@ def save_doctor_summary(root: str, env: "Mapping[str, str] | None" = None) -> No
     import json
     import os
 
-    from engramory.doctor import run as doctor
-    from engramory.fsutil import write_atomic
-    from engramory.store import metadir
+    from engramory.doctor import run as doctor  # lazy: the doctor once a session, on a budget
+    from engramory.fsutil import write_atomic  # lazy: os only when the state changed
+    from engramory.store import metadir  # lazy: os only for the seed of the config stamps
 
     meta = metadir.meta_dir(root)  # made first: making it moves the folder's stamp
     stamp = _store_stamp(root)
@@ -364,8 +368,8 @@ def save_doctor_summary(root: str, env: "Mapping[str, str] | None" = None) -> No
 def load_doctor_summary(root: str) -> "tuple[int, bool] | None":
     """(errors, complete) from the summary `save_doctor_summary` left, or None when there is
     none, it is damaged, or the store moved since it was made."""
-    from engramory import jsonlite
-    from engramory.store import metadir
+    from engramory import jsonlite  # lazy: config stamps only at session start
+    from engramory.store import metadir  # lazy: os only for the seed of the config stamps
 
     raw, _ = metadir.read(metadir.path(root, metadir.DOCTOR_NOTICE), 4096)
     if raw is None or len(raw) > 4096:
@@ -406,7 +410,7 @@ def verify_lines(roots: "Sequence[str]", payload: "Mapping[str, Any]", env: "Map
     """At most 5 notes per store whose paths, symbols or commands are stale or moved, fenced
     as data (engramory.verify.notice). Never edits, never blocks past `budget`, never raises."""
     try:
-        from engramory.verify import notice
+        from engramory.verify import notice  # lazy: notices only on the after-tool and session-start paths
 
         return notice.session_lines(roots, payload, env, budget)
     except Exception:  # noqa: BLE001 - a failing verify must not cost the session its start
@@ -472,7 +476,7 @@ def reconcile_stores(indexes: "Sequence[str]", source: str, notice: bool) -> "li
         if not scope.isfile(index):
             continue
         try:
-            from engramory.store import review
+            from engramory.store import review  # lazy: only when a store folder changed
 
             if notice and review.large_store(root):
                 # A large store's review (one stat per note, the manifest parsed) would cost
@@ -632,7 +636,9 @@ def session_start_respond(raw: bytes, env: "Mapping[str, str] | None" = None) ->
 def _run(event: str, handler: "Any") -> int:
     """The hook process for `handler(payload, env) -> stdout text`, on the shared hook
     runtime (engramory.hosts.run_respond): bounded stdin, one fail-open policy."""
-    from engramory.hosts import run_respond
+    from engramory.hosts import (
+        run_respond,  # lazy: engramory.hosts imports this module's callers; the stand-alone entry only
+    )
 
     return run_respond(_respond_with(event, handler), "engramory %s hook" % event, STDIN_LIMIT)
 

@@ -156,7 +156,7 @@ def _entry(data: "dict[str, object]", rel: "str") -> "tuple[str, set[str]] | Non
 def _save(root: "str", where: "str", data: "dict[str, object]", new: "bool") -> "None":
     import os
 
-    from engramory.store import metadir
+    from engramory.store import metadir  # lazy: os and metadir only when a record is written
 
     folder = _folder(root)
     meta = scope.dirname(folder)
@@ -212,7 +212,7 @@ def prune(folder: "str", keep: "int" = MAX_FILES, max_age: "float" = MAX_AGE, no
 
 
 def _read_index(path: "str") -> "bytes | None":
-    from engramory.guard import read_regular
+    from engramory.guard import read_regular  # lazy: the ignored path must not load the guard
 
     return read_regular(path)
 
@@ -343,8 +343,8 @@ def lost_lines(path: "str", who: "Session | None", before: "bytes | None", after
 def message(path: "str", tool: "str", stale: "Stale") -> "str":
     """The deny's text: what changed, with numbers and the first lines (masked), and what to do."""
     from engramory.judge import masked  # lazy: judge imports this module; a deny only
-    from engramory.layout import quote
-    from engramory.size import n as _n
+    from engramory.layout import quote  # lazy: a stale deny only
+    from engramory.size import n as _n  # lazy: sizes only when a change is judged, not on the ignored path
 
     lost = stale.lost
     added = max(stale.added, len(lost))

@@ -90,8 +90,8 @@ def _worst_units(added: str, unit: str, crlf: bool) -> int:
     """The most `added` can add to an index, in `unit`: as given, or with its non-ASCII
     characters written as \\uXXXX escapes (which the host does when it matched that way),
     its straight quotes written curly (3 bytes each), and its line breaks as CRLF."""
-    from engramory.edits import escape_non_ascii
-    from engramory.size import text_units
+    from engramory.edits import escape_non_ascii  # lazy: only a call that may change an index needs this
+    from engramory.size import text_units  # lazy: sizes only when a change is judged, not on the ignored path
 
     units = max(text_units(added, unit), text_units(escape_non_ascii(added), unit))
     if unit == BYTES:

@@ -46,7 +46,7 @@ UNVERIFIED_WHY = "Cursor cannot be installed from a package registry; checked ag
 INSTALLER = "engramory.hosts.cursor.install"
 def window() -> "Window":
     """How this host loads an index (imported only when asked: hot path)."""
-    from engramory import size
+    from engramory import size  # lazy: sizes only when a change is judged, not on the ignored path
 
     return size.Window(note="Cursor loads rules, not MEMORY.md: the standard caps, in bytes")
 
@@ -81,7 +81,7 @@ def _patch_text(tool: "str", tool_input: "dict[str, Any]") -> "str | None":
     ]
     if not candidates:
         return None
-    from engramory.edits import PATCH_TOOLS
+    from engramory.edits import PATCH_TOOLS  # lazy: only a call that may change an index needs this
 
     for key, value in candidates:
         if tool in PATCH_TOOLS:
@@ -92,7 +92,7 @@ def _patch_text(tool: "str", tool_input: "dict[str, Any]") -> "str | None":
 
 
 def _looks_like_a_file_change(tool: "str", tool_input: "dict[str, Any]") -> "bool":
-    from engramory import edits
+    from engramory import edits  # lazy: only a call that may change an index needs this
 
     if tool in edits.WRITE_TOOLS or tool in edits.EDIT_TOOLS or tool in edits.DELETE_TOOLS or tool in edits.PATCH_TOOLS:
         return True
@@ -105,7 +105,12 @@ def _patch_requests(
     """One Request per guarded file the patch touches: an add or a predicted update becomes
     a full write, a delete stays a delete, and a move also deletes its source. An update of
     an index is judged by its worst case (worst_update)."""
-    from engramory import config, edits, guard, patches
+    from engramory import (  # lazy: the patch parser only for a call that carries a patch
+        config,
+        edits,
+        guard,
+        patches,
+    )
 
     try:
         ops = patches.parse(text)  # the lenient reading: a patch Cursor might refuse is judged anyway
@@ -145,7 +150,7 @@ def worst_update(before: "bytes", op: "Any") -> "bytes | None":
     any applier then changes the same lines; not in a file with a lone CR, which appliers split
     differently), with the line endings that make it largest (all CRLF when the file holds any,
     the final one always added) and a BOM kept."""
-    from engramory import patches
+    from engramory import patches  # lazy: the patch parser only for a call that carries a patch
 
     if b"\r" in before.replace(b"\r\n", b""):
         return None  # a lone CR: appliers disagree on where its lines end
@@ -169,7 +174,7 @@ def _bound(req: "Request", old: "bytes | None", op: "Any", moved: "bool") -> "No
     read: Cursor may still apply it) is judged as if its new lines were all added and nothing
     removed: an edits.PATCH request carrying them (see handle). A context line is no new
     line, but an applier may rewrite it as the patch spells it: its text counts as added bytes."""
-    from engramory import edits
+    from engramory import edits  # lazy: only a call that may change an index needs this
 
     plus: list[str] = []
     spelled: list[str] = []
@@ -197,7 +202,7 @@ def _exists(path: "str") -> "bool":
 
 
 def _judge(req: "Request", env: "Mapping[str, str] | None") -> "Decision | None":
-    from engramory import edits, guard
+    from engramory import edits, guard  # lazy: the ignored path must not load the guard
 
     if req.kind == edits.PATCH and req.edits:
         before = _read(req.path)
@@ -207,7 +212,7 @@ def _judge(req: "Request", env: "Mapping[str, str] | None") -> "Decision | None"
 
 
 def _read(path: "str") -> "bytes | None":
-    from engramory.guard import read_regular
+    from engramory.guard import read_regular  # lazy: the ignored path must not load the guard
 
     return read_regular(path)
 
@@ -258,7 +263,7 @@ def requests_from(payload: "dict[str, Any]", env: "Mapping[str, str]", notes: "l
     raw = scope.raw_path(tool_input)
     if raw is not None and not scope.interesting(scope.resolve_path(raw, base, roots), env):
         return []  # the common case: a file no store cares about; nothing more is imported
-    from engramory import edits
+    from engramory import edits  # lazy: only a call that may change an index needs this
 
     req = edits.normalise(tool, tool_input, base, roots)
     if req is None:
@@ -288,7 +293,7 @@ def handle(raw: "bytes", env: "Mapping[str, str] | None" = None) -> "tuple[str, 
     nudges: list[str] = []
     requests = requests_from(payload, environ, notes)
     if requests:
-        from engramory import guard
+        from engramory import guard  # lazy: the ignored path must not load the guard
     for req in requests:
         decision = _judge(req, env)
         if decision is None:
@@ -308,7 +313,7 @@ def respond(raw: "bytes", env: "Mapping[str, str] | None" = None) -> "tuple[str,
 def main(argv: "list[str] | None" = None) -> "int":
     """The preToolUse hook process (engramory.hosts.run: bounded stdin, `{}` and exit 0 on
     any failure of ours)."""
-    from engramory.hosts import run
+    from engramory.hosts import run  # lazy: the runtime only for the stand-alone entry
 
     return run(NAME)
 
@@ -316,6 +321,6 @@ def main(argv: "list[str] | None" = None) -> "int":
 def _n(value: "int") -> "str":
     """size.n, imported only when a message needs it: a call on a file no store cares about
     loads nothing beyond what it needs."""
-    from engramory.size import n
+    from engramory.size import n  # lazy: sizes only when a change is judged, not on the ignored path
 
     return n(value)

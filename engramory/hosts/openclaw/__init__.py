@@ -69,7 +69,7 @@ BOM = b"\xef\xbb\xbf"
 
 
 def window() -> "Window":
-    from engramory import size
+    from engramory import size  # lazy: sizes only when a change is judged, not on the ignored path
 
     return size.Window(
         unit=size.CHARS, lines=None, size=BOOTSTRAP_MAX_CHARS, keep=size.HEAD_TAIL,
@@ -364,7 +364,7 @@ def before_tool(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> "
 
 
 def _session(payload: "dict[str, Any]") -> "Session | None":
-    from engramory import stale
+    from engramory import stale  # lazy: the stale-write record only for a call on an index
 
     return stale.session(NAME, payload.get("sessionId"))
 
@@ -383,7 +383,7 @@ def before_read(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> N
     full = scope.resolve_path(raw, ws if isinstance(ws, str) and ws else None)
     if not scope.guards_index(full, environ):
         return
-    from engramory import stale
+    from engramory import stale  # lazy: the stale-write record only for a call on an index
 
     stale.note_read(full, _session(payload))
 
@@ -412,10 +412,10 @@ def start_notice(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> 
     """The session-start backstop for one run: `{"context": T}` when an index the session loads
     is past its warn or hard cap (the workspace MEMORY.md by OpenClaw's own 20,000-character
     window), or its store needs attention; else `{}`. The lines are engramory.notices's."""
-    from engramory import notices
-    from engramory.describe import read_index
-    from engramory.guard import READ_LIMIT, masked
-    from engramory.size import OK
+    from engramory import notices  # lazy: notices only on the after-tool and session-start paths
+    from engramory.describe import read_index  # lazy: notices only on the after-tool and session-start paths
+    from engramory.guard import READ_LIMIT, masked  # lazy: the ignored path must not load the guard
+    from engramory.size import OK  # lazy: sizes only when a change is judged, not on the ignored path
 
     environ = dict(scope.environ() if env is None else env)
     ws = payload.get("workspace")
