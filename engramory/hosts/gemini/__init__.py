@@ -352,6 +352,12 @@ def decide(payload: "dict[str, Any]", env: "Mapping[str, str]") -> "Decision | N
     raw = tool_input.get("file_path")
     if not isinstance(raw, str) or not raw:
         return None
+    return _landing_decision(payload, tool, tool_input, raw, cwd, env)
+
+
+def _landing_decision(payload: "dict[str, Any]", tool: str, tool_input: "dict[str, Any]", raw: str, cwd: str,
+                      env: "Mapping[str, str]") -> "Decision | None":
+    """The first deny, else the first nudge, over every place a write_file or replace may land."""
     name, paths = names(env)
     worst: Decision | None = None
     private = private_index(cwd, env, scan=False)

@@ -330,15 +330,17 @@ def before_tool(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> "
     environ = scope.environ() if env is None else env
     ws = payload.get("workspace")
     base = ws if isinstance(ws, str) and ws else workspace(environ)  # relative paths: the agent workspace
-    if not isinstance(params, dict):
-        return None
     if tool == "apply_patch":
         text = params.get("input")
         derived = payload.get("derivedPaths")
         paths = [p for p in derived if isinstance(p, str)] if isinstance(derived, list) else []
         return _patch(text, base, paths, env, environ, _session(payload)) if isinstance(text, str) else None
-    if tool not in ("write", "edit"):
-        return None
+    return _file_decision(payload, str(tool), params, base, env, environ)
+
+
+def _file_decision(payload: "dict[str, Any]", tool: str, params: "dict[str, Any]", base: str,
+                   env: "Mapping[str, str] | None", environ: "Mapping[str, str]") -> "Decision | None":
+    """The decision on a `write` or an `edit` of one file."""
     raw = claudelike.path_of(params, ("path", "file_path"))
     if raw is None:
         return None
