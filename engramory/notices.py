@@ -25,7 +25,7 @@ from engramory.automemory import (  # noqa: F401 - part of this module's interfa
     project_candidates,
     sanitize_project_path,
 )
-from engramory.hosts import NEEDED, WANTED, top_fields  # noqa: F401 - read here by the hosts and tests
+from engramory.hosts import NEEDED, WANTED, run_respond, top_fields  # noqa: F401 - NEEDED, WANTED: read here by the hosts and tests
 from engramory.size import OK, OVER
 
 TYPE_CHECKING = False
@@ -66,9 +66,8 @@ if TYPE_CHECKING:
 def read_index(path: str, env: "Mapping[str, str]") -> "Reading | None":
     """Measure one index as Claude Code counts it; None when it does not exist or is not a
     readable regular file."""
-    from engramory.describe import (
-        read_index as _read,  # lazy: notices only on the after-tool and session-start paths
-    )
+    # lazy: notices only on the after-tool and session-start paths
+    from engramory.describe import read_index as _read
     from engramory.guard import READ_LIMIT  # a hook: bounded like the guard
 
     return _read(path, env, limit=READ_LIMIT)
@@ -465,10 +464,6 @@ def session_start_respond(raw: bytes, env: "Mapping[str, str] | None" = None) ->
 def _run(event: str, handler: "Any") -> int:
     """The hook process for `handler(payload, env) -> stdout text`, on the shared hook
     runtime (engramory.hosts.run_respond): bounded stdin, one fail-open policy."""
-    from engramory.hosts import (
-        run_respond,  # lazy: engramory.hosts imports this module's callers; the stand-alone entry only
-    )
-
     return run_respond(_respond_with(event, handler), "engramory %s hook" % event, STDIN_LIMIT)
 
 

@@ -278,9 +278,9 @@ def _shape(lines: int, nbytes: int) -> bytes:
 
 def _trace(env: "Mapping[str, str]", path: str, tool: str, outcome: "Outcome", strategy: str) -> None:
     from engramory.guard import TRACE_ENV  # lazy: the ignored path must not load the guard
-    from engramory.hosts.gemini.model import (
-        Bound,  # lazy: the edit model only for a call that may change an index
-    )
+
+    # lazy: the edit model only for a call that may change an index
+    from engramory.hosts.gemini.model import Bound
 
     target = env.get(TRACE_ENV)
     if not target:
@@ -305,9 +305,9 @@ def judge(path: str, tool: str, before: "bytes | None", outcome: "Outcome", env:
     file of exactly its size (and never by the stale-write rule: its bytes are not known).
     Read-only rules apply even when the host writes nothing."""
     from engramory import guard  # lazy: the ignored path must not load the guard
-    from engramory.hosts.gemini.model import (
-        Bound,  # lazy: the edit model only for a call that may change an index
-    )
+
+    # lazy: the edit model only for a call that may change an index
+    from engramory.hosts.gemini.model import Bound
 
     if outcome is None:
         return guard.judge(path, None, b"", env, window(), tool) if not _index(path, env) else None
@@ -385,9 +385,8 @@ def _session(payload: "Mapping[str, Any]") -> "Session | None":
 
 def _index_decision(tool: str, tool_input: "dict[str, Any]", path: str, env: "Mapping[str, str]",
                     seen: "Session | None" = None) -> "Decision | None":
-    from engramory.hosts.gemini import (
-        model as ge,  # lazy: the edit model only for a call that may change an index
-    )
+    # lazy: the edit model only for a call that may change an index
+    from engramory.hosts.gemini import model as ge
 
     before = _read(path)
     if before is None and _exists(path):
@@ -430,9 +429,8 @@ def _unread_decision(tool: str, tool_input: "dict[str, Any]", path: str, env: "M
         content = tool_input.get("content")
         if not isinstance(content, str):
             return None
-        from engramory.hosts.gemini import (
-            model as ge,  # lazy: the edit model only for a call that may change an index
-        )
+        # lazy: the edit model only for a call that may change an index
+        from engramory.hosts.gemini import model as ge
 
         data = ge.encode(content)
         return judge(path, tool, None, ge.Bound(_lines(data), len(data) + data.count(b"\n"), why), env)
@@ -446,9 +444,8 @@ def _unread_decision(tool: str, tool_input: "dict[str, Any]", path: str, env: "M
 
 
 def _lines(data: bytes) -> int:
-    from engramory.size import (
-        count_lines,  # lazy: sizes only when a change is judged, not on the ignored path
-    )
+    # lazy: sizes only when a change is judged, not on the ignored path
+    from engramory.size import count_lines
 
     return count_lines(data)
 
@@ -471,9 +468,9 @@ def _shell_decision(tool_input: "dict[str, Any]", cwd: str, env: "Mapping[str, s
     if not isinstance(command, str) or (">>" not in command and "tee" not in command):
         return None
     from engramory import guard  # lazy: the ignored path must not load the guard
-    from engramory.size import (
-        count_lines,  # lazy: sizes only when a change is judged, not on the ignored path
-    )
+
+    # lazy: sizes only when a change is judged, not on the ignored path
+    from engramory.size import count_lines
 
     name, paths = names(env)
     base = _str(tool_input.get("dir_path"))
