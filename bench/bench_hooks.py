@@ -166,47 +166,48 @@ def denied(out: bytes, code: int) -> bool:
     return code == 2 or b"deny" in out.lower() or b"block" in out.lower() or b'"skip":true' in out.replace(b" ", b"")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--host", action="append", help="only this host (repeatable; default: every host with a hook)")
-    parser.add_argument("--runs", type=int, default=20, help="runs per case (default 20)")
-    args = parser.parse_args(argv)
-    names = args.host or [n for n in hosts.names() if n not in IN_PROCESS and getattr(hosts.load(n), "respond", None)
-                          not in (None, mcponly.respond)]  # MCP-only hosts run no hook
-    unknown = [n for n in names if n not in hosts.REGISTRY]
-    if unknown:
-        parser.error("no such host: %s (known: %s)" % (", ".join(unknown), ", ".join(hosts.names())))
+def _table(names: list[str], tmp: str) -> list[tuple[dict[str, str], Case]]:
+    """Every case of every host in `names`, installed under `tmp` with one shared project."""
+    project = os.path.join(tmp, "project")
+    os.makedirs(project)
+    subprocess.run(["git", "init", "-q", project], check=True)
+    with open(os.path.join(project, "MEMORY.md"), "w", encoding="utf-8") as f:
+        f.write("".join("- [n%d](n%d.md) - hook\n" % (i, i) for i in range(199)))
+    with open(os.path.join(project, "src.py"), "w", encoding="utf-8") as f:
+        f.write("x = 1\n")
+    table: list[tuple[dict[str, str], Case]] = []
+    for name in names:
+        env, found = cases(name, tmp)
+        table.extend((env, c) for c in found)
+    return table
+
+
+Timings = list[tuple[float, float]]
+
+
+def measure(table: list[tuple[dict[str, str], Case]], count: int) -> tuple[dict[bool, Timings], list[Timings], list[str]]:
+    """(bare starts by shell, each case's (wall, CPU) runs, calls not answered as their row
+    says): `count` rounds, each a bare start of both kinds and then every case once."""
     py = sys.executable
-    with tempfile.TemporaryDirectory() as tmp:
-        project = os.path.join(tmp, "project")
-        os.makedirs(project)
-        subprocess.run(["git", "init", "-q", project], check=True)
-        with open(os.path.join(project, "MEMORY.md"), "w", encoding="utf-8") as f:
-            f.write("".join("- [n%d](n%d.md) - hook\n" % (i, i) for i in range(199)))
-        with open(os.path.join(project, "src.py"), "w", encoding="utf-8") as f:
-            f.write("x = 1\n")
-        table: list[tuple[dict[str, str], Case]] = []
-        for name in names:
-            env, found = cases(name, tmp)
-            table.extend((env, c) for c in found)
-        base_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-        baselines = {True: ["sh", "-c", "%s -I -S -c pass" % shlex.quote(py)], False: [py, "-I", "-S", "-c", "pass"]}
-        base: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
-        runs: list[list[tuple[float, float]]] = [[] for _ in table]
-        wrong: list[str] = []
-        for i in range(args.runs):
-            for shell, cmd in baselines.items():
-                wall, cpu, _, _ = timed(cmd, b"", base_env)
-                base[shell].append((wall, cpu))
-            for k, (env, case) in enumerate(table):
-                wall, cpu, out, code = timed(case.argv, case.stdin, env)
-                runs[k].append((wall, cpu))
-                if i == 0 and case.deny is not None and denied(out, code) != case.deny:
-                    wrong.append("%s %s: exit %d, %r" % (case.host, case.label, code, out[:120]))
-    if wrong:
-        print("bench: these calls were not answered as the row says, so their times mean nothing:")
-        print("\n".join("  " + w for w in wrong))
-        return 1
+    base_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    baselines = {True: ["sh", "-c", "%s -I -S -c pass" % shlex.quote(py)], False: [py, "-I", "-S", "-c", "pass"]}
+    base: dict[bool, Timings] = {True: [], False: []}
+    runs: list[Timings] = [[] for _ in table]
+    wrong: list[str] = []
+    for i in range(count):
+        for shell, cmd in baselines.items():
+            wall, cpu, _, _ = timed(cmd, b"", base_env)
+            base[shell].append((wall, cpu))
+        for k, (env, case) in enumerate(table):
+            wall, cpu, out, code = timed(case.argv, case.stdin, env)
+            runs[k].append((wall, cpu))
+            if i == 0 and case.deny is not None and denied(out, code) != case.deny:
+                wrong.append("%s %s: exit %d, %r" % (case.host, case.label, code, out[:120]))
+    return base, runs, wrong
+
+
+def report(table: list[tuple[dict[str, str], Case]], base: dict[bool, Timings], runs: list[Timings]) -> list[str]:
+    """Print the table; returns the rows that missed their target."""
     print("| host | call | wall ms | CPU ms | CPU ratio | target |")
     print("|---|---|---:|---:|---:|---:|")
     misses = []
@@ -227,6 +228,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         if ratio > target:
             misses.append("%s %s" % (case.host, case.label))
         print("| %s | %s | %.1f | %.1f | %.2f | <= %.2f %s |" % (case.host, case.label, wall * 1000, cpu * 1000, ratio, target, mark))
+    return misses
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--host", action="append", help="only this host (repeatable; default: every host with a hook)")
+    parser.add_argument("--runs", type=int, default=20, help="runs per case (default 20)")
+    args = parser.parse_args(argv)
+    names = args.host or [n for n in hosts.names() if n not in IN_PROCESS and getattr(hosts.load(n), "respond", None)
+                          not in (None, mcponly.respond)]  # MCP-only hosts run no hook
+    unknown = [n for n in names if n not in hosts.REGISTRY]
+    if unknown:
+        parser.error("no such host: %s (known: %s)" % (", ".join(unknown), ", ".join(hosts.names())))
+    with tempfile.TemporaryDirectory() as tmp:
+        table = _table(names, tmp)
+        base, runs, wrong = measure(table, args.runs)
+    if wrong:
+        print("bench: these calls were not answered as the row says, so their times mean nothing:")
+        print("\n".join("  " + w for w in wrong))
+        return 1
+    misses = report(table, base, runs)
     for name, why in IN_PROCESS.items():
         print("| %s | not timed: %s | | | | |" % (name, why))
     judged = sum(1 for _, case in table if target_of(case.label) is not None)

@@ -25,6 +25,7 @@ from engramory.automemory import (  # noqa: F401 - part of this module's interfa
     project_candidates,
     sanitize_project_path,
 )
+from engramory.hosts import NEEDED, WANTED, run_respond, top_fields  # noqa: F401 - NEEDED, WANTED: read here by the hosts and tests
 from engramory.size import OK, OVER
 
 TYPE_CHECKING = False
@@ -65,6 +66,7 @@ if TYPE_CHECKING:
 def read_index(path: str, env: "Mapping[str, str]") -> "Reading | None":
     """Measure one index as Claude Code counts it; None when it does not exist or is not a
     readable regular file."""
+    # lazy: notices only on the after-tool and session-start paths
     from engramory.describe import read_index as _read
     from engramory.guard import READ_LIMIT  # a hook: bounded like the guard
 
@@ -73,8 +75,9 @@ def read_index(path: str, env: "Mapping[str, str]") -> "Reading | None":
 
 def over_message(r: "Reading", tool: str) -> str:
     """What PostToolUse tells the model about an index over its hard cap."""
+    # lazy: notices only on the after-tool and session-start paths
     from engramory.describe import caps_text, outside_text, size_text
-    from engramory.guard import COMPACT_STEPS
+    from engramory.guard import COMPACT_STEPS  # lazy: the after-tool path must not load the guard
 
     text = (
         "engramory: after this %s call, the memory index %s is over its hard cap: %s "
@@ -93,6 +96,7 @@ def over_message(r: "Reading", tool: str) -> str:
 
 def start_line(r: "Reading") -> str:
     """One line of the SessionStart notice for an index past its warn or hard cap."""
+    # lazy: notices only on the after-tool and session-start paths
     from engramory.describe import caps_text, outside_text, size_text
 
     if r.status == OVER:
@@ -202,7 +206,7 @@ def load_state(path: "str | None") -> "dict[str, str]":
 def save_state(path: "str | None", state: "Mapping[str, str]") -> None:
     if path is None or not _private_dir(scope.dirname(path)):
         return
-    from engramory.fsutil import write_atomic
+    from engramory.fsutil import write_atomic  # lazy: os only when the state changed
 
     body = "".join("%s %s\n" % (sig, index) for index, sig in state.items() if "\n" not in index)
     try:
@@ -237,7 +241,7 @@ def prune_state(folder: "str | None", now: float) -> None:
 
 def render(event: str, context: str) -> str:
     """The hook's answer, every secret in the notice masked (paths and store names too)."""
-    from engramory.guard import masked
+    from engramory.guard import masked  # lazy: the ignored path must not load the guard
 
     return jsonlite.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": masked(context)}})
 
@@ -296,105 +300,30 @@ def post_tool_messages(
     return messages
 
 
-# The doctor's own size findings repeat what the notice already says; git is a subprocess.
-DOCTOR_SKIP = ("index-over-cap", "index-warn-zone", "store-in-git")
-
-
 # --- doctor (issue 11): the doctor part of SessionStart, after the notice, on a budget ---
+# (engramory.doctornotice; its names stay reachable here, as "engramory.notices:
+# save_doctor_summary" is how the detached reconcile of a large store calls back)
 DOCTOR_BUDGET = 0.2  # seconds for the doctor part of SessionStart, whatever the store's size
+_DOCTOR_NAMES = ("DOCTOR_SKIP", "doctor_line", "save_doctor_summary", "load_doctor_summary")
 
 
-def doctor_line(root: str, env: "Mapping[str, str] | None" = None, budget: float = DOCTOR_BUDGET) -> "str | None":
-    """One line when the store at `root` has doctor errors, or None. Runs once per session
-    (never on the per-call path) and stops reading notes after `budget` seconds, so a store
-    of any size starts the session in time (the host gives up on the hook at 10 s and then
-    loses its notice too). A missing or failing doctor never costs the session its start."""
-    try:
-        from engramory.store import review
+def __getattr__(name: str) -> "Any":
+    if name in _DOCTOR_NAMES:
+        from engramory import doctornotice  # lazy: only a session start with a store runs the doctor
 
-        if review.large_store(root):
-            # the count the last detached reconcile left (save_doctor_summary), if the store
-            # has not moved since: one small read, not a walk of every note
-            found = load_doctor_summary(root)
-            if found is None:
-                return None
-            errors, complete = found
-        else:
-            from engramory.doctor import run as doctor
-
-            errors, complete = doctor.quick_errors(root, env, budget, DOCTOR_SKIP)
-    except Exception:  # noqa: BLE001 - a broken or absent doctor must not break the session start
-        return None
-    if errors <= 0:
-        return None
-    return "the memory store %s has %s%d doctor error%s; run `engramory doctor %s` to see and fix them." % (
-        root, "" if complete else "at least ", errors, "" if errors == 1 else "s", root,
-    )
-
-
-def _store_stamp(root: str) -> "list[int]":
-    """What moves when a note is added, removed or renamed, or the index changes: the store
-    folder's and the index's mtime_ns and the index's size (three stats' worth)."""
-    import os
-
-    from engramory.scope import index_name_for
-
-    st = os.stat(root)
-    ix = os.stat(os.path.join(root, index_name_for(root)))
-    return [st.st_mtime_ns, ix.st_mtime_ns, ix.st_size]
-
-
-def save_doctor_summary(root: str, env: "Mapping[str, str] | None" = None) -> None:
-    """The doctor's error count for a large store, made without a time budget by the detached
-    child SessionStart starts, for the next SessionStart to read (`load_doctor_summary`)."""
-    import json
-    import os
-
-    from engramory.doctor import run as doctor
-    from engramory.fsutil import write_atomic
-    from engramory.store import metadir
-
-    meta = metadir.meta_dir(root)  # made first: making it moves the folder's stamp
-    stamp = _store_stamp(root)
-    errors, complete = doctor.quick_errors(root, env, 600.0, DOCTOR_SKIP)
-    data = json.dumps({"version": 1, "stamp": stamp, "errors": errors, "complete": complete}).encode()
-    write_atomic(os.path.join(meta, metadir.DOCTOR_NOTICE), data, 0o600)
-
-
-def load_doctor_summary(root: str) -> "tuple[int, bool] | None":
-    """(errors, complete) from the summary `save_doctor_summary` left, or None when there is
-    none, it is damaged, or the store moved since it was made."""
-    from engramory import jsonlite
-    from engramory.store import metadir
-
-    raw, _ = metadir.read(metadir.path(root, metadir.DOCTOR_NOTICE), 4096)
-    if raw is None or len(raw) > 4096:
-        return None
-    try:
-        obj = jsonlite.loads(raw.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError):
-        return None
-    if (not isinstance(obj, dict) or obj.get("version") != 1 or obj.get("stamp") != _store_stamp(root)
-            or not isinstance(obj.get("errors"), int) or isinstance(obj.get("errors"), bool)):
-        return None
-    return int(obj["errors"]), obj.get("complete") is True
+        return getattr(doctornotice, name)
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 
 def doctor_lines(roots: "Sequence[str]", env: "Mapping[str, str] | None", budget: float = DOCTOR_BUDGET) -> "list[str]":
-    """doctor_line for each store, sharing one time budget."""
-    import time
+    """doctor_line for each store, sharing one time budget (engramory.doctornotice)."""
+    if not roots:
+        return []
+    from engramory import doctornotice  # lazy: only a session start with a store runs the doctor
 
-    end = time.monotonic() + budget
-    out = []
-    for root in roots:
-        left = end - time.monotonic()
-        if left <= 0:
-            break
-        line = doctor_line(root, env, left)
-        if line:
-            out.append(line)
-    return out
-# --- end doctor ---
+    return doctornotice.doctor_lines(roots, env, budget)
+
+
 
 
 # --- verify (issue 23): notes naming code that is gone, from verify's summary, on a budget ---
@@ -406,7 +335,7 @@ def verify_lines(roots: "Sequence[str]", payload: "Mapping[str, Any]", env: "Map
     """At most 5 notes per store whose paths, symbols or commands are stale or moved, fenced
     as data (engramory.verify.notice). Never edits, never blocks past `budget`, never raises."""
     try:
-        from engramory.verify import notice
+        from engramory.verify import notice  # lazy: notices only on the after-tool and session-start paths
 
         return notice.session_lines(roots, payload, env, budget)
     except Exception:  # noqa: BLE001 - a failing verify must not cost the session its start
@@ -472,7 +401,7 @@ def reconcile_stores(indexes: "Sequence[str]", source: str, notice: bool) -> "li
         if not scope.isfile(index):
             continue
         try:
-            from engramory.store import review
+            from engramory.store import review  # lazy: only when a store folder changed
 
             if notice and review.large_store(root):
                 # A large store's review (one stat per note, the manifest parsed) would cost
@@ -506,104 +435,7 @@ def reconcile_stores(indexes: "Sequence[str]", source: str, notice: bool) -> "li
 TAG = "engramory backstop hook"
 
 
-# -- reading only the fields the backstop needs (registry, issue 9) --------------------------
-#
-# A PostToolUse payload carries the tool's whole output (`tool_response`), megabytes after a
-# verbose command, yet the backstop needs four short fields that Claude Code sends before it.
-# `top_fields` reads the top-level object key by key, jumps over values it does not need with
-# bytes.find (strings) and bracket counting (containers), and stops once the fields it needs
-# are found: the cost is flat in the size of the output. Anything it cannot read this way
-# falls back to the full parser.
-
-NEEDED = ("session_id", "cwd", "tool_name", "hook_event_name")
-WANTED = frozenset(NEEDED + ("stop_hook_active", "source", "transcript_path"))
-_WS = b" \t\r\n"
-
-
-def _skip_ws(raw: bytes, i: int) -> int:
-    n = len(raw)
-    while i < n and raw[i] in _WS:
-        i += 1
-    return i
-
-
-def _string_end(raw: bytes, i: int) -> int:
-    """Index just past the JSON string that opens at `i`."""
-    j = i + 1
-    while True:
-        k = raw.find(b'"', j)
-        if k < 0:
-            raise ValueError("unterminated string")
-        b = k - 1
-        while raw[b] == 0x5C:  # backslash: count the run before the quote
-            b -= 1
-        if (k - 1 - b) % 2 == 0:
-            return k + 1
-        j = k + 1
-
-
-def _value_end(raw: bytes, i: int) -> int:
-    c = raw[i]
-    if c == 0x22:
-        return _string_end(raw, i)
-    if c in b"{[":
-        depth = 0
-        n = len(raw)
-        while i < n:
-            c = raw[i]
-            if c == 0x22:
-                i = _string_end(raw, i)
-                continue
-            if c in b"{[":
-                depth += 1
-            elif c in b"}]":
-                depth -= 1
-                if depth == 0:
-                    return i + 1
-            i += 1
-        raise ValueError("unterminated container")
-    j = i
-    n = len(raw)
-    while j < n and raw[j] not in b",}] \t\r\n":
-        j += 1
-    return j
-
-
-def top_fields(raw: bytes, wanted: "frozenset[str]" = WANTED, needed: "Sequence[str]" = NEEDED) -> "dict[str, Any] | None":
-    """The `wanted` top-level fields of a JSON object payload, read without parsing the
-    rest; None when `raw` is not a JSON object. Stops once every `needed` field is found."""
-    try:
-        body = raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw
-        i = _skip_ws(body, 0)
-        if i >= len(body) or body[i] != 0x7B:
-            return parse(raw)
-        out: dict[str, Any] = {}
-        i = _skip_ws(body, i + 1)
-        if body[i] == 0x7D:
-            return out
-        while True:
-            if body[i] != 0x22:
-                raise ValueError("key expected")
-            end = _string_end(body, i)
-            key = jsonlite.loads(body[i:end].decode("utf-8", "replace"))
-            i = _skip_ws(body, end)
-            if body[i] != 0x3A:
-                raise ValueError("colon expected")
-            v = _skip_ws(body, i + 1)
-            e = _value_end(body, v)
-            if key in wanted:
-                out[key] = jsonlite.loads(body[v:e].decode("utf-8", "replace"))
-                if all(k in out for k in needed) and out.get("hook_event_name") != "Stop":
-                    return out
-            i = _skip_ws(body, e)
-            if body[i] == 0x2C:
-                i = _skip_ws(body, i + 1)
-                continue
-            if body[i] == 0x7D:
-                return out
-            raise ValueError("comma expected")
-    except (ValueError, IndexError):
-        return parse(raw)
+# -- reading only the fields the backstop needs: engramory.hosts.top_fields (NEEDED, WANTED)
 
 
 def _respond_with(event: str, handler: "Any") -> "Any":
@@ -632,8 +464,6 @@ def session_start_respond(raw: bytes, env: "Mapping[str, str] | None" = None) ->
 def _run(event: str, handler: "Any") -> int:
     """The hook process for `handler(payload, env) -> stdout text`, on the shared hook
     runtime (engramory.hosts.run_respond): bounded stdin, one fail-open policy."""
-    from engramory.hosts import run_respond
-
     return run_respond(_respond_with(event, handler), "engramory %s hook" % event, STDIN_LIMIT)
 
 

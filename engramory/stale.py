@@ -27,10 +27,6 @@ never refused; one from a stale read is refused once, until the agent reads the 
 Any error reading or writing a record is silence: the guard fails open. Standard library only.
 """
 
-from __future__ import annotations
-
-import hashlib
-
 from engramory import jsonlite, scope
 
 TYPE_CHECKING = False
@@ -45,6 +41,11 @@ MAX_INDEXES = 16  # indexes of one store one record keeps (the oldest go first)
 RECORD_LIMIT = 256 << 10  # a record file past this is not read (it is not one engramory wrote)
 HASH_HEX = 16  # 8 bytes of sha256 per line
 SHOW = 3
+# the record folder, `<store>/<metadir.DIR>/<metadir.SEEN>`, spelled here so that a deny path
+# with no record imports neither engramory.store.metadir (and with it os) nor hashlib
+# (OpenSSL, ~4 ms): one stat of this folder says there is nothing to judge (tests/test_stale.py
+# holds the two spellings equal)
+SEEN_DIR = (".engramory", "seen")
 IGNORE = b"# what each agent session last saw of the index (hashes only), for the stale-write check: never committed\n*\n"
 
 
@@ -53,25 +54,32 @@ class Session:
 
     __slots__ = ("host", "id")
 
-    def __init__(self, host: str, session_id: str) -> None:
+    def __init__(self, host: "str", session_id: "str") -> "None":
         self.host = host
         self.id = session_id
 
-    def key(self) -> str:
-        return hashlib.sha256(("%s\0%s" % (self.host, self.id)).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    def key(self) -> "str":
+        return _sha256(("%s\0%s" % (self.host, self.id)).encode("utf-8", "surrogatepass"))[:16]
 
 
-def session(host: str, session_id: object) -> Session | None:
+def session(host: "str", session_id: "object") -> "Session | None":
     """A Session for a payload's session id, or None when it has none (then nothing is kept)."""
     if not isinstance(session_id, str) or not session_id or len(session_id) > 4096:
         return None
     return Session(host, session_id)
 
 
+def _sha256(data: "bytes") -> "str":
+    """The sha256 of `data`, in hex."""
+    import hashlib  # lazy: OpenSSL costs ~4 ms, paid only when a record folder exists
+
+    return hashlib.sha256(data).hexdigest()
+
+
 # -- lines ------------------------------------------------------------------------------------
 
 
-def lines_of(data: bytes) -> Iterator[tuple[int, bytes]]:
+def lines_of(data: "bytes") -> "Iterator[tuple[int, bytes]]":
     """(1-based number, line without its line break) of every line of `data`."""
     parts = data.split(b"\n")
     if parts and parts[-1] == b"":
@@ -80,38 +88,42 @@ def lines_of(data: bytes) -> Iterator[tuple[int, bytes]]:
         yield number, line[:-1] if line.endswith(b"\r") else line
 
 
-def line_hash(salt: bytes, line: bytes) -> str:
-    return hashlib.sha256(salt + line).hexdigest()[:HASH_HEX]
+def line_hash(salt: "bytes", line: "bytes") -> "str":
+    return _sha256(salt + line)[:HASH_HEX]
 
 
-def hashes(salt: bytes, data: bytes) -> set[str]:
+def hashes(salt: "bytes", data: "bytes") -> "set[str]":
     return {line_hash(salt, line) for _, line in lines_of(data)}
 
 
-def digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+def digest(data: "bytes") -> "str":
+    return _sha256(data)
 
 
 # -- where a record lives ---------------------------------------------------------------------
 
 
-def _place(path: str) -> tuple[str, str]:
+def _place(path: "str") -> "tuple[str, str]":
     """(store root, the index's path relative to it) for the index `path`."""
     real = scope.realpath(path)
     return scope.dirname(real), scope.basename(real)
 
 
-def _folder(root: str) -> str:
-    from engramory.store import metadir
-
-    return scope.join(root, metadir.DIR, metadir.SEEN)
+def _folder(root: "str") -> "str":
+    return scope.join(root, *SEEN_DIR)
 
 
-def _file(root: str, who: Session) -> str:
+def _recorded(root: "str") -> "bool":
+    """Whether any session of this store has a record (one stat): without the folder there is
+    nothing to judge and nothing to update, and no hash is computed."""
+    return scope.isdir(_folder(root))
+
+
+def _file(root: "str", who: "Session") -> "str":
     return scope.join(_folder(root), who.key() + ".json")
 
 
-def _load(where: str) -> dict[str, object] | None:
+def _load(where: "str") -> "dict[str, object] | None":
     """The record at `where`, or None when there is none or it is not one engramory wrote."""
     try:
         raw = scope.read_bounded(where, RECORD_LIMIT)[0]
@@ -130,7 +142,7 @@ def _load(where: str) -> dict[str, object] | None:
     return data
 
 
-def _entry(data: dict[str, object], rel: str) -> tuple[str, set[str]] | None:
+def _entry(data: "dict[str, object]", rel: "str") -> "tuple[str, set[str]] | None":
     indexes = data.get("indexes")
     entry = indexes.get(rel) if isinstance(indexes, dict) else None
     if not isinstance(entry, dict):
@@ -141,10 +153,10 @@ def _entry(data: dict[str, object], rel: str) -> tuple[str, set[str]] | None:
     return sha, set(lines)
 
 
-def _save(root: str, where: str, data: dict[str, object], new: bool) -> None:
+def _save(root: "str", where: "str", data: "dict[str, object]", new: "bool") -> "None":
     import os
 
-    from engramory.store import metadir
+    from engramory.store import metadir  # lazy: os and metadir only when a record is written
 
     folder = _folder(root)
     meta = scope.dirname(folder)
@@ -167,7 +179,7 @@ def _save(root: str, where: str, data: dict[str, object], new: bool) -> None:
     metadir.write_atomic(where, jsonlite.dumps(data).encode("utf-8"), 0o600, sync=False)
 
 
-def prune(folder: str, keep: int = MAX_FILES, max_age: float = MAX_AGE, now: float | None = None) -> None:
+def prune(folder: "str", keep: "int" = MAX_FILES, max_age: "float" = MAX_AGE, now: "float | None" = None) -> "None":
     """Remove records older than `max_age` seconds, then the oldest past `keep - 1` (room for
     the one about to be written). Only `<16 hex>.json` files are touched."""
     import os
@@ -199,8 +211,8 @@ def prune(folder: str, keep: int = MAX_FILES, max_age: float = MAX_AGE, now: flo
             pass
 
 
-def _read_index(path: str) -> bytes | None:
-    from engramory.guard import read_regular
+def _read_index(path: "str") -> "bytes | None":
+    from engramory.guard import read_regular  # lazy: the ignored path must not load the guard
 
     return read_regular(path)
 
@@ -208,7 +220,7 @@ def _read_index(path: str) -> bytes | None:
 # -- refreshing -------------------------------------------------------------------------------
 
 
-def _store(path: str, who: Session, update: Callable[[bytes, tuple[str, set[str]] | None], tuple[str, set[str]] | None]) -> None:
+def _store(path: "str", who: "Session", update: "Callable[[bytes, tuple[str, set[str]] | None], tuple[str, set[str]] | None]") -> "None":
     """Apply `update(salt, entry now) -> new entry (None: forget it)` to the record of `path`."""
     import os
     import time
@@ -245,7 +257,7 @@ def _store(path: str, who: Session, update: Callable[[bytes, tuple[str, set[str]
     _save(root, where, data, new)
 
 
-def note_read(path: str, who: Session | None, data: bytes | None = None) -> None:
+def note_read(path: "str", who: "Session | None", data: "bytes | None" = None) -> "None":
     """The agent was shown the index `path` whole (a read, or the prompt at SessionStart):
     record its bytes now (`data`, or read from disk). Never raises."""
     if who is None:
@@ -255,7 +267,7 @@ def note_read(path: str, who: Session | None, data: bytes | None = None) -> None
         if seen is not None and seen.count(b"\n") > MAX_LINES:
             seen = None
 
-        def update(salt: bytes, _old: tuple[str, set[str]] | None) -> tuple[str, set[str]] | None:
+        def update(salt: "bytes", _old: "tuple[str, set[str]] | None") -> "tuple[str, set[str]] | None":
             return None if seen is None else (digest(seen), hashes(salt, seen))
 
         _store(path, who, update)
@@ -263,14 +275,17 @@ def note_read(path: str, who: Session | None, data: bytes | None = None) -> None
         return
 
 
-def note_write(path: str, who: Session | None, before: bytes | None, after: bytes) -> None:
+def note_write(path: "str", who: "Session | None", before: "bytes | None", after: "bytes") -> "None":
     """The guard let the agent's own write of `path` through (`before` on disk, `after`
     predicted): the lines it brings in count as seen. Only an existing record is updated (an
     agent that never read the index is not judged). Never raises."""
     if who is None:
         return
     try:
-        def update(salt: bytes, old: tuple[str, set[str]] | None) -> tuple[str, set[str]] | None:
+        if not _recorded(_place(path)[0]):
+            return  # no record to update: neither os nor hashlib is loaded
+
+        def update(salt: "bytes", old: "tuple[str, set[str]] | None") -> "tuple[str, set[str]] | None":
             if old is None:
                 return None
             sha, known = old
@@ -292,12 +307,12 @@ class Stale:
 
     __slots__ = ("added", "lost")
 
-    def __init__(self, added: int, lost: list[tuple[int, str]]) -> None:
+    def __init__(self, added: "int", lost: "list[tuple[int, str]]") -> "None":
         self.added = added
         self.lost = lost
 
 
-def lost_lines(path: str, who: Session | None, before: bytes | None, after: bytes) -> Stale | None:
+def lost_lines(path: "str", who: "Session | None", before: "bytes | None", after: "bytes") -> "Stale | None":
     """What `after` would drop of the lines another writer added to `path` since this session
     last saw it; None when nothing is lost or nothing is known (no session, no record, any
     error: the guard fails open)."""
@@ -305,6 +320,8 @@ def lost_lines(path: str, who: Session | None, before: bytes | None, after: byte
         return None
     try:
         root, rel = _place(path)
+        if not _recorded(root):
+            return None
         data = _load(_file(root, who))
         if data is None:
             return None
@@ -323,11 +340,11 @@ def lost_lines(path: str, who: Session | None, before: bytes | None, after: byte
     return Stale(len(added), lost) if lost else None
 
 
-def message(path: str, tool: str, stale: Stale) -> str:
+def message(path: "str", tool: "str", stale: "Stale") -> "str":
     """The deny's text: what changed, with numbers and the first lines (masked), and what to do."""
-    from engramory.guard import masked
-    from engramory.layout import quote
-    from engramory.size import n as _n
+    from engramory.judge import masked  # lazy: judge imports this module; a deny only
+    from engramory.layout import quote  # lazy: a stale deny only
+    from engramory.size import n as _n  # lazy: sizes only when a change is judged, not on the ignored path
 
     lost = stale.lost
     added = max(stale.added, len(lost))

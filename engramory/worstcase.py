@@ -1,11 +1,12 @@
 """The guard's rarer paths, imported only when one is taken: the worst-case judgement of an
 edit whose result cannot be predicted (`judge_bound`: Claude Code 2.1.332 applies every Edit
-that reaches PreToolUse), an index that cannot be read or is too large to read in time, and
-a store's read-only rules. engramory.guard holds the one decision and calls in here.
+that reaches PreToolUse) and of an index that cannot be read or is too large to read in
+time. It asks engramory.judge for the caps and the messages, never engramory.guard (which
+calls in here), so the modules do not cycle.
 """
 
-from engramory import edits, scope
-from engramory.guard import COMPACT_STEPS, DENY, NUDGE, Decision, _prelude, decide, judge, masked
+from engramory import edits
+from engramory.judge import COMPACT_STEPS, DENY, NUDGE, Decision, decide, judge, masked, prelude
 from engramory.size import BYTES, STANDARD
 from engramory.size import n as _n
 
@@ -13,34 +14,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from engramory import config
     from engramory.size import Window
-
-
-def read_only_match(path: str, root: str, patterns: "list[str]") -> "str | None":
-    import fnmatch  # only here: fnmatch pulls in re, too slow for every edit
-    import os.path
-
-    rel = os.path.relpath(scope.realpath(path), scope.realpath(root)).replace(scope.sep, "/")
-    if rel.startswith("../"):
-        return None
-    for pattern in patterns:
-        if fnmatch.fnmatchcase(rel, pattern.strip().lstrip("/")):
-            return pattern
-    return None
-
-
-def read_only_decision(path: str, root: str, store: "config.StoreConfig") -> "Decision | None":
-    pattern = read_only_match(path, root, store.read_only)
-    if pattern is None:
-        return None
-    return Decision(
-        DENY,
-        masked("engramory: %s is read-only: the store config %s lists it under \"readOnly\" (%r). "
-               "Leave this file as it is; if it needs to change, ask the user to edit it themselves."
-               % (path, store.path, pattern)),
-        path,
-    )
 
 
 def judge_bound(
@@ -56,7 +30,7 @@ def judge_bound(
     """The decision on a change that adds at most `added` to the file (see the module
     docstring). `before_size` (lines or None, units) replaces `before` when the file is too
     large to read: its lines are then unknown and treated as already over the cap."""
-    ro, caps, notes, win = _prelude(path, env, window, tool)
+    ro, caps, notes, win = prelude(path, env, window, tool)
     if caps is None:
         return ro
     if before is not None:
@@ -116,8 +90,8 @@ def _worst_units(added: str, unit: str, crlf: bool) -> int:
     """The most `added` can add to an index, in `unit`: as given, or with its non-ASCII
     characters written as \\uXXXX escapes (which the host does when it matched that way),
     its straight quotes written curly (3 bytes each), and its line breaks as CRLF."""
-    from engramory.edits import escape_non_ascii
-    from engramory.size import text_units
+    from engramory.edits import escape_non_ascii  # lazy: only a call that may change an index needs this
+    from engramory.size import text_units  # lazy: sizes only when a change is judged, not on the ignored path
 
     units = max(text_units(added, unit), text_units(escape_non_ascii(added), unit))
     if unit == BYTES:
@@ -169,7 +143,7 @@ def judge_unread(
         before_size = (None, 0)
     if req.kind == edits.WRITE and req.content is not None:
         after = edits.encode(req.content)
-        ro, caps, notes, win = _prelude(req.path, env, window, req.tool)
+        ro, caps, notes, win = prelude(req.path, env, window, req.tool)
         if caps is None:
             return ro
         # What it holds now is unknown: any size over a cap counts as growth.

@@ -292,3 +292,10 @@ def test_a_read_hook_on_a_file_that_is_not_an_index_imports_and_writes_nothing(t
     done = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.splitlines()[-1] == "[]", done.stdout
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_record_folder_is_spelled_as_the_store_spells_it() -> None:
+    # stale names the folder itself so that a deny path without a record loads no metadir
+    from engramory.store import metadir
+
+    assert stale.SEEN_DIR == (metadir.DIR, metadir.SEEN)

@@ -63,9 +63,9 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Iterator, Mapping, Sequence
     from types import ModuleType
-    from typing import NoReturn
+    from typing import Any, NoReturn
 
 # name -> module (adding a host: see the module's docstring).
 REGISTRY = {
@@ -102,6 +102,129 @@ def load(name: str) -> "ModuleType":
     import importlib
 
     return importlib.import_module(REGISTRY[name])
+
+
+# --- reading only the fields a backstop needs (issue 9) ---------------------------------------
+#
+# A PostToolUse payload carries the tool's whole output (`tool_response`), megabytes after a
+# verbose command, yet the backstop needs four short fields that Claude Code sends before it.
+# `top_fields` reads the top-level object key by key, jumps over values it does not need with
+# bytes.find (strings) and bracket counting (containers), and stops once the fields it needs
+# are found: the cost is flat in the size of the output. Anything it cannot read this way
+# falls back to the full parser.
+
+NEEDED = ("session_id", "cwd", "tool_name", "hook_event_name")
+WANTED = frozenset(NEEDED + ("stop_hook_active", "source", "transcript_path"))
+_WS = b" \t\r\n"
+
+
+def _skip_ws(raw: bytes, i: int) -> int:
+    n = len(raw)
+    while i < n and raw[i] in _WS:
+        i += 1
+    return i
+
+
+def _string_end(raw: bytes, i: int) -> int:
+    """Index just past the JSON string that opens at `i`."""
+    j = i + 1
+    while True:
+        k = raw.find(b'"', j)
+        if k < 0:
+            raise ValueError("unterminated string")
+        b = k - 1
+        while raw[b] == 0x5C:  # backslash: count the run before the quote
+            b -= 1
+        if (k - 1 - b) % 2 == 0:
+            return k + 1
+        j = k + 1
+
+
+def _value_end(raw: bytes, i: int) -> int:
+    c = raw[i]
+    if c == 0x22:
+        return _string_end(raw, i)
+    if c in b"{[":
+        depth = 0
+        n = len(raw)
+        while i < n:
+            c = raw[i]
+            if c == 0x22:
+                i = _string_end(raw, i)
+                continue
+            if c in b"{[":
+                depth += 1
+            elif c in b"}]":
+                depth -= 1
+                if depth == 0:
+                    return i + 1
+            i += 1
+        raise ValueError("unterminated container")
+    j = i
+    n = len(raw)
+    while j < n and raw[j] not in b",}] \t\r\n":
+        j += 1
+    return j
+
+
+def _members(body: bytes, i: int) -> "Iterator[tuple[str, int, int]]":
+    """(key, start, end of its value) of each member of the JSON object that opens at `i`,
+    in order; ValueError or IndexError when it is not one."""
+    from engramory import jsonlite  # lazy: every hook loads this package, not every one parses
+
+    i = _skip_ws(body, i + 1)
+    if body[i] == 0x7D:
+        return
+    while True:
+        if body[i] != 0x22:
+            raise ValueError("key expected")
+        end = _string_end(body, i)
+        key = jsonlite.loads(body[i:end].decode("utf-8", "replace"))
+        i = _skip_ws(body, end)
+        if body[i] != 0x3A:
+            raise ValueError("colon expected")
+        v = _skip_ws(body, i + 1)
+        e = _value_end(body, v)
+        yield key, v, e
+        i = _skip_ws(body, e)
+        if body[i] == 0x2C:
+            i = _skip_ws(body, i + 1)
+            continue
+        if body[i] == 0x7D:
+            return
+        raise ValueError("comma expected")
+
+
+def parse_object(raw: bytes) -> "dict[str, Any] | None":
+    """The whole payload parsed, when it is a JSON object; else None."""
+    from engramory import jsonlite  # lazy: every hook loads this package, not every one parses
+
+    try:
+        payload = jsonlite.loads(jsonlite.decode_payload(raw))
+    except ValueError:
+        return None
+    return payload if isinstance(payload, dict) else None
+
+
+def top_fields(raw: bytes, wanted: "frozenset[str]" = WANTED, needed: "Sequence[str]" = NEEDED) -> "dict[str, Any] | None":
+    """The `wanted` top-level fields of a JSON object payload, read without parsing the
+    rest; None when `raw` is not a JSON object. Stops once every `needed` field is found."""
+    from engramory import jsonlite  # lazy: every hook loads this package, not every one parses
+
+    try:
+        body = raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw
+        i = _skip_ws(body, 0)
+        if i >= len(body) or body[i] != 0x7B:
+            return parse_object(raw)
+        out: dict[str, Any] = {}
+        for key, v, e in _members(body, i):
+            if key in wanted:
+                out[key] = jsonlite.loads(body[v:e].decode("utf-8", "replace"))
+                if all(k in out for k in needed) and out.get("hook_event_name") != "Stop":
+                    return out
+        return out
+    except (ValueError, IndexError):
+        return parse_object(raw)
 
 
 # --- the hook runtime, the one process under every entry script ---------------------------

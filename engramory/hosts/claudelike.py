@@ -113,7 +113,7 @@ def judge(
     the bytes the host will write, None when it refuses the call (then nothing is said), or
     an `Unknown` (then guard.judge_bound judges the worst case). `seen`: the session, for the
     stale-write rule (guard.judge)."""
-    from engramory import config, guard
+    from engramory import config, guard  # lazy: the ignored path must not load the guard
 
     environ = scope.environ() if env is None else env
     if not guard.is_index(path, config.from_env(environ)):
@@ -161,7 +161,7 @@ def lenient(decision: "Decision | None", bound: int) -> "Decision | None":
     """For a host whose matcher is predicted within `bound` bytes (lines exact): a deny that
     rests on bytes alone, inside that bound of the cap or of the size now, is not certain (the
     edit may really shrink the index), so it is let through. Copilot CLI and OpenClaw use it."""
-    from engramory.guard import DENY
+    from engramory.guard import DENY  # lazy: the ignored path must not load the guard
 
     if decision is None or decision.action != DENY or bound <= 0 or decision.after is None or decision.caps is None:
         return decision
@@ -180,8 +180,8 @@ def patch_keeping_endings(old: bytes, op: "Any") -> "tuple[bytes | None, int]":
     (measured): the hunks applied to the file with CRLF folded, then the file's own line endings
     (all CRLF stays CRLF; mixed ones are restored line by line, so only bounded here: lines
     exact, bytes within one per line break) and its missing final newline."""
-    from engramory import patches
-    from engramory.edits import encode
+    from engramory import patches  # lazy: the patch parser only for a call that carries a patch
+    from engramory.edits import encode  # lazy: only a call that may change an index needs this
 
     bom = old.startswith(b"\xef\xbb\xbf")
     raw = old[3 if bom else 0 :].decode("utf-8", "replace")
@@ -201,7 +201,7 @@ def patch_keeping_endings(old: bytes, op: "Any") -> "tuple[bytes | None, int]":
 
 
 def render_pre(decision: "Decision") -> str:
-    from engramory.guard import DENY
+    from engramory.guard import DENY  # lazy: the ignored path must not load the guard
 
     if decision.action == DENY:
         inner = {"hookEventName": PRE, "permissionDecision": "deny", "permissionDecisionReason": decision.message}
@@ -248,7 +248,7 @@ def render_exit(decision: "Decision | None") -> "tuple[str, str, int]":
     that is not a deny is silence and exit 0 (never an affirmative allow)."""
     if decision is None:
         return "", "", 0  # the common case: engramory.guard is never imported
-    from engramory.guard import DENY
+    from engramory.guard import DENY  # lazy: the ignored path must not load the guard
 
     if decision.action != DENY:
         return "", "", 0
@@ -256,7 +256,7 @@ def render_exit(decision: "Decision | None") -> "tuple[str, str, int]":
 
 
 def _session(payload: "Mapping[str, Any]", dialect: Dialect) -> "Session | None":
-    from engramory import stale
+    from engramory import stale  # lazy: the stale-write record only for a call on an index
 
     return stale.session(dialect.name, payload.get("session_id"))
 
@@ -272,7 +272,7 @@ def after_read(payload: "Mapping[str, Any]", dialect: Dialect, env: "Mapping[str
     full = scope.resolve_path(raw, cwd if isinstance(cwd, str) else None)
     if not scope.guards_index(full, scope.environ() if env is None else env):
         return
-    from engramory import stale
+    from engramory import stale  # lazy: the stale-write record only for a call on an index
 
     stale.note_read(full, _session(payload, dialect))
 
@@ -296,7 +296,7 @@ def _notice_env(payload: "Mapping[str, Any]", dialect: Dialect, env: "Mapping[st
 def notice(event: str, payload: "dict[str, Any]", dialect: Dialect, env: "Mapping[str, str] | None") -> str:
     import os
 
-    from engramory import notices
+    from engramory import notices  # lazy: notices only on the after-tool and session-start paths
 
     base = dict(os.environ) if env is None else dict(env)
     notice_env = _notice_env(payload, dialect, base)

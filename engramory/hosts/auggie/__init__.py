@@ -42,7 +42,7 @@ MAX_ENTRIES = 64  # old_str_1 .. old_str_64: more than any call sends
 
 
 def window() -> "Window":
-    from engramory import size
+    from engramory import size  # lazy: sizes only when a change is judged, not on the ignored path
 
     return size.Window(note="Auggie loads no MEMORY.md of its own (its docs): the standard caps, in bytes")
 
@@ -52,7 +52,7 @@ def index_paths(cwd: str, env: "Mapping[str, str]") -> "list[str]":
 
 
 def payload_of(payload: "dict[str, Any]") -> "tuple[Any, Any, Any]":
-    from engramory import scope
+    from engramory import scope  # lazy: only a call that may change an index needs this
 
     cwd = payload.get("cwd")
     if not isinstance(cwd, str) or not cwd:
@@ -73,7 +73,7 @@ def _entries(tool_input: "dict[str, Any]", key: str) -> "list[tuple[str | None, 
 
 
 def predict(kind: str, before: "bytes | None", tool_input: "dict[str, Any]") -> "bytes | claudelike.Unknown | None":
-    from engramory.edits import encode
+    from engramory.edits import encode  # lazy: only a call that may change an index needs this
 
     if kind == claudelike.WRITE:
         content = tool_input.get("file_content", tool_input.get("content"))

@@ -30,7 +30,7 @@ INSTALLER = "engramory.hosts.claude.install"
 
 def window() -> "Window":
     """How this host loads an index (imported only when asked: hot path)."""
-    from engramory import size
+    from engramory import size  # lazy: sizes only when a change is judged, not on the ignored path
 
     return size.Window(
         unit=size.UTF16, lines=200, size=25_000, trim=True, skip_frontmatter=True, skip_comments=True,
@@ -42,7 +42,7 @@ def index_paths(cwd: str, env: "Mapping[str, str]") -> "list[str]":
     """The project's auto-memory index: `autoMemoryDirectory` (local, then user settings)
     when set, else `<config>/projects/<project>/memory/MEMORY.md` (engramory.automemory).
     `cwd` may be "" (then only CLAUDE_PROJECT_DIR decides)."""
-    from engramory import automemory
+    from engramory import automemory  # lazy: only a path outside every configured store asks auto-memory
 
     out: list[str] = []
     for project in automemory.project_candidates({"cwd": cwd}, env):
@@ -71,14 +71,14 @@ def _roots(payload: "dict[str, Any]") -> "list[str]":
 
 
 def request_from(payload: "dict[str, Any]") -> "Any":
-    from engramory import edits
+    from engramory import edits  # lazy: only a call that may change an index needs this
 
     cwd = payload.get("cwd")
     return edits.normalise(payload.get("tool_name"), payload.get("tool_input"), cwd, _roots(payload))
 
 
 def render(decision: "Decision") -> str:
-    from engramory.guard import DENY
+    from engramory.guard import DENY  # lazy: the ignored path must not load the guard
 
     if decision.action == DENY:
         inner = {
@@ -107,7 +107,7 @@ def respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, s
     answer from a Claude hook is unverified; exit 2 denies in both hosts."""
     payload = parse(raw)
     if payload is not None and from_cursor(payload):
-        from engramory.hosts import cursor
+        from engramory.hosts import cursor  # lazy: a Claude payload never loads Cursor's module
 
         return cursor.handle(raw, env)
     return _handle_payload(payload, env), "", 0
@@ -139,7 +139,7 @@ def _handle_payload(payload: "dict[str, Any] | None", env: "Mapping[str, str] | 
         return ""
     if alias is not None:
         req.path = alias  # judged as the index the host loads, with its caps and its name
-    from engramory import guard
+    from engramory import guard  # lazy: the ignored path must not load the guard
 
     decision = guard.evaluate(req, env, window())
     if decision is None:
@@ -149,7 +149,7 @@ def _handle_payload(payload: "dict[str, Any] | None", env: "Mapping[str, str] | 
 
 def main(argv: "list[str] | None" = None) -> int:
     """The PreToolUse hook process (engramory.hosts.run: bounded stdin, fail open)."""
-    from engramory.hosts import run
+    from engramory.hosts import run  # lazy: the runtime only for the stand-alone entry
 
     return run(NAME)
 

@@ -52,7 +52,7 @@ MAX_INPUT = 6000  # the editor refuses old_text / new_text longer than this (aft
 
 
 def window() -> "Window":
-    from engramory import size
+    from engramory import size  # lazy: sizes only when a change is judged, not on the ignored path
 
     return size.Window(note="Cline loads no MEMORY.md of its own (rules load whole): the standard caps")
 

@@ -57,7 +57,7 @@ AGENTS_READ_LIMIT = 1 << 20
 def window() -> "Window":
     """Codex loads no MEMORY.md of its own into the model's context: the index a user keeps
     for Codex is read on demand, so it is held to the standard caps, in bytes."""
-    from engramory import size
+    from engramory import size  # lazy: sizes only when a change is judged, not on the ignored path
 
     return size.Window(
         note="Codex loads AGENTS.md (32,768 bytes), not the index: the standard caps, in bytes",
@@ -120,16 +120,20 @@ def index_paths(cwd: str, env: "Mapping[str, str]") -> "list[str]":
     """The indexes the AGENTS.md files Codex loads for `cwd` name (any path ending in the
     index file name, relative ones taken from that file's folder), outside Codex's own memory
     folder. Paths may not exist."""
-    import re
-
     name = scope.index_name(env)[0]
-    pattern = re.compile(r"""(?:^|(?<=[\s`'"(<\[]))([^\s`'"()<>\[\]]*%s)(?=$|[\s`'")>\],.;:])""" % re.escape(name))
+    pattern = None
     out: list[str] = []
     for path in _agents_files(cwd, env):
         try:
             text = scope.read_bounded(path, AGENTS_READ_LIMIT - 1)[0].decode("utf-8", "replace")
         except OSError:
             continue
+        if name not in text:
+            continue  # no match possible: `re` (~8 ms with enum) is loaded only for a file naming an index
+        if pattern is None:
+            import re
+
+            pattern = re.compile(r"""(?:^|(?<=[\s`'"(<\[]))([^\s`'"()<>\[\]]*%s)(?=$|[\s`'")>\],.;:])""" % re.escape(name))
         base = scope.dirname(path)
         for m in pattern.finditer(text):
             raw = m.group(1)
@@ -150,13 +154,13 @@ def parse_patch(text: str) -> "list[patches.FileOp]":
     about surrounding blank lines, which can only make the guard judge more).
     patches.PatchError when Codex would refuse it. (engramory.patches is imported only on
     the way to a patch: most calls this hook sees are shell commands without one.)"""
-    from engramory import patches
+    from engramory import patches  # lazy: the patch parser only for a call that carries a patch
 
     return patches.parse_v4a(text, patches.CODEX)
 
 
 def read_file(path: str) -> "bytes | None":
-    from engramory.guard import read_regular
+    from engramory.guard import read_regular  # lazy: the ignored path must not load the guard
 
     return read_regular(path)
 
@@ -180,7 +184,7 @@ class Write:
 def predict(ops: "list[patches.FileOp]", cwd: "str | None", read: "Any" = read_file) -> "list[Write]":
     """Every file the patch writes or removes, with its bytes after; patches.PatchError when
     Codex would apply none of it (it verifies every file before writing any)."""
-    from engramory import patches
+    from engramory import patches  # lazy: the patch parser only for a call that carries a patch
 
     writes: list[Write] = []
     seen: set[str] = set()
@@ -293,7 +297,7 @@ def _cd_folder(prefix: str, cwd: "str | None") -> "str | None":
 
 def judge(path: str, tool: str, before: "bytes | None", after: "bytes | None", env: "Mapping[str, str]") -> "Decision | None":
     """The core's decision on one predicted write (after None: the file is removed)."""
-    from engramory import guard
+    from engramory import guard  # lazy: the ignored path must not load the guard
 
     return guard.judge(path, before, after if after is not None else b"", env, window(), tool)
 
@@ -331,7 +335,7 @@ def patches_of(payload: "Mapping[str, Any]") -> "list[tuple[str, str, str | None
         return []
     if tool == SHELL_TOOL:
         return [(SHELL_PATCH_TOOL, text, folder) for text, folder in shell_patches(command, base)]
-    from engramory.patches import BEGIN
+    from engramory.patches import BEGIN  # lazy: the patch parser only for a call that carries a patch
 
     if tool == PATCH_TOOL or BEGIN in command[:4096]:
         return [(PATCH_TOOL, command, base)]
@@ -348,7 +352,7 @@ def _mentions_guarded(ops: "list[patches.FileOp]", folder: "str | None", env: "M
 
 def requests_of(payload: "Mapping[str, Any]", env: "Mapping[str, str]", notes: "list[str]") -> "list[tuple[str, Write]]":
     """(tool label, predicted write) for every guarded file this call changes."""
-    from engramory import patches
+    from engramory import patches  # lazy: the patch parser only for a call that carries a patch
 
     out: list[tuple[str, Write]] = []
     for tool, text, folder in patches_of(payload):
@@ -389,7 +393,7 @@ def handle(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, st
         decision = judge(w.path, tool, w.before, w.after, environ)
         if decision is None:
             continue
-        from engramory.guard import DENY
+        from engramory.guard import DENY  # lazy: the ignored path must not load the guard
 
         if decision.action == DENY:
             return render_deny(decision.message), "", 0
@@ -412,20 +416,18 @@ def respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, s
 def backstop_env(payload: "Mapping[str, Any]", env: "Mapping[str, str]") -> "dict[str, str]":
     """`env` with the indexes Codex's AGENTS.md files name added to ENGRAMORY_INDEX_PATH, so the
     shared backstops watch them too."""
-    import os
-
-    cwd = payload.get("cwd")
-    found = index_paths(cwd if isinstance(cwd, str) and cwd else os.getcwd(), env)
+    cwd = payload.get("cwd")  # scope, not os: os costs this hook ~1.5 ms
+    found = index_paths(cwd if isinstance(cwd, str) and cwd else scope.getcwd(), env)
     out = dict(env)
     if found:
-        listed = [p for p in env.get("ENGRAMORY_INDEX_PATH", "").split(os.pathsep) if p.strip()]
-        out["ENGRAMORY_INDEX_PATH"] = os.pathsep.join(listed + [p for p in found if p not in listed])
+        listed = [p for p in env.get("ENGRAMORY_INDEX_PATH", "").split(scope.pathsep) if p.strip()]
+        out["ENGRAMORY_INDEX_PATH"] = scope.pathsep.join(listed + [p for p in found if p not in listed])
     return out
 
 
 def post_tool_respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
     """PostToolUse (after Bash): the shared backstop, also watching the AGENTS.md-named index."""
-    from engramory import notices
+    from engramory import notices  # lazy: notices only on the after-tool and session-start paths
 
     payload = notices.parse(raw)
     if payload is None:
@@ -435,7 +437,7 @@ def post_tool_respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tu
 
 def session_start_respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
     """SessionStart: the shared notice, also for the AGENTS.md-named index."""
-    from engramory import notices
+    from engramory import notices  # lazy: notices only on the after-tool and session-start paths
 
     payload = notices.parse(raw)
     if payload is None:

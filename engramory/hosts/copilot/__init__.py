@@ -55,7 +55,7 @@ BOM = b"\xef\xbb\xbf"
 
 
 def window() -> "Window":
-    from engramory import size
+    from engramory import size  # lazy: sizes only when a change is judged, not on the ignored path
 
     return size.Window(note="Copilot CLI loads no MEMORY.md of its own (its memory is a service): the standard caps")
 
@@ -110,7 +110,7 @@ def _original_offset(text: str, lf_offset: int) -> int:
 def predict_with_bound(before: "bytes | None", tool_input: "dict[str, Any]", kind: str) -> "tuple[bytes | None, int]":
     """(predicted bytes or None for "refused", the byte bound: the real result's size is
     within that many bytes of the prediction; its line count is exact)."""
-    from engramory.edits import encode
+    from engramory.edits import encode  # lazy: only a call that may change an index needs this
 
     if kind == claudelike.WRITE:
         content = tool_input.get("file_text")
@@ -211,7 +211,7 @@ def _pre(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> "Decisio
 
 
 def _session(payload: "dict[str, Any]") -> "Session | None":
-    from engramory import stale
+    from engramory import stale  # lazy: the stale-write record only for a call on an index
 
     return stale.session(NAME, payload.get("sessionId"))
 
@@ -227,7 +227,7 @@ def after_view(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> No
     full = scope.resolve_path(raw, cwd if isinstance(cwd, str) else None)
     if not scope.guards_index(full, scope.environ() if env is None else env):
         return
-    from engramory import stale
+    from engramory import stale  # lazy: the stale-write record only for a call on an index
 
     stale.note_read(full, _session(payload))
 
@@ -235,7 +235,7 @@ def after_view(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> No
 def _patch(text: str, cwd: "str | None", env: "Mapping[str, str] | None", environ: "Mapping[str, str]",
            seen: "Session | None" = None) -> "Decision | None":
     """Each index the patch writes, judged on what Copilot leaves there after every operation."""
-    from engramory import patches
+    from engramory import patches  # lazy: the patch parser only for a call that carries a patch
 
     try:
         ops = patches.parse(text)
@@ -262,8 +262,8 @@ def apply_patch(ops: "list[Any]", cwd: "str | None", target: str, before: "bytes
     applies to the first one's result; a Move overwrites its destination), and the first one
     that fails (an Add of a file that exists, an Update of one that does not or whose lines are
     not found) stops the patch, the ones before it staying applied."""
-    from engramory import patches
-    from engramory.guard import read_regular
+    from engramory import patches  # lazy: the patch parser only for a call that carries a patch
+    from engramory.guard import read_regular  # lazy: the ignored path must not load the guard
 
     files: dict[str, bytes | None] = {target: before}
     bound = 0

@@ -44,7 +44,7 @@ EDIT_MATCHER = "^(write|edit|multiedit)$"  # a Go regexp; an invalid one stops C
 
 
 def window() -> "Window":
-    from engramory import size
+    from engramory import size  # lazy: sizes only when a change is judged, not on the ignored path
 
     return size.Window(note="Crush loads no MEMORY.md and its context files whole (read from its source): "
                             "the standard caps, in bytes")

@@ -23,10 +23,6 @@ where the old lines match exactly, with the largest line endings (worst_update);
 if every new line were added and none removed (guard.judge_bound through edits.PATCH).
 """
 
-from __future__ import annotations
-
-import os
-
 from engramory import jsonlite, scope
 
 TYPE_CHECKING = False
@@ -48,14 +44,14 @@ TITLE = "Cursor"
 VERIFIED = ""
 UNVERIFIED_WHY = "Cursor cannot be installed from a package registry; checked against recorded payloads"
 INSTALLER = "engramory.hosts.cursor.install"
-def window() -> Window:
+def window() -> "Window":
     """How this host loads an index (imported only when asked: hot path)."""
-    from engramory import size
+    from engramory import size  # lazy: sizes only when a change is judged, not on the ignored path
 
     return size.Window(note="Cursor loads rules, not MEMORY.md: the standard caps, in bytes")
 
 
-def index_paths(cwd: str, env: Mapping[str, str]) -> list[str]:
+def index_paths(cwd: "str", env: "Mapping[str, str]") -> "list[str]":
     return []
 TAG = "engramory cursor guard"
 
@@ -64,7 +60,7 @@ PATCH_KEYS = ("patch", "input", "patch_text", "diff", "content", "contents")
 PATCH_START = ("*** Begin Patch", "--- ", "diff --git ")
 
 
-def _roots(payload: dict[str, Any], tool_input: dict[str, Any], env: Mapping[str, str]) -> list[str]:
+def _roots(payload: "dict[str, Any]", tool_input: "dict[str, Any]", env: "Mapping[str, str]") -> "list[str]":
     roots: list[str] = []
     wd = tool_input.get("working_directory")
     if isinstance(wd, str) and wd:
@@ -78,14 +74,14 @@ def _roots(payload: dict[str, Any], tool_input: dict[str, Any], env: Mapping[str
     return roots
 
 
-def _patch_text(tool: str, tool_input: dict[str, Any]) -> str | None:
+def _patch_text(tool: "str", tool_input: "dict[str, Any]") -> "str | None":
     """The patch an ApplyPatch (named, or unnamed but shaped like one) carries."""
     candidates: list[tuple[str, str]] = [
         (k, str(tool_input[k])) for k in PATCH_KEYS if isinstance(tool_input.get(k), str)
     ]
     if not candidates:
         return None
-    from engramory.edits import PATCH_TOOLS
+    from engramory.edits import PATCH_TOOLS  # lazy: only a call that may change an index needs this
 
     for key, value in candidates:
         if tool in PATCH_TOOLS:
@@ -95,8 +91,8 @@ def _patch_text(tool: str, tool_input: dict[str, Any]) -> str | None:
     return None
 
 
-def _looks_like_a_file_change(tool: str, tool_input: dict[str, Any]) -> bool:
-    from engramory import edits
+def _looks_like_a_file_change(tool: "str", tool_input: "dict[str, Any]") -> "bool":
+    from engramory import edits  # lazy: only a call that may change an index needs this
 
     if tool in edits.WRITE_TOOLS or tool in edits.EDIT_TOOLS or tool in edits.DELETE_TOOLS or tool in edits.PATCH_TOOLS:
         return True
@@ -104,12 +100,17 @@ def _looks_like_a_file_change(tool: str, tool_input: dict[str, Any]) -> bool:
 
 
 def _patch_requests(
-    tool: str, text: str, cwd: str | None, roots: list[str], env: Mapping[str, str], notes: list[str]
-) -> list[Request]:
+    tool: "str", text: "str", cwd: "str | None", roots: "list[str]", env: "Mapping[str, str]", notes: "list[str]"
+) -> "list[Request]":
     """One Request per guarded file the patch touches: an add or a predicted update becomes
     a full write, a delete stays a delete, and a move also deletes its source. An update of
     an index is judged by its worst case (worst_update)."""
-    from engramory import config, edits, guard, patches
+    from engramory import (  # lazy: the patch parser only for a call that carries a patch
+        config,
+        edits,
+        guard,
+        patches,
+    )
 
     try:
         ops = patches.parse(text)  # the lenient reading: a patch Cursor might refuse is judged anyway
@@ -142,14 +143,14 @@ def _patch_requests(
     return out
 
 
-def worst_update(before: bytes, op: Any) -> bytes | None:
+def worst_update(before: "bytes", op: "Any") -> "bytes | None":
     """The largest file an update can leave, whichever V4A or diff applier Cursor runs, or None
     when the matchers can disagree. Cursor's applier cannot be installed here, so nothing of
     it is measured: the result is given only where the old lines match exactly (patches.EXACT;
     any applier then changes the same lines; not in a file with a lone CR, which appliers split
     differently), with the line endings that make it largest (all CRLF when the file holds any,
     the final one always added) and a BOM kept."""
-    from engramory import patches
+    from engramory import patches  # lazy: the patch parser only for a call that carries a patch
 
     if b"\r" in before.replace(b"\r\n", b""):
         return None  # a lone CR: appliers disagree on where its lines end
@@ -168,12 +169,12 @@ BOUND_WHY = (
 )
 
 
-def _bound(req: Request, old: bytes | None, op: Any, moved: bool) -> None:
+def _bound(req: "Request", old: "bytes | None", op: "Any", moved: "bool") -> "None":
     """A patch whose old lines only match loosely (or not at all, or in a file that cannot be
     read: Cursor may still apply it) is judged as if its new lines were all added and nothing
     removed: an edits.PATCH request carrying them (see handle). A context line is no new
     line, but an applier may rewrite it as the patch spells it: its text counts as added bytes."""
-    from engramory import edits
+    from engramory import edits  # lazy: only a call that may change an index needs this
 
     plus: list[str] = []
     spelled: list[str] = []
@@ -192,7 +193,7 @@ def _bound(req: Request, old: bytes | None, op: Any, moved: bool) -> None:
         req.edits = [("", added + extra, False)]
 
 
-def _exists(path: str) -> bool:
+def _exists(path: "str") -> "bool":
     try:
         scope.stat(path)
     except (OSError, ValueError):
@@ -200,8 +201,8 @@ def _exists(path: str) -> bool:
     return True
 
 
-def _judge(req: Request, env: Mapping[str, str] | None) -> Decision | None:
-    from engramory import edits, guard
+def _judge(req: "Request", env: "Mapping[str, str] | None") -> "Decision | None":
+    from engramory import edits, guard  # lazy: the ignored path must not load the guard
 
     if req.kind == edits.PATCH and req.edits:
         before = _read(req.path)
@@ -210,14 +211,14 @@ def _judge(req: Request, env: Mapping[str, str] | None) -> Decision | None:
     return guard.evaluate(req, env, window())  # an index it cannot read: the guard's worst case
 
 
-def _read(path: str) -> bytes | None:
-    from engramory.guard import read_regular
+def _read(path: "str") -> "bytes | None":
+    from engramory.guard import read_regular  # lazy: the ignored path must not load the guard
 
     return read_regular(path)
 
 
 
-def user_message(decision: Decision) -> str:
+def user_message(decision: "Decision") -> "str":
     """The short form for the person: what was refused and the one thing to know."""
     if decision.after is None or decision.caps is None:
         return decision.message
@@ -229,20 +230,20 @@ def user_message(decision: Decision) -> str:
         "engramory blocked this edit: %s would be%s %s lines / %s %s (now %s / %s; hard cap "
         "%s lines / %s %s). Edits that shrink it are always allowed."
         % (
-            os.path.basename(decision.path) or decision.path, bound,
+            scope.basename(decision.path) or decision.path, bound,
             _n(decision.after[0]), _n(decision.after[1]), decision.unit, _n(before[0]), _n(before[1]),
             _n(caps.hard_lines), _n(caps.hard_bytes), decision.unit,
         )
     )
 
 
-def render_deny(decision: Decision) -> str:
+def render_deny(decision: "Decision") -> "str":
     return jsonlite.dumps(
         {"permission": "deny", "user_message": user_message(decision), "agent_message": decision.message}
     )
 
 
-def requests_from(payload: dict[str, Any], env: Mapping[str, str], notes: list[str]) -> list[Request]:
+def requests_from(payload: "dict[str, Any]", env: "Mapping[str, str]", notes: "list[str]") -> "list[Request]":
     tool_input = payload.get("tool_input")
     if isinstance(tool_input, str):  # some hosts send the arguments as a JSON string
         try:
@@ -262,7 +263,7 @@ def requests_from(payload: dict[str, Any], env: Mapping[str, str], notes: list[s
     raw = scope.raw_path(tool_input)
     if raw is not None and not scope.interesting(scope.resolve_path(raw, base, roots), env):
         return []  # the common case: a file no store cares about; nothing more is imported
-    from engramory import edits
+    from engramory import edits  # lazy: only a call that may change an index needs this
 
     req = edits.normalise(tool, tool_input, base, roots)
     if req is None:
@@ -275,9 +276,9 @@ def requests_from(payload: dict[str, Any], env: Mapping[str, str], notes: list[s
     return [req]
 
 
-def handle(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str, str, int]:
+def handle(raw: "bytes", env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
     """stdin bytes -> (stdout text, stderr text, exit code)."""
-    environ = os.environ if env is None else env
+    environ = scope.environ() if env is None else env
     try:
         payload = jsonlite.loads(jsonlite.decode_payload(raw))
     except ValueError as exc:
@@ -292,7 +293,7 @@ def handle(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str, str, 
     nudges: list[str] = []
     requests = requests_from(payload, environ, notes)
     if requests:
-        from engramory import guard
+        from engramory import guard  # lazy: the ignored path must not load the guard
     for req in requests:
         decision = _judge(req, env)
         if decision is None:
@@ -304,22 +305,22 @@ def handle(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str, str, 
     return NO_OPINION, err, 0
 
 
-def respond(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str, str, int]:
+def respond(raw: "bytes", env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
     """The registry's dialect entry (same as `handle`)."""
     return handle(raw, env)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: "list[str] | None" = None) -> "int":
     """The preToolUse hook process (engramory.hosts.run: bounded stdin, `{}` and exit 0 on
     any failure of ours)."""
-    from engramory.hosts import run
+    from engramory.hosts import run  # lazy: the runtime only for the stand-alone entry
 
     return run(NAME)
 
 
-def _n(value: int) -> str:
+def _n(value: "int") -> "str":
     """size.n, imported only when a message needs it: a call on a file no store cares about
     loads nothing beyond what it needs."""
-    from engramory.size import n
+    from engramory.size import n  # lazy: sizes only when a change is judged, not on the ignored path
 
     return n(value)

@@ -46,7 +46,7 @@ BOM = b"\xef\xbb\xbf"
 
 
 def window() -> "Window":
-    from engramory import size
+    from engramory import size  # lazy: sizes only when a change is judged, not on the ignored path
 
     return size.Window(note="droid loads no MEMORY.md of its own: the standard caps, in bytes")
 
@@ -62,7 +62,7 @@ def _decode(raw: bytes) -> "tuple[str, bool]":
 
 def apply_edit(before: "bytes | None", old: str, new: str, change_all: bool) -> "bytes | None":
     """The bytes `Edit` writes, or None when droid refuses the call."""
-    from engramory.edits import encode
+    from engramory.edits import encode  # lazy: only a call that may change an index needs this
 
     if before is None or old == "":
         return None
@@ -88,7 +88,7 @@ def _all_crlf(text: str) -> bool:
 def apply_create(before: "bytes | None", content: str) -> bytes:
     """Measured (differential suite): over a file whose line breaks are all CRLF, the content
     is written with CRLF too; over anything else, as given. An old file's BOM stays."""
-    from engramory.edits import encode
+    from engramory.edits import encode  # lazy: only a call that may change an index needs this
 
     if before is None:
         return encode(content)
@@ -113,7 +113,9 @@ def predict(kind: str, before: "bytes | None", tool_input: "dict[str, Any]") -> 
 def judge_patch(tool_input: "dict[str, Any]", cwd: "str | None", env: "Mapping[str, str] | None") -> "Decision | None":
     """ApplyPatch: each file the patch writes that the guard keeps, judged on the bytes droid
     leaves there (engramory.hosts.droid.model), or by the worst case where those are not known."""
-    from engramory import patches, scope
+    from engramory import patches, scope  # lazy: the patch parser only for a call that carries a patch
+
+    # lazy: the edit model only for a call that may change an index
     from engramory.hosts.droid import model as droid_patch
 
     text = tool_input.get("input")
@@ -132,7 +134,7 @@ def judge_patch(tool_input: "dict[str, Any]", cwd: "str | None", env: "Mapping[s
     for target in dict.fromkeys(t for t in targets if scope.interesting(t, environ)):
 
         def run(before: "bytes | None", target: str = target) -> "bytes | claudelike.Unknown | None":
-            from engramory.guard import read_regular
+            from engramory.guard import read_regular  # lazy: the ignored path must not load the guard
 
             after, why = droid_patch.predict(ops, resolve, target, before, read_regular)
             if why:

@@ -65,7 +65,7 @@ WINDOW_TEXT = (
 
 
 def window() -> "Window":
-    from engramory import size
+    from engramory import size  # lazy: sizes only when a change is judged, not on the ignored path
 
     return size.Window(
         unit=size.BYTES, lines=None, size=None,
@@ -277,7 +277,9 @@ def _shape(lines: int, nbytes: int) -> bytes:
 
 
 def _trace(env: "Mapping[str, str]", path: str, tool: str, outcome: "Outcome", strategy: str) -> None:
-    from engramory.guard import TRACE_ENV
+    from engramory.guard import TRACE_ENV  # lazy: the ignored path must not load the guard
+
+    # lazy: the edit model only for a call that may change an index
     from engramory.hosts.gemini.model import Bound
 
     target = env.get(TRACE_ENV)
@@ -302,7 +304,9 @@ def judge(path: str, tool: str, before: "bytes | None", outcome: "Outcome", env:
     """The core's decision (guard.judge) on one predicted change; a Bound is judged as a
     file of exactly its size (and never by the stale-write rule: its bytes are not known).
     Read-only rules apply even when the host writes nothing."""
-    from engramory import guard
+    from engramory import guard  # lazy: the ignored path must not load the guard
+
+    # lazy: the edit model only for a call that may change an index
     from engramory.hosts.gemini.model import Bound
 
     if outcome is None:
@@ -323,7 +327,7 @@ def _index(path: str, env: "Mapping[str, str]") -> bool:
 
 
 def _read(path: str) -> "bytes | None":
-    from engramory.guard import read_regular
+    from engramory.guard import read_regular  # lazy: the ignored path must not load the guard
 
     return read_regular(path)
 
@@ -348,6 +352,12 @@ def decide(payload: "dict[str, Any]", env: "Mapping[str, str]") -> "Decision | N
     raw = tool_input.get("file_path")
     if not isinstance(raw, str) or not raw:
         return None
+    return _landing_decision(payload, tool, tool_input, raw, cwd, env)
+
+
+def _landing_decision(payload: "dict[str, Any]", tool: str, tool_input: "dict[str, Any]", raw: str, cwd: str,
+                      env: "Mapping[str, str]") -> "Decision | None":
+    """The first deny, else the first nudge, over every place a write_file or replace may land."""
     name, paths = names(env)
     worst: Decision | None = None
     private = private_index(cwd, env, scan=False)
@@ -368,13 +378,14 @@ def decide(payload: "dict[str, Any]", env: "Mapping[str, str]") -> "Decision | N
 
 
 def _session(payload: "Mapping[str, Any]") -> "Session | None":
-    from engramory import stale
+    from engramory import stale  # lazy: the stale-write record only for a call on an index
 
     return stale.session(NAME, payload.get("session_id"))
 
 
 def _index_decision(tool: str, tool_input: "dict[str, Any]", path: str, env: "Mapping[str, str]",
                     seen: "Session | None" = None) -> "Decision | None":
+    # lazy: the edit model only for a call that may change an index
     from engramory.hosts.gemini import model as ge
 
     before = _read(path)
@@ -407,7 +418,7 @@ def _unread_decision(tool: str, tool_input: "dict[str, Any]", path: str, env: "M
     """An index that exists but cannot be read in time (past guard.READ_LIMIT, not a regular
     file, no permission): a write_file is judged by its content (CRLF counted in), a replace
     by its worst case, new_string added in full."""
-    from engramory import guard
+    from engramory import guard  # lazy: the ignored path must not load the guard
 
     try:
         size = scope.stat(path).st_size
@@ -418,6 +429,7 @@ def _unread_decision(tool: str, tool_input: "dict[str, Any]", path: str, env: "M
         content = tool_input.get("content")
         if not isinstance(content, str):
             return None
+        # lazy: the edit model only for a call that may change an index
         from engramory.hosts.gemini import model as ge
 
         data = ge.encode(content)
@@ -432,6 +444,7 @@ def _unread_decision(tool: str, tool_input: "dict[str, Any]", path: str, env: "M
 
 
 def _lines(data: bytes) -> int:
+    # lazy: sizes only when a change is judged, not on the ignored path
     from engramory.size import count_lines
 
     return count_lines(data)
@@ -454,7 +467,9 @@ def _shell_decision(tool_input: "dict[str, Any]", cwd: str, env: "Mapping[str, s
     command = tool_input.get("command")
     if not isinstance(command, str) or (">>" not in command and "tee" not in command):
         return None
-    from engramory import guard
+    from engramory import guard  # lazy: the ignored path must not load the guard
+
+    # lazy: sizes only when a change is judged, not on the ignored path
     from engramory.size import count_lines
 
     name, paths = names(env)
@@ -514,7 +529,7 @@ def after_read(payload: "Mapping[str, Any]", env: "Mapping[str, str]") -> None:
     name, paths = names(env)
     if not _may_be_index(scope.basename(raw), name, paths) and not scope.guards_index(scope.resolve_path(raw, cwd), env):
         return
-    from engramory import stale
+    from engramory import stale  # lazy: the stale-write record only for a call on an index
 
     who = _session(payload)
     for path in landing_paths(READ_FILE, raw, cwd, name, paths):
@@ -537,6 +552,7 @@ def respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, s
         after_read(payload, environ)
         return "", "", 0
     if event in (AFTER_TOOL, SESSION_START):
+        # lazy: notices only on the after-tool and session-start paths
         from engramory.hosts.gemini import notices as gemini_notices
 
         handler = gemini_notices.after_tool if event == AFTER_TOOL else gemini_notices.session_start
@@ -550,6 +566,6 @@ def respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, s
 
 
 def main(argv: "list[str] | None" = None) -> int:
-    from engramory.hosts import run
+    from engramory.hosts import run  # lazy: the runtime only for the stand-alone entry
 
     return run(NAME)

@@ -34,7 +34,7 @@ PLUGIN_PACKAGE = "@kilocode/plugin"  # what Kilo installs beside a local plugin;
 
 
 def window() -> "Window":
-    from engramory import size
+    from engramory import size  # lazy: sizes only when a change is judged, not on the ignored path
 
     return size.Window(note="Kilo loads no MEMORY.md of its own, and AGENTS.md, CLAUDE.md and .kilo/rules load "
                             "whole with no cap: keep the index in the store (memory/MEMORY.md), under the standard caps")

@@ -44,7 +44,7 @@ CONTENT_KEYS = ("text", "file_text", "content")
 
 
 def window() -> "Window":
-    from engramory import size
+    from engramory import size  # lazy: sizes only when a change is judged, not on the ignored path
 
     return size.Window(note="Kiro loads no MEMORY.md of its own (its docs): the standard caps, in bytes")
 
@@ -71,7 +71,7 @@ def _first(tool_input: "dict[str, Any]", keys: "tuple[str, ...]") -> "str | None
 
 
 def _replace(before: "bytes | None", old: str, new: str, replace_all: bool) -> "bytes | claudelike.Unknown | None":
-    from engramory.edits import encode
+    from engramory.edits import encode  # lazy: only a call that may change an index needs this
 
     if before is None:
         return None  # nothing to replace in: the tool fails
@@ -82,7 +82,7 @@ def _replace(before: "bytes | None", old: str, new: str, replace_all: bool) -> "
 
 
 def predict(kind: str, before: "bytes | None", tool_input: "dict[str, Any]") -> "bytes | claudelike.Unknown | None":
-    from engramory.edits import encode
+    from engramory.edits import encode  # lazy: only a call that may change an index needs this
 
     old = _first(tool_input, ("oldStr", "old_str", "old_string"))
     new = _first(tool_input, ("newStr", "new_str", "new_string"))

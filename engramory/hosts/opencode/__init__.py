@@ -51,7 +51,7 @@ BOM = b"\xef\xbb\xbf"
 
 
 def window() -> "Window":
-    from engramory import size
+    from engramory import size  # lazy: sizes only when a change is judged, not on the ignored path
 
     return size.Window(note="opencode loads no MEMORY.md of its own (AGENTS.md and friends load whole): the standard caps")
 
@@ -220,7 +220,7 @@ def before_tool(payload: "dict[str, Any]", env: "Mapping[str, str] | None",
 
 
 def _session(payload: "dict[str, Any]", dialect: "claudelike.Dialect") -> "Session | None":
-    from engramory import stale
+    from engramory import stale  # lazy: the stale-write record only for a call on an index
 
     return stale.session(dialect.name, payload.get("sessionID"))
 
@@ -235,7 +235,7 @@ def after_read(payload: "dict[str, Any]", env: "Mapping[str, str] | None", diale
     full = scope.resolve_path(raw, directory if isinstance(directory, str) else None)
     if not scope.guards_index(full, scope.environ() if env is None else env):
         return
-    from engramory import stale
+    from engramory import stale  # lazy: the stale-write record only for a call on an index
 
     stale.note_read(full, _session(payload, dialect))
 

@@ -39,7 +39,7 @@ TOOLS = {"write_file": claudelike.WRITE, "edit": claudelike.EDIT}
 
 
 def window() -> "Window":
-    from engramory import size
+    from engramory import size  # lazy: sizes only when a change is judged, not on the ignored path
 
     return size.Window(
         unit=size.UTF16, lines=200, size=25_000, trim=True,
@@ -214,7 +214,7 @@ def _decode(raw: bytes) -> "tuple[str, bool]":
 
 
 def _encode(text: str, bom: bool, crlf: bool) -> bytes:
-    from engramory.edits import encode
+    from engramory.edits import encode  # lazy: only a call that may change an index needs this
 
     if crlf:
         text = text.replace("\r\n", "\n").replace("\n", "\r\n")

@@ -36,7 +36,7 @@ INSTALLER = "engramory.hosts.trae.install"
 
 
 def window() -> "Window":
-    from engramory import size
+    from engramory import size  # lazy: sizes only when a change is judged, not on the ignored path
 
     return size.Window(note="Trae loads no MEMORY.md of its own (its docs): the standard caps, in bytes")
 
@@ -47,7 +47,7 @@ def index_paths(cwd: str, env: "Mapping[str, str]") -> "list[str]":
 
 def respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
     """PreToolUse: stdin bytes -> (stdout, stderr, exit 0); a deny in Claude's JSON."""
-    from engramory import edits
+    from engramory import edits  # lazy: only a call that may change an index needs this
 
     payload = claudelike.parse(raw)
     if payload is None:
@@ -66,7 +66,7 @@ def respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, s
         return "", "", 0
     if not known and isinstance(tool, str):
         req.tool = tool  # the message names the host's own tool
-    from engramory import guard
+    from engramory import guard  # lazy: the ignored path must not load the guard
 
     decision = guard.evaluate(req, env, window())
     return (claudelike.render_pre(decision) if decision is not None else ""), "", 0

@@ -37,7 +37,7 @@ TOOLS = {EVENT: claudelike.EDIT}
 
 
 def window() -> "Window":
-    from engramory import size
+    from engramory import size  # lazy: sizes only when a change is judged, not on the ignored path
 
     return size.Window(note="Windsurf loads no MEMORY.md of its own (its docs): the standard caps, in bytes")
 
@@ -53,7 +53,7 @@ def payload_of(payload: "dict[str, Any]") -> "tuple[Any, Any, Any]":
 
 
 def predict(kind: str, before: "bytes | None", tool_info: "dict[str, Any]") -> "bytes | claudelike.Unknown | None":
-    from engramory.edits import encode
+    from engramory.edits import encode  # lazy: only a call that may change an index needs this
 
     items = tool_info.get("edits")
     if not isinstance(items, list) or not items:
