@@ -20,7 +20,7 @@ from engramory import hosts
 from engramory.install.hookcommands import LAUNCHER
 from tests import hookshims
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 GENERIC = ROOT / "hooks" / "engramory_hook.py"
 
 # existing entry script -> (host, the event arguments its installer passes)

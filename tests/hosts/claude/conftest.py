@@ -9,19 +9,11 @@ from __future__ import annotations
 
 import functools
 import os
-import sys
 from pathlib import Path
 from typing import Any, Callable, List
 
-import pytest
-
-# harness.py and fake_model.py are plain modules beside this file; put them on
-# the path explicitly so the import works under any pytest import mode.
-_HERE = str(Path(__file__).resolve().parent)
-if _HERE not in sys.path:
-    sys.path.insert(0, _HERE)
-
 import harness  # noqa: E402
+import pytest
 
 _skip_reasons: List[str] = []
 
@@ -43,7 +35,7 @@ def claude_cli() -> Path:
     # A stale node_modules would measure another host version: fail, don't skip.
     version = harness.cli_version(cli)
     assert version.startswith(harness.CLI_VERSION + " "), (
-        f"installed Claude Code CLI is {version!r}, tests/e2e/package.json pins "
+        f"installed Claude Code CLI is {version!r}, tests/hosts/claude/package.json pins "
         f"{harness.CLI_VERSION}: run `npm ci --prefix tests/e2e`"
     )
     return cli

@@ -112,7 +112,7 @@ def cli_missing_reason() -> str | None:
         return f"{' and '.join(missing)} not on PATH: the e2e tests need Node.js to run the Claude Code CLI"
     if find_cli() is None:
         return (
-            f"Claude Code CLI not installed at {CLI_PATH.relative_to(E2E_DIR.parent.parent)}: "
+            f"Claude Code CLI not installed at {CLI_PATH.relative_to(E2E_DIR.parents[2])}: "
             "run `npm ci --prefix tests/e2e`"
         )
     return None

@@ -21,7 +21,7 @@ from typing import Any
 
 from harness import RunClaude, Text, ToolUse
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = ROOT / "tools" / "engramory_doctor.py"
 NOTE = "---\nname: {slug}\ndescription: how the {slug} agent reviews a change\nmetadata:\n  type: feedback\n---\n\n" \
     "Review the tests first.\n\n**Why:** they say what changed.\n\n**How to apply:** open the test diff first.\n"

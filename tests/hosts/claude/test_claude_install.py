@@ -557,7 +557,7 @@ def test_check_notes_the_plugin_enabled_too(e: Env, capsys: pytest.CaptureFixtur
     capsys.readouterr()
     assert install_cmd.main(["--check"]) == 0
     # Enabled but never installed: Claude Code runs none of its hooks; the settings hooks act.
-    # (Installed as well: tests/test_install_check.py::test_plugin_and_settings_hooks_both_wired_is_noted.)
+    # (Installed as well: tests/hosts/claude/test_claude_install_check.py::test_plugin_and_settings_hooks_both_wired_is_noted.)
     assert "the plugin engramory@engramory-marketplace is enabled (user settings) but Claude Code has no copy" \
         in capsys.readouterr().out
 

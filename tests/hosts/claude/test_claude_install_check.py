@@ -1,5 +1,5 @@
 """`engramory install --check` for Claude Code, in process (the real-CLI twins of these are in
-tests/e2e/test_install_check_real.py): each way the guard can be off while its files exist
+tests/hosts/claude/test_install_check_real.py): each way the guard can be off while its files exist
 makes --check exit 1 with the reason and the fix; a healthy install exits 0."""
 
 from __future__ import annotations

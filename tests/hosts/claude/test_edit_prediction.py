@@ -35,7 +35,7 @@ from engramory import edits
 
 pytestmark = pytest.mark.e2e
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 GUARD = ROOT / "hooks" / "engramory_index_guard.py"
 
 BOM = b"\xef\xbb\xbf"

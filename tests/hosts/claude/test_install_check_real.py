@@ -17,7 +17,7 @@ from harness import RunClaude, Text, ToolUse
 
 pytestmark = pytest.mark.e2e
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def index_lines(count: int) -> str:
@@ -263,7 +263,7 @@ def test_edge_settings_survive_install_and_the_cli_still_reads_them(
 
 PLUGIN_ID = "engramory@engramory-marketplace"
 # A local marketplace install copies the whole folder: install from a copy without the CLI,
-# virtualenvs and caches (as tests/e2e/test_installed_claude.py does).
+# virtualenvs and caches (as tests/hosts/claude/test_installed_claude.py does).
 CHECKOUT_JUNK = ("node_modules", ".venv*", ".git", "__pycache__", ".*_cache", ".hypothesis", ".benchmarks")
 
 

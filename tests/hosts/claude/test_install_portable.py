@@ -22,7 +22,7 @@ from harness import Text, ToolUse, run_claude
 
 pytestmark = pytest.mark.e2e
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def index_lines(count: int) -> str:

@@ -22,7 +22,7 @@ from harness import Result, RunClaude, Text, ToolUse, claude_env, run_claude
 
 pytestmark = pytest.mark.e2e
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 # -- helpers ---------------------------------------------------------------------------

@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 from pathlib import Path
 
 from harness import Text, ToolUse
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+ROOT = Path(__file__).resolve().parents[3]
 
 from engramory.automemory import sanitize_project_path  # noqa: E402
 from engramory.doctor import run as doctor  # noqa: E402

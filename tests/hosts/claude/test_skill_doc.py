@@ -17,7 +17,7 @@ from harness import RunClaude, Text, ToolUse
 
 pytestmark = pytest.mark.e2e
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 # What a user drops into ~/.claude/skills/engramory: the skill and what its commands need.
 SKILL_FILES = ("SKILL.md", "tools", "engramory", "templates")
 COMMANDS_RE = re.compile(r"```sh\n(python3 [^`]*?)```")

@@ -11,7 +11,6 @@ truncation warning; engramory's view is `Window.layout(data).entries()`.
 from __future__ import annotations
 
 import re
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Tuple
@@ -20,9 +19,7 @@ import pytest
 from harness import Text, run_claude
 from test_installed_claude import auto_memory_index
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+ROOT = Path(__file__).resolve().parents[3]
 
 from engramory.hosts import claude  # noqa: E402
 

@@ -1,7 +1,7 @@
 """The driver for the tests that drive the real Cline CLI offline: a HOME whose provider is the
 scripted model (set with `cline auth`, the only way Cline accepts it), a workspace, and run().
 The CLI is pinned in package.json / package-lock.json beside this file
-(`bash tests/cline/ci-install.sh`). Runs use the local session backend; a hub daemon that
+(`bash tests/hosts/cline/ci-install.sh`). Runs use the local session backend; a hub daemon that
 outlives a run anyway is ended by its PID, found by this test's HOME."""
 
 from __future__ import annotations

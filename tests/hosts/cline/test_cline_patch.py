@@ -1,6 +1,6 @@
 """The port of Cline's apply_patch (engramory.hosts.cline) on its own: the similarity test
 against a plain Levenshtein, the parser's refusals, paths, and the bound when a fuzzy match
-would cost too much. tests/cline/test_cline_patch_model.py checks the bytes on the real CLI."""
+would cost too much. tests/hosts/cline/test_cline_patch_model.py checks the bytes on the real CLI."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from typing import Any
 from codex_model import ScriptedModel
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent.parent
+ROOT = HERE.parents[2]
 VERSION = "0.171.0"
 MODEL = "gpt-5.5"  # a bundled slug: with unknown ones Codex offers no apply_patch tool
 
@@ -122,7 +122,7 @@ def run(
     cwd: Path | None = None,
 ) -> Result:
     binary = codex_binary()
-    assert binary is not None, "the Codex CLI is not installed (tests/codex/ci-install.sh)"
+    assert binary is not None, "the Codex CLI is not installed (tests/hosts/codex/ci-install.sh)"
     with ScriptedModel(steps) as model:
         cmd = [str(binary), "exec", "--json", "--skip-git-repo-check", "-C", str(cwd or home.work)]
         cmd += provider_overrides(model.base_url) + (extra_args or [])

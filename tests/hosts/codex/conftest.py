@@ -21,7 +21,7 @@ def codex_bin() -> Path:
     binary = codex_driver.codex_binary()
     if binary is None:
         reason = (
-            "the Codex CLI is not installed: run `bash tests/codex/ci-install.sh` (npm ci of "
+            "the Codex CLI is not installed: run `bash tests/hosts/codex/ci-install.sh` (npm ci of "
             "@openai/codex@%s) or set ENGRAMORY_CODEX_BIN" % codex_driver.VERSION
         )
         if os.environ.get("ENGRAMORY_REQUIRE_E2E", "") not in ("", "0"):

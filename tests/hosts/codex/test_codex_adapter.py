@@ -12,7 +12,7 @@ import pytest
 from engramory import patches
 from engramory.hosts import codex
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _index(n: int) -> bytes:

@@ -16,18 +16,14 @@ denied by it."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any, Callable, List
 
 import codex_driver
 import codex_model
-import pytest
-from codex_model import patch_call, shell_call
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "hostkit"))
 import common  # noqa: E402
+import pytest
 import stale  # noqa: E402
+from codex_model import patch_call, shell_call
 
 pytestmark = pytest.mark.e2e
 

@@ -4,11 +4,6 @@ ENGRAMORY_REQUIRE_E2E is set), `copilot` is one test's Copilot CLI."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "hostkit"))
-
 from copilot_driver import Copilot  # noqa: E402
 from hostbase import fixtures  # noqa: E402
 

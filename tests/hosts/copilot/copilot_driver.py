@@ -2,7 +2,7 @@
 BYOK OpenAI-compatible provider on loopback, no GitHub sign-in).
 
 The CLI is pinned in package.json / package-lock.json beside this file
-(`bash tests/copilot/ci-install.sh`). When it is missing the tests skip with the reason, and
+(`bash tests/hosts/copilot/ci-install.sh`). When it is missing the tests skip with the reason, and
 fail instead when ENGRAMORY_REQUIRE_E2E is set (CI sets it).
 """
 

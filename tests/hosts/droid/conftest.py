@@ -4,11 +4,6 @@ ENGRAMORY_REQUIRE_E2E is set), `droid` is one test's droid."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "hostkit"))
-
 from droid_driver import Droid  # noqa: E402
 from hostbase import fixtures  # noqa: E402
 

@@ -2,7 +2,7 @@
 scripted model on loopback, no Factory login).
 
 The binary is pinned in package.json / package-lock.json beside this file
-(`bash tests/droid/ci-install.sh`). When it is missing the tests skip with the reason, and
+(`bash tests/hosts/droid/ci-install.sh`). When it is missing the tests skip with the reason, and
 fail instead when ENGRAMORY_REQUIRE_E2E is set (CI sets it).
 """
 

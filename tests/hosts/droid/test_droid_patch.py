@@ -1,5 +1,5 @@
 """Factory droid's ApplyPatch without the CLI: the port (engramory.hosts.droid.model) on the
-facts the real-CLI differential suite measured (tests/droid/test_droid_patch_model.py), the
+facts the real-CLI differential suite measured (tests/hosts/droid/test_droid_patch_model.py), the
 installed hook script on ApplyPatch payloads shaped as droid sends them (`tool_input: {"input":
 <patch>}`), the worst case where droid's result is not ported, and `install --host droid
 --check` on an install whose matcher predates ApplyPatch."""

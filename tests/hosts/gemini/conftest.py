@@ -1,22 +1,18 @@
 """Fixtures for the tests that drive the real Gemini CLI (pinned in package.json here).
 
 They skip, with the reason shown, only when Node.js or the pinned CLI is not installed
-(`bash tests/gemini/ci-install.sh`), and fail instead when ENGRAMORY_REQUIRE_E2E is set (CI
+(`bash tests/hosts/gemini/ci-install.sh`), and fail instead when ENGRAMORY_REQUIRE_E2E is set (CI
 sets it); every other problem is a failure.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any, List
 
-import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "hostkit"))
-
 import common  # noqa: E402
 import driver  # noqa: E402
+import pytest
 
 _skipped: List[str] = []
 
@@ -32,7 +28,7 @@ def gemini_cli() -> Path:
         raise
     version = driver.cli_version()
     assert version == driver.CLI_VERSION, (
-        "installed Gemini CLI is %r, tests/gemini/package.json pins %s: run `bash tests/gemini/ci-install.sh`"
+        "installed Gemini CLI is %r, tests/hosts/gemini/package.json pins %s: run `bash tests/hosts/gemini/ci-install.sh`"
         % (version, driver.CLI_VERSION)
     )
     return driver.CLI

@@ -39,7 +39,7 @@ def cli_missing_reason() -> Optional[str]:
     if shutil.which("node") is None:
         return "node is not on PATH: the Gemini suite needs Node.js to run the Gemini CLI"
     if not CLI.exists():
-        return "Gemini CLI not installed at tests/gemini/node_modules: run `bash tests/gemini/ci-install.sh`"
+        return "Gemini CLI not installed at tests/hosts/gemini/node_modules: run `bash tests/hosts/gemini/ci-install.sh`"
     return None
 
 

@@ -19,7 +19,7 @@ from engramory.hosts.gemini import install as install_gemini
 from engramory.hosts.gemini import model as ge
 from engramory.hosts.gemini import notices as gemini_notices
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 HOOK = ROOT / "hooks" / "engramory_gemini_hook.py"
 
 

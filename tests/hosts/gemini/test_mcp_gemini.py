@@ -14,7 +14,7 @@ from driver import Call, Text, Turn, base_settings, run_gemini, write_json
 
 pytestmark = pytest.mark.e2e
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 EDIT = "mcp_engramory_memory_edit"
 
 

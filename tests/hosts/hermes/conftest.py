@@ -1,7 +1,7 @@
 """Fixtures for the tests that drive the real hermes-agent package.
 
 Hermes runs in its own virtual environment (CI: `.ci/run` makes `.venv-hermes` from
-tests/hermes/requirements.txt). Its Python is $ENGRAMORY_HERMES_PYTHON, else
+tests/hosts/hermes/requirements.txt). Its Python is $ENGRAMORY_HERMES_PYTHON, else
 <repo>/.venv-hermes/bin/python. When neither exists the tests skip with the reason shown,
 and fail instead when ENGRAMORY_REQUIRE_E2E is set (CI sets it).
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 HERE = Path(__file__).resolve().parent
 VERSION = "0.19.0"
 
@@ -28,7 +28,7 @@ def _hermes_python() -> tuple[Path | None, str]:
         return None, "ENGRAMORY_HERMES_PYTHON=%s is not a Python with the hermes CLI beside it" % configured
     return None, (
         "hermes-agent is not installed: set ENGRAMORY_HERMES_PYTHON or run `python3 -m venv .venv-hermes && "
-        ".venv-hermes/bin/python -m pip install -r tests/hermes/requirements.txt`"
+        ".venv-hermes/bin/python -m pip install -r tests/hosts/hermes/requirements.txt`"
     )
 
 
@@ -44,7 +44,7 @@ def hermes_python() -> Path:
         capture_output=True, text=True, timeout=60,
     )
     assert proc.stdout.strip() == VERSION, (
-        "the Hermes venv has hermes-agent %r; tests/hermes/requirements.txt pins %s" % (proc.stdout.strip(), VERSION)
+        "the Hermes venv has hermes-agent %r; tests/hosts/hermes/requirements.txt pins %s" % (proc.stdout.strip(), VERSION)
     )
     return python
 

@@ -1,6 +1,6 @@
 """engramory.hosts.hermes without Hermes: the callback's contract, Hermes's write rules,
 replace mode, Hermes's V4A dialect, path resolution, Hermes's own memories, and the shell
-hook run as a real subprocess. (tests/hermes/ drives the real hermes-agent package.)"""
+hook run as a real subprocess. (tests/hosts/hermes/ drives the real hermes-agent package.)"""
 
 from __future__ import annotations
 
@@ -8,13 +8,14 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from engramory import edits
 from engramory.hosts import hermes
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = str(Path(__file__).resolve().parents[3])
 SHELL_HOOK = os.path.join(ROOT, "hooks", "engramory_hermes_shell_hook.py")
 
 

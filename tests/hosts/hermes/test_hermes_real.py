@@ -1,4 +1,4 @@
-"""The guard inside the real hermes-agent (pinned in tests/hermes/requirements.txt).
+"""The guard inside the real hermes-agent (pinned in tests/hosts/hermes/requirements.txt).
 
 Each test gets its own HERMES_HOME. The plugin is put in place and enabled the way a user
 does it (`engramory install --host hermes`), Hermes discovers it itself, and tool calls go
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent.parent
+ROOT = HERE.parents[2]
 pytestmark = pytest.mark.e2e
 
 DRIVER = HERE / "drive_tools.py"

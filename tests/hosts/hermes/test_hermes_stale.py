@@ -1,5 +1,5 @@
 """Stale writes in a real headless `hermes chat` session (hermes-agent pinned in
-tests/hermes/requirements.txt), offline against a scripted model on loopback (issue 22, "Stale
+tests/hosts/hermes/requirements.txt), offline against a scripted model on loopback (issue 22, "Stale
 writes, per host"): the agent reads MEMORY.md with read_file, another process appends a pointer
 line, then the agent writes from what it read. Each case runs without the guard and with it
 installed (`engramory install --host hermes`), and asserts the exact bytes on disk afterwards.
@@ -21,14 +21,12 @@ from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "hostkit"))
 import stale  # noqa: E402
 from mock_openai import MockModel  # noqa: E402
 
 pytestmark = pytest.mark.e2e
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 GUARD = pytest.mark.parametrize("guard", [False, True], ids=["bare", "guarded"])
 WARNING = ("%s was modified since you last read it on disk (external edit or unrecorded writer). "
            "Re-read the file before writing.")

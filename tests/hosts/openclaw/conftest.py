@@ -4,11 +4,6 @@ ENGRAMORY_REQUIRE_E2E is set), `openclaw` is one test's OpenClaw."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "hostkit"))
-
 from hostbase import fixtures  # noqa: E402
 from openclaw_driver import Openclaw  # noqa: E402
 

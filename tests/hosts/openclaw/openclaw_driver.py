@@ -2,7 +2,7 @@
 OPENCLAW_HOME) whose config names the scripted model and the agent workspace, and run(), which
 uses `openclaw agent --local` (plugin hooks do not run under `agent exec`). The CLI and the
 Node 24 it needs are pinned in package.json / package-lock.json beside this file
-(`bash tests/openclaw/ci-install.sh`)."""
+(`bash tests/hosts/openclaw/ci-install.sh`)."""
 
 from __future__ import annotations
 

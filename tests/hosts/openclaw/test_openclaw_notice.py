@@ -57,7 +57,7 @@ def test_check_reports_an_entry_without_conversation_access(tmp_path: Path) -> N
 
     env = dict(os.environ, **_home(tmp_path))
     env.pop("OPENCLAW_CONFIG_PATH", None)
-    root = str(Path(__file__).resolve().parents[2])
+    root = str(Path(__file__).resolve().parents[3])
 
     def engramory(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "engramory", *args], cwd=root, env=env, capture_output=True, text=True, timeout=60)

@@ -4,11 +4,6 @@ ENGRAMORY_REQUIRE_E2E is set), `opencode` is one test's opencode."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "hostkit"))
-
 from hostbase import fixtures  # noqa: E402
 from opencode_driver import Opencode  # noqa: E402
 

@@ -1,6 +1,6 @@
 """The driver for the tests that drive the real opencode CLI offline: a HOME whose global
 config names the scripted model, a git project, and run(). The CLI is pinned in package.json /
-package-lock.json beside this file (`bash tests/opencode/ci-install.sh`)."""
+package-lock.json beside this file (`bash tests/hosts/opencode/ci-install.sh`)."""
 
 from __future__ import annotations
 

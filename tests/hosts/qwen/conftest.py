@@ -4,11 +4,6 @@ ENGRAMORY_REQUIRE_E2E is set), `qwen` is one test's Qwen Code."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "hostkit"))
-
 from hostbase import fixtures  # noqa: E402
 from qwen_driver import Qwen  # noqa: E402
 

@@ -1,7 +1,7 @@
 """The driver for the tests that drive the real Qwen Code CLI offline.
 
 The CLI and the Node 24 it runs on are pinned in package.json / package-lock.json beside this
-file (`bash tests/qwen/ci-install.sh`). When they are missing the tests skip with the reason,
+file (`bash tests/hosts/qwen/ci-install.sh`). When they are missing the tests skip with the reason,
 and fail instead when ENGRAMORY_REQUIRE_E2E is set (CI sets it).
 """
 

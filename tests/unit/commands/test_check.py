@@ -86,7 +86,7 @@ def test_crlf_and_multibyte_count(tmp_path: Path, capsys: pytest.CaptureFixture[
 def test_module_and_console_entry(tmp_path: Path) -> None:
     index = tmp_path / "MEMORY.md"
     index.write_text("- a\n")
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[3]
     proc = subprocess.run([sys.executable, "-m", "engramory", "check", str(index)], capture_output=True, text=True, cwd=root)
     assert proc.returncode == 0 and proc.stdout.startswith("OK:")
 

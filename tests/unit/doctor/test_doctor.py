@@ -11,6 +11,7 @@ import shutil
 import stat
 import subprocess
 import sys
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -26,7 +27,7 @@ from engramory.doctor.codes import CODES, SCHEMA_CODES
 from engramory.store import frontmatter
 from engramory.store import reader as store
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = str(Path(__file__).resolve().parents[3])
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "stores")
 TEMPLATES = os.path.join(ROOT, "templates")
 DOCTOR_SCRIPT = os.path.join(ROOT, "tools", "engramory_doctor.py")
@@ -157,7 +158,7 @@ def test_every_code_is_exercised_by_a_fixture_or_a_test():
     # the rest need a live condition built at test time (git, permissions, bytes, symlinks)
     built = {"config-above-window", "secret", "store-in-git", "dir-unlistable", "file-unreadable", "file-not-utf8",
              "not-a-file", "symlink-escape", "index-parse-limit", "description-weak", "recall-fm-unread",
-             "recall-unreachable", "store-split",  # tests/test_doctor_gaps.py builds the recall and --all ones
+             "recall-unreachable", "store-split",  # tests/unit/doctor/test_odd_stores.py builds the recall and --all ones
              # tests/unit/sync/test_sync_checks.py builds the git-shared store ones
              "index-conflict-markers", "merge-driver-unset", "engramory-state-tracked",
              "ref-stale", "ref-moved", "verified-old"}  # tests/unit/verify/test_doctor_check.py: --verify

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 import unicodedata
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -23,9 +24,8 @@ from engramory.doctor.codes import NO_SCHEMA_CODES
 from engramory.store import pointers
 from engramory.store import reader as store
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = str(Path(__file__).resolve().parents[3])
 SCRIPT = os.path.join(ROOT, "tools", "engramory_doctor.py")
-sys.path.insert(0, os.path.join(ROOT, "bench"))
 import adversarial  # noqa: E402
 
 with open(os.path.join(ROOT, "schemas", "doctor-report.schema.json"), encoding="utf-8") as _f:

@@ -12,7 +12,7 @@ from pathlib import Path
 from engramory.doctor import report
 from engramory.doctor import run as doctor
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = str(Path(__file__).resolve().parents[3])
 SCRIPT = os.path.join(ROOT, "tools", "engramory_doctor.py")
 
 

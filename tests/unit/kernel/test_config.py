@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from engramory import config
 from engramory.size import Caps
 
-SCHEMA = json.loads((Path(__file__).resolve().parent.parent / "schemas" / "store-config.schema.json").read_text())
+SCHEMA = json.loads((Path(__file__).resolve().parents[3] / "schemas" / "store-config.schema.json").read_text())
 
 VALID = [
     {"version": 1},

@@ -221,7 +221,7 @@ def _update(before: bytes, body: str, rules: patches.Rules) -> bytes:
     return patches.update(before, op.hunks, rules)
 
 
-# Each row was applied by the real Codex CLI 0.171.0 (tests/codex runs them all against it).
+# Each row was applied by the real Codex CLI 0.171.0 (tests/hosts/codex runs them all against it).
 @pytest.mark.parametrize(("before", "body", "after"), [
     (b"a\rb\n", "@@\n-b\n+B\n", b"a\rB\r"),  # a lone CR ends a line and is the first ending
     (b"a\rb\rc\n", "@@\n+z\n", b"a\rb\rc\nz\r"),
@@ -281,7 +281,7 @@ def test_split_lines_gives_the_text_back(text: str) -> None:
         assert all("\n" not in t and (lf_only or "\r" not in t) for t, _ in lines)
 
 
-# --- OpenClaw's own parser and applier (ported; tests/openclaw/test_openclaw_patch_model.py
+# --- OpenClaw's own parser and applier (ported; tests/hosts/openclaw/test_openclaw_patch_model.py
 # holds them against the real CLI) -------------------------------------------------------------
 
 

@@ -65,7 +65,7 @@ def test_environ_is_live_once_os_is_loaded(monkeypatch: pytest.MonkeyPatch) -> N
 def test_environ_without_os_matches_os_environ() -> None:
     import subprocess
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[3]
     code = (
         "import sys; sys.path.insert(0, %r); from engramory import scope; e = dict(scope.environ());"
         "assert 'os' not in sys.modules; import os; print(e == dict(os.environ))" % str(root)

@@ -14,7 +14,7 @@ import jsonschema
 from engramory import automemory
 from engramory.store import discovery as stores
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = str(Path(__file__).resolve().parents[3])
 SCRIPT = os.path.join(ROOT, "tools", "engramory_doctor.py")
 with open(os.path.join(ROOT, "schemas", "doctor-report.schema.json"), encoding="utf-8") as _f:
     SCHEMA = json.load(_f)
@@ -202,7 +202,7 @@ def test_split_reading_never_follows_a_symlink_or_blocks_on_a_fifo(tmp_path: Pat
     assert before == {p: p.stat().st_mtime_ns for p in before}
 
 
-# -- agent-memory: where the CLI keeps it (measured: tests/e2e/test_agent_memory_claude.py) -------
+# -- agent-memory: where the CLI keeps it (measured: tests/hosts/claude/test_agent_memory_claude.py) -------
 
 def test_agent_memory_of_every_session_start_folder_and_empty_folders(tmp_path: Path) -> None:
     home = tmp_path / "home"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime
 import json
 import os
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -16,7 +17,7 @@ from hypothesis import strategies as st
 from engramory.store import frontmatter
 from engramory.store.frontmatter import parse
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = str(Path(__file__).resolve().parents[3])
 
 
 def block_of(text: str) -> str:

@@ -15,7 +15,7 @@ import pytest
 from engramory.store import journal
 from engramory.store.journal import Change, JournalConflict, JournalError
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def files(root: Path) -> dict[str, bytes]:

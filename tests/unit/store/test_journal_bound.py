@@ -15,7 +15,7 @@ import pytest
 
 from engramory.store import blobstore, journal, journalfile
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 TOOL = ROOT / "tools" / "engramory.py"
 BODY = "The deploy checklist, step by step. " * 114  # 4 KB of note text
 
