@@ -47,9 +47,14 @@ SINGLE = {
 }
 
 
-# hosts wired only through the generic entry (no script of their own): -> their event argument
-CONTRACT_HOSTS = {"crush": "PreToolUse", "windsurf": "pre_write_code", "kiro": "PreToolUse", "trae": "PreToolUse",
-                  "auggie": "PreToolUse"}
+# hosts wired only through the generic entry (an ENTRIES table, no script of their own), read
+# from the registry: -> their event argument (the first event their table names)
+CONTRACT_HOSTS = {
+    name: next(iter(importlib.import_module(hosts.REGISTRY[name]).ENTRIES))
+    for name in hosts.names()
+    if getattr(importlib.import_module(hosts.REGISTRY[name]), "ENTRIES", None)
+    and name not in {host for _, host, _, _ in hookshims.SHIMS}
+}
 
 
 def _run(argv: list[str], stdin: bytes, cwd: Path, home: Path, tmp: Path | None = None) -> tuple[bytes, bytes, int]:
