@@ -1,6 +1,6 @@
 """Generated hostile notes: each one a single pattern repeated to about `size` characters,
 aimed at one scan of the doctor that a careless regex or a per-match recount would make
-super-linear. Shared by bench/bench_doctor.py (timed) and tests/test_doctor_bounds.py
+super-linear. Shared by bench/bench_doctor.py (timed) and tests/unit/doctor/test_odd_stores.py
 (2x-input comparisons, never wall-clock asserts)."""
 
 from __future__ import annotations

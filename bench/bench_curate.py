@@ -24,11 +24,9 @@ from pathlib import Path
 
 HERE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "tests"))
-
-import search_fixture as fx  # noqa: E402
 
 from engramory import cli  # noqa: E402
+from tests import search_fixture as fx  # noqa: E402
 
 RUNS = 20
 

@@ -22,11 +22,9 @@ from pathlib import Path
 
 HERE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "tests"))
-
-import search_fixture as fx  # noqa: E402
 
 from engramory.curate import search  # noqa: E402
+from tests import search_fixture as fx  # noqa: E402
 
 
 def baseline(root: str, query: str) -> int:

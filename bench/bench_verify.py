@@ -27,14 +27,12 @@ from pathlib import Path
 
 HERE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "tests"))
-
-import verify_fixture as fx  # noqa: E402
 
 from engramory import notices as backstop  # noqa: E402
 from engramory.automemory import sanitize_project_path  # noqa: E402
 from engramory.verify import notice  # noqa: E402
 from engramory.verify import run as verify_run  # noqa: E402
+from tests import verify_fixture as fx  # noqa: E402
 
 TOOL = os.path.join(HERE, "tools", "engramory.py")
 HOOK = os.path.join(HERE, "hooks", "engramory_session_start.py")

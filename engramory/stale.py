@@ -43,7 +43,7 @@ HASH_HEX = 16  # 8 bytes of sha256 per line
 SHOW = 3
 # the record folder, `<store>/<metadir.DIR>/<metadir.SEEN>`, spelled here so that a deny path
 # with no record imports neither engramory.store.metadir (and with it os) nor hashlib
-# (OpenSSL, ~4 ms): one stat of this folder says there is nothing to judge (tests/test_stale.py
+# (OpenSSL, ~4 ms): one stat of this folder says there is nothing to judge (tests/unit/kernel/test_stale.py
 # holds the two spellings equal)
 SEEN_DIR = (".engramory", "seen")
 IGNORE = b"# what each agent session last saw of the index (hashes only), for the stale-write check: never committed\n*\n"

@@ -14,7 +14,7 @@ installer's `-c` launcher (which leaves `-c` and this file's path in front of th
 import sys
 
 # The hosts that need an answer on stdout even when the bundle cannot load (the module's
-# FAIL_OPEN, which cannot be read then); tests/test_hook_entry.py holds this to the registry.
+# FAIL_OPEN, which cannot be read then); tests/hosts/test_hook_entry.py holds this to the registry.
 ANSWER_WHEN_BROKEN = {"cline": "{}", "cursor": "{}", "kilo": "{}", "openclaw": "{}", "opencode": "{}"}
 
 

@@ -3,7 +3,7 @@
 Every host now runs hooks/engramory_hook.py <host> [event]. The files that older installs,
 users' settings, the Claude Code plugin (hooks/hooks.json) and install manifests name stay,
 each rendered from TEMPLATE below: the generic script's loader, then engramory.hosts.main with
-the host (and, for a file wired to one event, that event). tests/test_hook_entry.py holds every
+the host (and, for a file wired to one event, that event). tests/hosts/test_hook_entry.py holds every
 file to its rendering byte for byte. After changing the template or a row:
 
     python3 tests/hookshims.py --write

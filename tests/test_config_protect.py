@@ -20,7 +20,7 @@ from engramory.doctor import run as doctor
 from engramory.hosts import claude
 from engramory.store import reader as store
 from tests.conftest import ROOT, index_text, payload
-from tests.test_backstop import Session, context_of
+from tests.unit.kernel.test_notices import Session, context_of
 
 HOOKS = ROOT / "hooks"
 

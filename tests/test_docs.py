@@ -476,7 +476,7 @@ HOSTS = (
 )
 # Hosts of issue 22 built from their own contracts: shipped, never run on the host.
 CONTRACT_HOSTS = {"Crush": "crush", "Windsurf (Cascade)": "windsurf", "Kiro": "kiro", "Trae IDE": "trae", "Auggie": "auggie"}
-# Hosts of issue 15, each verified by its own suite tests/<suite> on the npm package it pins.
+# Hosts of issue 15, each verified by its own suite tests/hosts/<suite> on the npm package it pins.
 VERIFIED_NPM_HOSTS = {
     "Qwen Code": ("qwen", "@qwen-code/qwen-code"),
     "Factory droid": ("droid", "@factory/cli-linux-x64"),
@@ -484,7 +484,7 @@ VERIFIED_NPM_HOSTS = {
     "opencode": ("opencode", "opencode-ai"),
     "Cline": ("cline", "cline"),
     "OpenClaw": ("openclaw", "openclaw"),
-    "Kilo Code CLI": ("hosts/kilo", "@kilocode/cli-linux-x64"),  # issue 22, in the tests/hosts/ layout of issue 20
+    "Kilo Code CLI": ("kilo", "@kilocode/cli-linux-x64"),  # issue 22
 }
 VERIFIED_AS = {"Cline": "Cline CLI"}  # the row is the host; what was verified is its CLI
 LEVELS = ("enforced before the write", "checked after", "discipline only", "not supported")
@@ -508,6 +508,8 @@ def test_porting_covers_every_host_with_every_field() -> None:
     rows = porting_table()
     assert all(len(r) == 5 for r in rows)
     assert len(rows) == len(HOSTS)
+    # one section per registry host, and one for the hosts engramory cannot guard
+    assert len(HOSTS) == len(hosts.names()) + 1, "HOSTS and the registry (engramory.hosts.names()) disagree"
     sections = porting_sections()
     for host in HOSTS:
         short = host.split(" (")[0]
@@ -528,17 +530,17 @@ def pinned(path: Path, pattern: str) -> str:
 
 def test_porting_claims_match_what_ships_and_what_was_tested() -> None:
     rows = {r[0]: r for r in porting_table()}
-    claude_pin = json.loads((ROOT / "tests" / "e2e" / "package.json").read_text())["dependencies"]["@anthropic-ai/claude-code"]
+    claude_pin = json.loads((ROOT / "tests" / "hosts" / "claude" / "package.json").read_text())["dependencies"]["@anthropic-ai/claude-code"]
     assert rows["Claude Code"][4].startswith("Claude Code %s," % claude_pin)
-    hermes_pin = pinned(ROOT / "tests" / "hermes" / "requirements.txt", r"hermes-agent==([\w.]+)")
+    hermes_pin = pinned(ROOT / "tests" / "hosts" / "hermes" / "requirements.txt", r"hermes-agent==([\w.]+)")
     assert rows["Hermes"][4].startswith("hermes-agent %s " % hermes_pin)
     assert rows["Cursor"][4].startswith("not verified")
-    codex_pin = json.loads((ROOT / "tests" / "codex" / "package.json").read_text())["dependencies"]["@openai/codex"]
+    codex_pin = json.loads((ROOT / "tests" / "hosts" / "codex" / "package.json").read_text())["dependencies"]["@openai/codex"]
     assert rows["Codex CLI"][4].startswith("Codex CLI %s," % codex_pin)
-    gemini_pin = json.loads((ROOT / "tests" / "gemini" / "package.json").read_text())["dependencies"]["@google/gemini-cli"]
+    gemini_pin = json.loads((ROOT / "tests" / "hosts" / "gemini" / "package.json").read_text())["dependencies"]["@google/gemini-cli"]
     assert rows["Gemini CLI"][4].startswith("Gemini CLI %s," % gemini_pin)
     for title, (suite, package) in VERIFIED_NPM_HOSTS.items():
-        pin = json.loads((ROOT / "tests" / suite / "package.json").read_text())["dependencies"][package]
+        pin = json.loads((ROOT / "tests" / "hosts" / suite / "package.json").read_text())["dependencies"][package]
         name = VERIFIED_AS.get(title, title)
         assert rows[title][4].startswith("%s %s, end-to-end suite on the real CLI" % (name, pin)), rows[title]
     for host, row in rows.items():
@@ -550,7 +552,7 @@ def test_porting_claims_match_what_ships_and_what_was_tested() -> None:
         assert shipped or row[4] in ("not verified", "not applicable"), row
     hosts_flags = {v for i in ALL_INVOCATIONS if i.doc == "PORTING.md" for f, vals in i.flags() if f == "--host" for v in vals}
     assert hosts_flags == {"cursor", "hermes", "codex", "gemini", "zed", *CONTRACT_HOSTS.values(),
-                          *(suite.rsplit("/", 1)[-1] for suite, _ in VERIFIED_NPM_HOSTS.values())}
+                          *(suite for suite, _ in VERIFIED_NPM_HOSTS.values())}
     for title, name in CONTRACT_HOSTS.items():
         assert rows[title][4].startswith("not verified") and not hosts.load(name).VERIFIED, title
         assert (ROOT / "tests" / "hosts" / name / ("test_%s.py" % name)).is_file(), title

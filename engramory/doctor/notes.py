@@ -407,7 +407,7 @@ def check_duplicates(st: Store, ctx: Context) -> Iterator[Finding]:
 
 
 # -- recall: what the host's memory selector reads --------------------------------------------
-# Measured on Claude Code 2.1.332 (tests/e2e/test_recall_scan.py): besides the index, a side
+# Measured on Claude Code 2.1.332 (tests/hosts/claude/test_recall_scan.py): besides the index, a side
 # call offers its model the 200 newest notes (by modification time) as one line each,
 # `- [type] path (mtime): description`, read from the first 30 lines / 65,536 bytes of each
 # note; `name:` is not sent. So the description is all the selector judges relevance from.

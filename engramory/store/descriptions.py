@@ -1,6 +1,6 @@
 """Whether a note's description gives the host's memory selector something to judge by.
 
-Measured on Claude Code 2.1.332 (tests/e2e/test_recall_scan.py): besides the index, a side
+Measured on Claude Code 2.1.332 (tests/hosts/claude/test_recall_scan.py): besides the index, a side
 call offers its model the 200 newest notes as one line each, `- [type] path (mtime):
 description`; `name:` is not sent. So the description is all the selector judges relevance
 from, and one that only repeats the file name, says nothing, or is too short or too long is

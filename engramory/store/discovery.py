@@ -7,7 +7,7 @@ the user settings, never the project settings), for the project of the current f
 every folder a session transcript names, and for every other project as far as the user
 setting goes.
 
-Subagent memory (`agent-memory`), measured on the 2.1.332 CLI (tests/e2e/test_agent_memory_claude.py):
+Subagent memory (`agent-memory`), measured on the 2.1.332 CLI (tests/hosts/claude/test_agent_memory_claude.py):
 an agent defined in `.claude/agents/<agent>.md` or `<config>/agents/<agent>.md` with
 `memory: user | project | local` in its frontmatter gets a folder the CLI creates when the
 agent first runs, and the `MEMORY.md` in it is shown to that agent:

@@ -47,10 +47,19 @@ class Host:
         return cls.here / cls.required[0]
 
     @classmethod
+    def suite(cls) -> str:
+        """The suite's folder as the repository names it (tests/hosts/qwen), for messages."""
+        tests = Path(__file__).resolve().parents[1]
+        try:
+            return "tests/" + cls.here.resolve().relative_to(tests).as_posix()
+        except ValueError:
+            return "tests/" + cls.here.name
+
+    @classmethod
     def missing(cls) -> Optional[str]:
         """Why the suite cannot run here, or None."""
         if not all((cls.here / rel).exists() for rel in cls.required):
-            return "%s is not installed in tests/%s: run `bash tests/%s/ci-install.sh`" % (cls.title, cls.here.name, cls.here.name)
+            return "%s is not installed in %s: run `bash %s/ci-install.sh`" % (cls.title, cls.suite(), cls.suite())
         return None
 
     @classmethod
@@ -189,8 +198,8 @@ def require_cli(cls: type[Host]) -> Path:
     fail when the installed one is not the pinned version."""
     common.require(cls.missing())
     installed, pinned = cls.installed_version(), cls.version()
-    assert installed == pinned, "tests/%s has %s %s installed, package.json pins %s: run `bash tests/%s/ci-install.sh`" % (
-        cls.here.name, cls.title, installed, pinned, cls.here.name)
+    assert installed == pinned, "%s has %s %s installed, package.json pins %s: run `bash %s/ci-install.sh`" % (
+        cls.suite(), cls.title, installed, pinned, cls.suite())
     return cls.cli()
 
 

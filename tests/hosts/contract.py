@@ -16,7 +16,6 @@ from typing import Any, Callable, Dict, List, Optional
 
 ROOT = next(p for p in Path(__file__).resolve().parents if (p / "engramory" / "__init__.py").is_file())
 GENERIC = ROOT / "hooks" / "engramory_hook.py"
-sys.path.insert(0, str(ROOT))
 
 from engramory import hosts  # noqa: E402
 from engramory.install.hookcommands import LAUNCHER  # noqa: E402

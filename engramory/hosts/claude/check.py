@@ -280,7 +280,7 @@ def enabled_plugins(docs: Mapping[str, JsonDoc]) -> list[tuple[str, str]]:
 def _local_marketplace_folder(plugins: str, name: str, market: str) -> str | None:
     """A plugin of a local (`directory`) marketplace: Claude Code 2.1.332 runs its hooks from
     the marketplace folder itself (CLAUDE_PLUGIN_ROOT is that folder), not from the copy it
-    records in installed_plugins.json: measured, tests/e2e/test_install_check_real.py."""
+    records in installed_plugins.json: measured, tests/hosts/claude/test_install_check_real.py."""
     try:
         known = JsonDoc.load(os.path.join(plugins, "known_marketplaces.json"), host="Claude Code").data
     except SettingsError:

@@ -18,7 +18,7 @@ Edit model, ported from Cline 3.0.65's `@cline/core` editor (exact, no fuzz):
   occurrence; an omitted or null `old_text` on an existing file is refused; a BOM is part of
   the text.
 - `apply_patch` (for gpt / codex model ids): @cline/core's parser and matcher, ported exactly
-  (its source in the npm package; tests/cline/test_cline_patch_model.py checks the port against
+  (its source in the npm package; tests/hosts/cline/test_cline_patch_model.py checks the port against
   the real CLI) and run in engramory.patches' V4A model with Cline's rules: the file with CRLF
   folded, split on LF and joined back (no final newline added), each section matched from
   where the last ended on normalised text (NFC, plain quotes and dashes, unescaped quotes):
@@ -74,6 +74,7 @@ def _units(text: str) -> int:
 
 
 def apply_editor(before: "bytes | None", args: "dict[str, Any]") -> "bytes | None":
+    # lazy: edits loads only for a call that reaches prediction, never on the ignored path
     from engramory.edits import encode
 
     new = args.get("new_text")
@@ -110,6 +111,7 @@ def apply_editor(before: "bytes | None", args: "dict[str, Any]") -> "bytes | Non
 
 def _written(text: str, cwd: "str | None", environ: "Mapping[str, str]") -> "list[tuple[str, Any]]":
     """(guarded file, op) for every file the patch would write."""
+    # lazy: patches loads only for a patch that names a guarded file
     from engramory import patches
     from engramory.hosts.cline import model  # lazy: only an apply_patch call loads the port
 
@@ -130,6 +132,7 @@ def _known(after: "bytes | None") -> "Any":
 
 
 def _patch(text: str, cwd: "str | None", env: "Mapping[str, str] | None", environ: "Mapping[str, str]") -> "Decision | None":
+    # lazy: the guard loads only once a guarded file is being written
     from engramory.guard import judge_bound, read_regular
     from engramory.hosts.cline import model  # lazy: only an apply_patch call loads the port
 

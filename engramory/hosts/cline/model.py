@@ -1,7 +1,7 @@
 """Cline 3.0.65's apply_patch (@cline/core's parser and matcher: the reference apply_patch
 with its fuzz), ported and run in engramory.patches' V4A model with Cline's rules; see the
 package docstring (hosts/cline/__init__.py) for what it does, and
-tests/cline/test_cline_patch_model.py for the check against the real CLI. Loaded only for an
+tests/hosts/cline/test_cline_patch_model.py for the check against the real CLI. Loaded only for an
 apply_patch call: the editor's path stays off engramory.patches.
 """
 

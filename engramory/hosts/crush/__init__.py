@@ -55,6 +55,7 @@ def index_paths(cwd: str, env: "Mapping[str, str]") -> "list[str]":
 
 
 def predict(kind: str, before: "bytes | None", tool_input: "dict[str, Any]") -> "bytes | claudelike.Unknown | None":
+    # lazy: edits loads only for a call that reaches prediction, never on the ignored path
     from engramory.edits import encode
 
     if kind == claudelike.WRITE:

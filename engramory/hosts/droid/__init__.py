@@ -19,7 +19,7 @@
   another encoding, or one with a credential in it, since droid matches against a masked
   copy), the worst case is judged: every line the patch writes there, added.
 - Native memory: none examined; the guard keeps any `MEMORY.md` (or ENGRAMORY_INDEX_PATH).
-- Stale writes (measured, tests/droid/test_droid_stale.py): Edit and ApplyPatch refuse a file
+- Stale writes (measured, tests/hosts/droid/test_droid_stale.py): Edit and ApplyPatch refuse a file
   changed since its Read (droid's own mtime check); Create does not, and drops the other
   writer's lines. PostToolUse on `Read` records what the agent saw (engramory.stale), so the
   guard refuses that Create.

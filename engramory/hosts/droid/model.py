@@ -295,6 +295,7 @@ def decode(data: bytes) -> "tuple[str, str, bool] | None":
 
 def encode(text: str, ending: str, bom: bool) -> bytes:
     """droid's writer: every line break in `ending`, the BOM put back."""
+    # lazy: edits loads only for a call that reaches prediction, never on the ignored path
     from engramory.edits import encode as utf8
 
     if ending != "\n":
@@ -390,6 +391,7 @@ def _masked(text: str) -> bool:
     folded = text.casefold()
     if not any(h in text for h in TOKEN_HINTS) and not any(k in folded for k in KEY_HINTS):
         return False
+    # lazy: the secret patterns load only for a message that shows a line
     from engramory.store import secrets as secretscan
 
     return secretscan.has_secret(text)

@@ -2,7 +2,7 @@
 upper bound where Gemini matches loosely.
 
 Read from Gemini CLI 0.61.0's shipped code (`tools/edit.js`, `tools/write-file.js`) and
-checked against the bytes the real CLI wrote (tests/gemini/test_prediction.py):
+checked against the bytes the real CLI wrote (tests/hosts/gemini/test_prediction.py):
 
 - Files are read as UTF-8 text (a BOM stays in the text as U+FEFF; bad bytes become U+FFFD)
   and written back as UTF-8.

@@ -221,6 +221,7 @@ def _spliced(content: str, matched: "list[tuple[int, int, str]]") -> "str | None
 
 def _restored(raw: str, after: str, bom: bool) -> "tuple[bytes, int]":
     """The edited LF text written with the file's BOM and endings, and the byte bound."""
+    # lazy: edits loads only for a call that reaches prediction, never on the ignored path
     from engramory.edits import encode
 
     head = BOM if bom else b""
@@ -258,6 +259,7 @@ def apply_edits(before: "bytes | None", edits: "list[tuple[str, str]]") -> "tupl
 
 
 def apply_write(content: str) -> bytes:
+    # lazy: edits loads only for a call that reaches prediction, never on the ignored path
     from engramory.edits import encode
 
     return encode(content[1:] if content.startswith("\ufeff") else content)
@@ -278,6 +280,7 @@ def _edits_of(params: "dict[str, Any]") -> "list[tuple[str, str]] | None":
 
 def _patch(text: str, base: "str | None", derived: "list[str]", env: "Mapping[str, str] | None",
            environ: "Mapping[str, str]", seen: "Session | None" = None) -> "Decision | None":
+    # lazy: patches loads only for a patch that names a guarded file
     from engramory import patches
     from engramory.hosts.openclaw import patchmodel  # lazy: only an apply_patch call loads the port
 
@@ -309,6 +312,7 @@ def _patch(text: str, base: "str | None", derived: "list[str]", env: "Mapping[st
 
 
 def _added(op: "Any") -> str:
+    # lazy: patches loads only for a patch that names a guarded file
     from engramory import patches
 
     if op.kind == patches.ADD:
@@ -319,6 +323,7 @@ def _added(op: "Any") -> str:
 def patch_update(old: bytes, op: "Any") -> "tuple[bytes | None, int]":
     """(bytes OpenClaw writes for a V4A update of a file holding `old`, byte bound): its own
     applier, ported (patchmodel.openclaw_update), so the bound is 0; None where it refuses."""
+    # lazy: patches loads only for a patch that names a guarded file
     from engramory import patches
     from engramory.hosts.openclaw import patchmodel  # lazy: only an apply_patch call loads the port
 

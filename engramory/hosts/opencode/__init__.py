@@ -69,6 +69,7 @@ def _decode(raw: bytes) -> "tuple[bool, str]":
 
 
 def _encode(text: str, bom: bool) -> bytes:
+    # lazy: edits loads only for a call that reaches prediction, never on the ignored path
     from engramory.edits import encode
 
     return (BOM if bom else b"") + encode(_strip_bom(text)[1])
@@ -122,6 +123,7 @@ def patch_rules() -> "Any":
     the lines joined back with LF (a final empty line is lost), `*** End of File` tried at the
     end first, then anywhere after the previous hunk, and old lines left empty by the retry
     without a final empty line found nowhere."""
+    # lazy: patches loads only for a patch that names a guarded file
     from engramory import patches
 
     return patches.Rules(
@@ -131,6 +133,7 @@ def patch_rules() -> "Any":
 
 
 def apply_patch_update(before: bytes, hunks: "list[Any]") -> "bytes | None":
+    # lazy: patches loads only for a patch that names a guarded file
     from engramory import patches
 
     bom, text = _decode(before)
@@ -172,7 +175,9 @@ def _window(dialect: "claudelike.Dialect") -> "Window":
 
 def _patch(text: str, directory: "str | None", env: "Mapping[str, str] | None", environ: "Mapping[str, str]",
            dialect: "claudelike.Dialect" = DIALECT, seen: "Session | None" = None) -> "Decision | None":
+    # lazy: patches loads only for a patch that names a guarded file
     from engramory import patches
+    # lazy: the guard loads only once a guarded file is being written
     from engramory.guard import read_regular
 
     try:

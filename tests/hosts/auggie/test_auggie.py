@@ -6,14 +6,11 @@ paths relative to the workspace), a deny by exit 2 with the reason on stderr, an
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any, Dict
 
-import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import contract  # noqa: E402
+import pytest
 from contract import lines  # noqa: E402
 
 from engramory.hosts import auggie, claudelike  # noqa: E402

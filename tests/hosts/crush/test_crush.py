@@ -9,10 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any, Dict
 
-import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import contract  # noqa: E402
+import pytest
 from contract import lines  # noqa: E402
 
 from engramory.hosts import claudelike, crush  # noqa: E402

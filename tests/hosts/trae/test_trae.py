@@ -6,14 +6,11 @@ a deny in Claude's hookSpecificOutput with exit 0, and its installer (.trae/hook
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any, Dict
 
-import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import contract  # noqa: E402
+import pytest
 from contract import lines  # noqa: E402
 
 from engramory.hosts import trae  # noqa: E402

@@ -5,14 +5,11 @@ stderr and no JSON, and its installer (user and workspace hooks.json, byte-exact
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any, Dict
 
-import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import contract  # noqa: E402
+import pytest
 from contract import lines  # noqa: E402
 
 from engramory.hosts import claudelike, windsurf  # noqa: E402

@@ -1,0 +1,124 @@
+"""Stale writes on the real Codex CLI 0.171.0, offline (issue 22, "Stale writes, per host"):
+the agent reads MEMORY.md (Codex has no read tool: `cat` through exec_command), another process
+appends a pointer line, then the agent writes from what it read with apply_patch, Codex's only
+file tool. Each case runs without the guard and with it installed (`engramory install --host
+codex`), and asserts the exact bytes on disk afterwards.
+
+What Codex does: it has no staleness check (it keeps no record of reads, and a read is only a
+shell command). The full-file write is an Add File over the existing index, which Codex applies
+silently (reported as `A`): the other writer's line is dropped. An Update patch (Codex's edit;
+there is no separate edit tool) matches the file as it is and keeps it. Delete + Add of one
+file in one patch is refused for any file ("multiple operations target"), stale or not.
+
+The Codex guard predicts its own bytes and writes no trace, so the guarded runs prove the guard
+was live another way: the same session's next call, an over-cap Add to a second index, is
+denied by it."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, List
+
+import codex_driver
+import codex_model
+import common  # noqa: E402
+import pytest
+import stale  # noqa: E402
+from codex_model import patch_call, shell_call
+
+pytestmark = pytest.mark.e2e
+
+GUARD = pytest.mark.parametrize("guard", [False, True], ids=["bare", "guarded"])
+BLOCKED = "Command blocked by PreToolUse hook: engramory blocked this apply_patch"
+
+
+class StaleModel(codex_model.ScriptedModel):
+    """The scripted model, where a step may be a function of the request (called when the
+    request arrives: the foreign write happens then, between the read and the patch)."""
+
+    def answer(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        with self._lock:
+            n = len(self.requests)
+            step = self.steps[n] if codex_model.is_turn(body) and n < len(self.steps) else None
+            if callable(step):
+                self.steps[n] = step(body)
+        return super().answer(body)
+
+
+@pytest.fixture
+def scripted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(codex_driver, "ScriptedModel", StaleModel)
+
+
+def over_cap_add(home: codex_driver.Home) -> str:
+    """A 300-line Add File to a second index: what the guard, when live, denies."""
+    body = "".join("+%s\n" % line for line in common.index_text(300).splitlines())
+    return "*** Begin Patch\n*** Add File: %s\n%s*** End Patch\n" % (home.work / "other" / "MEMORY.md", body)
+
+
+def stale_case(home: codex_driver.Home, case: str, guard: bool) -> stale.Measured:
+    """cat, foreign append, the agent's patch for `case`; with the guard, then the over-cap
+    Add it must deny (so the stale patch met a live guard and was let through)."""
+    index = home.work / "memory" / "MEMORY.md"
+    stale.seed(index)
+    if guard:
+        done = codex_driver.engramory(home, "install", "--host", "codex")
+        assert done.returncode == 0, done.stdout + done.stderr
+    steps: List[Any] = [[shell_call("cat %s" % index)]]
+    write: Callable[[], List[Any]] = lambda: [patch_call(stale.case_patch(case, str(index)))]  # noqa: E731
+    steps.append(stale.after_foreign(index, write))
+    if guard:
+        steps.append([patch_call(over_cap_add(home))])
+    result = codex_driver.run(home, steps)
+    assert result.returncode == 0, result.stderr[-2000:]
+    outputs = result.tool_outputs()
+    assert stale.SEED in outputs[0]  # the read showed the index as seeded, before the foreign line
+    if guard:
+        assert outputs[-1].startswith(BLOCKED), outputs[-1]
+        assert not (home.work / "other" / "MEMORY.md").exists()
+        outputs = outputs[:-1]
+    measured = stale.Measured(index.read_bytes(), case, outputs)
+    stale.assert_guard_silent(measured)
+    return measured
+
+
+@GUARD
+def test_stale_add_file_over_the_index_host_drops_the_foreign_line(home: codex_driver.Home, scripted: None,
+                                                                   guard: bool) -> None:
+    """host drops the foreign line: Add File over the index (Codex's full-file write) puts
+    what the agent read plus its line over it."""
+    index = home.work / "memory" / "MEMORY.md"
+    m = stale_case(home, "add", guard)
+    assert m.outcome == stale.DROPPED
+    assert m.on_disk == stale.FULL_WRITE.encode()
+    assert m.seen.endswith("Output:\nSuccess. Updated the following files:\nA %s\n" % index)
+
+
+@GUARD
+def test_stale_update_patch_host_keeps_the_foreign_line(home: codex_driver.Home, scripted: None, guard: bool) -> None:
+    """host keeps the foreign line: the Update (Codex's edit) matches the file as it is."""
+    index = home.work / "memory" / "MEMORY.md"
+    m = stale_case(home, "patch", guard)
+    assert m.outcome == stale.KEPT
+    assert m.on_disk == stale.EDITED_KEPT.encode()
+    assert m.seen.endswith("Output:\nSuccess. Updated the following files:\nM %s\n" % index)
+
+
+@GUARD
+def test_stale_delete_and_add_host_refuses_any_two_operations_on_one_file(home: codex_driver.Home, scripted: None,
+                                                                         guard: bool) -> None:
+    """host refuses, though not for staleness: two operations on one file in one patch are
+    refused for every file (the control below: with no foreign write too)."""
+    index = home.work / "memory" / "MEMORY.md"
+    m = stale_case(home, "rewrite", guard)
+    assert m.outcome == stale.REFUSED
+    assert m.on_disk == stale.READ_FOREIGN.encode()
+    assert m.seen == "apply_patch verification failed: invalid patch: multiple operations target %s" % index
+
+
+def test_control_delete_and_add_is_refused_with_no_foreign_write(home: codex_driver.Home) -> None:
+    index = home.work / "memory" / "MEMORY.md"
+    stale.seed(index)
+    result = codex_driver.run(home, [[shell_call("cat %s" % index)], [patch_call(stale.rewrite_text(str(index)))]])
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert index.read_bytes() == stale.SEED.encode()
+    assert "multiple operations target" in result.tool_outputs()[-1]
