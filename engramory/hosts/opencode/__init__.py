@@ -177,8 +177,7 @@ def _patch(text: str, directory: "str | None", env: "Mapping[str, str] | None", 
            dialect: "claudelike.Dialect" = DIALECT, seen: "Session | None" = None) -> "Decision | None":
     # lazy: patches loads only for a patch that names a guarded file
     from engramory import patches
-    # lazy: the guard loads only once a guarded file is being written
-    from engramory.guard import read_regular
+    from engramory.guard import read_regular  # lazy: only once a guarded file is being written
 
     try:
         ops = patches.parse_v4a(text)
