@@ -74,7 +74,7 @@ def _parser() -> Parser:
         "read). " % _n(store_mod.READ_MAX) +
         "With no ROOT: this project's Claude Code auto-memory folder.",
     )
-    parser.add_argument("root", nargs="?", metavar="ROOT", help="the folder holding MEMORY.md")
+    parser.add_root("the folder holding MEMORY.md")
     parser.add_argument("--target", metavar="LINES/BYTES",
                         help="size to bring the index to, in lines and in the unit the caps count (Claude "
                         "Code: UTF-16 units of the trimmed text, bytes for ASCII), e.g. 140/17500 "

@@ -51,7 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "Exit status: 0 no errors, 1 errors (with --strict, warnings too), 2 usage error or a "
         "ROOT that cannot be read.",
     )
-    parser.add_argument("root", nargs="?", metavar="ROOT", help="the folder holding MEMORY.md")
+    parser.add_root("the folder holding MEMORY.md")
     parser.add_argument("--json", action="store_true", help="print one JSON report (schemas/doctor-report.schema.json)")
     parser.add_argument("--strict", action="store_true", help="exit 1 on warnings as well as errors")
     parser.add_argument("--skip", action="append", default=[], metavar="CODE",

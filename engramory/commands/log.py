@@ -32,7 +32,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "with time, command, and per file the sha256 and size before and after. "
         "`engramory undo ID` takes an entry back; entries older than what undo reaches (the live journal "
         "keeps about 1 MiB of entries) are listed from the history, without their arguments."))
-    p.add_argument("root", nargs="?", metavar="ROOT", help="the store folder (default: the project's auto-memory folder)")
+    p.add_root("the store folder (default: the project's auto-memory folder)")
     p.add_argument("--limit", type=int, default=0, help="show only the newest N entries (reads only those)")
     p.add_argument("--json", action="store_true", help="print a JSON array, one object per entry with its id")
     args = p.parse_args(list(sys.argv[1:] if argv is None else argv))

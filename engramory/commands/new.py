@@ -22,8 +22,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "a note over its size cap, an index that would pass its hard cap, and a near-duplicate of an "
         "existing note of the same type (update that one instead, or --force). Prints a receipt: the "
         "note's path and sha256, and the pointer's line in MEMORY.md."))
-    p.add_argument("root", nargs="?", metavar="ROOT",
-                   help="the store folder holding MEMORY.md (default: this project's Claude Code auto-memory folder)")
+    p.add_root("the store folder holding MEMORY.md (default: this project's Claude Code auto-memory folder)")
     p.add_argument("--type", required=True, choices=TYPES, help="user, feedback, project or reference")
     p.add_argument("--description", required=True,
                    help="one line: the recall key a future session reads in the index")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from engramory.exitcodes import EX_USAGE
 
@@ -21,6 +22,26 @@ class Parser(argparse.ArgumentParser):
         self.print_usage(sys.stderr)
         emit("%s: error: %s\n" % (self.prog, message), sys.stderr)
         raise SystemExit(self.usage_exit)
+
+    def add_root(self, text: str) -> None:
+        """The store folder as the optional last argument ROOT, and as `--root DIR` too: search,
+        archive and restore take `--root` (their positionals are words and names), so a user who
+        learnt it there may type it to any store command."""
+        self.add_argument("root", nargs="?", metavar="ROOT", help=text)
+        self.add_root_flag()
+
+    def add_root_flag(self) -> None:
+        self.add_argument("--root", dest="root_flag", metavar="DIR", help="the same as ROOT")
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        ns, rest = super().parse_known_args(args, namespace)
+        flag = getattr(ns, "root_flag", None)
+        if flag is not None:
+            given = getattr(ns, "root", None)
+            if given is not None and given != flag:
+                self.error("the store folder is given twice (ROOT %r and --root %r): give one" % (given[:80], flag[:80]))
+            ns.root = flag
+        return ns, rest
 
 
 # exit codes shared by new, update, archive, restore, undo

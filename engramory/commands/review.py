@@ -30,8 +30,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         epilog="Exit status: 0 nothing new, 1 changes listed, 64 usage error, 66 the store cannot be read. "
         "With no ROOT: this project's Claude Code auto-memory folder.",
     )
-    parser.add_argument("root", nargs="?", metavar="ROOT",
-                        help="the folder holding MEMORY.md (or the index ENGRAMORY_INDEX_NAME names)")
+    parser.add_root("the folder holding MEMORY.md (or the index ENGRAMORY_INDEX_NAME names)")
     parser.add_argument("--all", action="store_true", help="list every change ever found, not only the unreviewed")
     parser.add_argument("--keep", action="store_true", help="do not mark the listed changes as reviewed")
     parser.add_argument("--json", action="store_true", help="print the changes as JSON")

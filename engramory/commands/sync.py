@@ -42,7 +42,7 @@ INIT_EPILOG = "exit codes: 0 done (or nothing to do); 1 refused (the message say
 
 def _init_parser() -> Parser:
     p = Parser(prog="engramory sync init", description=INIT_HELP, epilog=INIT_EPILOG)
-    p.add_argument("root", nargs="?", metavar="ROOT", help="the store folder (default: the project's auto-memory folder)")
+    p.add_root("the store folder (default: the project's auto-memory folder)")
     p.add_argument("--dry-run", action="store_true", help="say what it would write; write nothing")
     p.add_argument("--undo", action="store_true", help="put back the files init changed byte for byte and unset the driver")
     p.add_argument("--json", action="store_true", help="print the outcome as one JSON document")
@@ -96,7 +96,7 @@ def _init_steps(plan: object) -> list[str]:
 
 def _sync_parser() -> Parser:
     p = Parser(prog="engramory sync", description=SYNC_HELP, epilog=SYNC_EPILOG)
-    p.add_argument("root", nargs="?", metavar="ROOT", help="the store folder (default: the project's auto-memory folder); "
+    p.add_root("the store folder (default: the project's auto-memory folder); "
                                                           "`engramory sync init [ROOT]` sets it up first")
     p.add_argument("--force", action="store_true", help="go on with a pull or push that deletes many notes (never a "
                                                         "force push: published history is not rewritten)")

@@ -35,14 +35,20 @@ def _parse_undo(raw: list[str]) -> tuple[object, int | None, str | None]:
     p.add_argument("--no-undo", action="store_true",
                    help="undo even when this undo itself could not be undone (its prior bytes too large to keep)")
     p.add_argument("--json", action="store_true", help="print the undo's journal entry as JSON")
+    p.add_root_flag()
     args = p.parse_args(raw)
     entry_id = None
-    root_arg = None
+    root_arg = getattr(args, "root", None)
+    flagged = root_arg is not None
     for a in args.args:
         if a.isdigit() and entry_id is None:
             entry_id = int(a)
         elif root_arg is None:
             root_arg = a
+        elif flagged:
+            if a != root_arg:
+                p.error("the store folder is given twice (ROOT %r and --root %r): give one" % (a[:80], root_arg[:80]))
+            flagged = False
         else:
             p.error("unexpected argument %r" % a[:40])
     return args, entry_id, root_arg

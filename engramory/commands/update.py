@@ -20,7 +20,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "pointer's label. Bumps `updated` to today and keeps the pointer in MEMORY.md in step (label, "
         "heading of the type). Same checks and receipt as `new`; one journaled step."))
     p.add_argument("name", metavar="NAME", help="the note's name (its file name, with or without .md)")
-    p.add_argument("root", nargs="?", metavar="ROOT", help="the store folder (default: the project's auto-memory folder)")
+    p.add_root("the store folder (default: the project's auto-memory folder)")
     p.add_argument("--description", help="a new one-line description")
     p.add_argument("--type", choices=TYPES, help="a new type: the pointer moves under that heading")
     p.add_argument("--body", help="a new body, replacing the old one ('-' reads it from stdin)")
@@ -32,7 +32,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--dry-run", action="store_true", help="check and show what would be written; write nothing")
     p.add_argument("--json", action="store_true", help="print the receipt as JSON")
     raw = list(sys.argv[1:] if argv is None else argv)
-    args = p.parse_args(raw)
+    # intermixed: ROOT after the options (`update NAME --title T ROOT`) is ROOT, not unrecognized
+    args = p.parse_intermixed_args(raw)
     if not any(v is not None for v in (args.description, args.type, args.body, args.why, args.how, args.title)):
         p.error("nothing to change: give --description, --type, --body, --why, --how or --title")
 

@@ -41,8 +41,7 @@ def parser() -> Parser:
         "are followed), never fetched. Writes nothing but its cache in ROOT/.engramory/, unless --mark.",
         epilog=EXIT_HELP,
     )
-    p.add_argument("root", nargs="?", metavar="ROOT",
-                   help="the store folder (default: this project's Claude Code auto-memory folder)")
+    p.add_root("the store folder (default: this project's Claude Code auto-memory folder)")
     p.add_argument("--repo", metavar="DIR", help="the repository the notes describe")
     p.add_argument("--json", action="store_true", help="print one JSON document (schemas/verify.schema.json)")
     p.add_argument("--mark", nargs="+", metavar="NOTE",
