@@ -405,7 +405,7 @@ def test_check_exit_codes_are_the_ones_the_skill_states(tmp_path: Path) -> None:
         (store / "MEMORY.md").write_text(index_text(lines))
         proc = run_tool("engramory_check.py", str(store / "MEMORY.md"))
         assert (proc.returncode, proc.stdout.split(":")[0]) == (CHECK_EXIT[status], status)
-    assert run_tool("engramory_check.py").returncode == exitcodes.EX_USAGE
+    assert run_tool("engramory_check.py", "--bogus").returncode == exitcodes.EX_USAGE
     assert run_tool("engramory_check.py", str(tmp_path / "missing.md")).returncode == exitcodes.EX_NOINPUT
     # Other documents that list check's codes agree with the code too.
     for doc, text in ALL_TEXT.items():

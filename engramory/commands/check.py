@@ -1,4 +1,5 @@
-"""`engramory check INDEX...`: is this index inside its caps?
+"""`engramory check [INDEX...]`: is this index inside its caps? A folder stands for its index;
+with none given, this project's Claude Code auto-memory index is checked.
 
 One line per file on stdout, starting with OK:, WARN: or OVER:, with lines, size (in the
 host's unit: UTF-16 units for Claude Code) and the
@@ -9,11 +10,13 @@ before reading: an index larger than the read limit is judged from its size alon
 
 from __future__ import annotations
 
+import os
 import sys
 
-from engramory import hosts
+from engramory import hosts, scope
 from engramory.commands.parser import Parser
 from engramory.doctor.check import EXIT, check_file, describe
+from engramory.doctor.run import claude_memory_dir
 from engramory.exitcodes import EX_NOINPUT
 from engramory.size import OK, OVER, WARN
 from engramory.store.secrets import emit, emit_json
@@ -32,7 +35,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         epilog="Exit status: 0 all OK, 1 a file is past its warn cap, 2 a file is over its "
         "hard cap, 64 usage error, 66 a file could not be read.",
     )
-    parser.add_argument("paths", nargs="+", metavar="INDEX", help="path to a MEMORY.md index")
+    parser.add_argument("paths", nargs="*", metavar="INDEX",
+                        help="path to a MEMORY.md index, or a store folder (its index is checked); "
+                        "default: this project's Claude Code auto-memory index")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     parser.add_argument(
         "--host", default="claude", choices=hosts.names(),
@@ -40,10 +45,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     window = hosts.load(args.host).window()
+    paths = _paths(args.paths)
+    if paths is None:
+        return EX_NOINPUT
 
     results = []
     errors = []
-    for path in args.paths:
+    for path in paths:
         try:
             results.append(check_file(path, None, window))
         except OSError as exc:
@@ -62,6 +70,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             for note in r["notes"]:
                 emit("engramory check: note: %s\n" % note, sys.stderr)
     return code
+
+
+def _paths(given: list[str]) -> list[str] | None:
+    """The index files to check: a folder stands for its index; none given, this project's
+    Claude Code auto-memory index (said on stderr, as the doctor does). None: no default exists."""
+    if not given:
+        try:
+            root = claude_memory_dir()
+        except ValueError as exc:
+            emit("engramory check: cannot tell this project's memory folder: %s; pass INDEX\n" % exc, sys.stderr)
+            return None
+        path = os.path.join(root, scope.index_name_for(root))
+        emit("engramory check: no INDEX given; checking this project's Claude Code auto-memory index: %s\n" % path,
+             sys.stderr)
+        return [path]
+    return [os.path.join(p, scope.index_name_for(p)) if os.path.isdir(p) else p for p in given]
 
 
 if __name__ == "__main__":

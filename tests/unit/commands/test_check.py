@@ -48,7 +48,7 @@ def test_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_usage_and_unreadable(tmp_path: Path) -> None:
-    assert run_script().returncode == 64
+    assert run_script("--bogus").returncode == 64  # with no INDEX it checks the auto-memory index (below)
     assert run_script("--bogus", "x").returncode == 64
     proc = run_script(str(tmp_path / "missing.md"))
     assert proc.returncode == 66 and "cannot read" in proc.stderr and "Traceback" not in proc.stderr
@@ -115,3 +115,27 @@ def test_a_character_cut_where_a_large_read_stops_is_not_called_broken() -> None
     assert first_bad_utf8(b"ab" + cut, truncated=True) is None
     assert first_bad_utf8(b"ab" + cut) == (2, 1)
     assert first_bad_utf8(b"a\n\xffb", truncated=True) == (2, 2)
+
+
+def test_a_folder_stands_for_its_index(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "MEMORY.md").write_text(index_text(151))
+    assert check_cmd.main([str(tmp_path)]) == 1
+    assert capsys.readouterr().out.startswith("WARN: %s" % (tmp_path / "MEMORY.md"))
+
+
+def test_no_index_given_checks_the_projects_auto_memory(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    project = tmp_path / "proj"
+    project.mkdir()
+    env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8"}
+    proc = subprocess.run([sys.executable, "-I", "-S", str(CHECK)], capture_output=True, text=True, env=env,
+                          cwd=str(project), timeout=60)
+    assert proc.returncode == 66 and "usage" not in proc.stderr, proc.stderr
+    said = proc.stderr.splitlines()[0]
+    assert said.startswith("engramory check: no INDEX given; checking this project's Claude Code auto-memory index: ")
+    index = Path(said.rsplit(": ", 1)[1])
+    index.parent.mkdir(parents=True)
+    index.write_text(index_text(3))
+    proc = subprocess.run([sys.executable, "-I", "-S", str(CHECK)], capture_output=True, text=True, env=env,
+                          cwd=str(project), timeout=60)
+    assert proc.returncode == 0 and proc.stdout.startswith("OK: %s" % index), proc.stderr
