@@ -22,6 +22,12 @@ result at the destination (over any file there) and removes the source; every fi
 computed before any is written, so one failure and nothing is written, and two operations on
 one file refuse the whole patch.
 
+Stale writes (measured, tests/hosts/codex/test_codex_stale.py): Codex has no read tool and no
+staleness check; a read is a shell command, and PostToolUse's `tool_response` is its raw output.
+When that output holds an index's bytes whole, `after_shell` records them as seen
+(engramory.stale), so an Add over the index that drops lines another writer added since is
+refused by the stale rule.
+
 Codex's own managed memory ($CODEX_HOME/memories/) is Codex's business: its consolidation
 agent rewrites MEMORY.md there through the same hooks, so it is never judged unless listed in
 ENGRAMORY_INDEX_PATH or ENGRAMORY_CODEX_GUARD_MEMORIES=1. The index a user keeps for Codex
@@ -295,11 +301,16 @@ def _cd_folder(prefix: str, cwd: "str | None") -> "str | None":
 # --- judging and answering -------------------------------------------------------------------
 
 
-def judge(path: str, tool: str, before: "bytes | None", after: "bytes | None", env: "Mapping[str, str]") -> "Decision | None":
-    """The core's decision on one predicted write (after None: the file is removed)."""
-    from engramory import guard  # lazy: the ignored path must not load the guard
+def judge(path: str, tool: str, before: "bytes | None", after: "bytes | None", env: "Mapping[str, str]",
+          session_id: "object" = None) -> "Decision | None":
+    """The core's decision on one predicted write (after None: the file is removed), with the
+    stale-write rule for the session whose shell reads PostToolUse recorded (`after_shell`)."""
+    # lazy, both: the ignored path must load neither the guard nor the stale-write record (a
+    # write to a guarded file only; one stat when no read was recorded)
+    from engramory import guard, stale
 
-    return guard.judge(path, before, after if after is not None else b"", env, window(), tool)
+    seen = stale.session(NAME, session_id)
+    return guard.judge(path, before, after if after is not None else b"", env, window(), tool, seen)
 
 
 def render_deny(reason: str) -> str:
@@ -390,7 +401,7 @@ def handle(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, st
     notes: list[str] = []
     nudges: list[str] = []
     for tool, w in requests_of(payload, environ, notes):
-        decision = judge(w.path, tool, w.before, w.after, environ)
+        decision = judge(w.path, tool, w.before, w.after, environ, payload.get("session_id"))
         if decision is None:
             continue
         from engramory.guard import DENY  # lazy: the ignored path must not load the guard
@@ -425,14 +436,67 @@ def backstop_env(payload: "Mapping[str, Any]", env: "Mapping[str, str]") -> "dic
     return out
 
 
+# An index whose bytes a shell command's output holds whole is recorded as seen only up to
+# this size: measured on 0.171.0, a `cat` of 28,560 bytes reached the model whole (PostToolUse's
+# `tool_response` is the raw output, not the model's copy, which Codex may cut when larger).
+SHELL_SEEN_LIMIT = 28000
+_SHELL_SPLIT = " \t\r\n;|&<>()'\"`="
+
+
+def _named_paths(command: str, name: str, cwd: "str | None") -> "list[str]":
+    """Every word of `command` that ends in the index file name, as an absolute path."""
+    for sep in _SHELL_SPLIT:
+        command = command.replace(sep, " ")
+    out: list[str] = []
+    for word in command.split(" "):
+        if word.endswith(name) and (word == name or word[-len(name) - 1] in "/\\"):
+            full = scope.resolve_path(word, cwd)
+            if full not in out:
+                out.append(full)
+    return out
+
+
+def after_shell(payload: "Mapping[str, Any]", env: "Mapping[str, str]") -> None:
+    """PostToolUse of a shell command (Codex's only way to read a file): when its output holds
+    the bytes of an index it names, whole, record them as what this session saw
+    (engramory.stale), so a later Add or Update that drops lines another writer added since is
+    refused. Sound by construction: the record is made only of bytes the agent was shown, all
+    of them; a partial or filtered read (`head`, `grep`, `nl`, a pipe) holds less and records
+    nothing, nor does a read after which the file changed before this hook. Any other command:
+    nothing opened."""
+    tool_input = payload.get("tool_input")
+    command = tool_input.get("command") if isinstance(tool_input, dict) else None
+    output = payload.get("tool_response")
+    name = scope.index_name(env)[0]
+    if not isinstance(command, str) or not isinstance(output, str) or name not in command or not output:
+        return  # the common case: this command shows no index
+    cwd = payload.get("cwd")
+    shown = output.encode("utf-8", "surrogatepass")
+    for path in _named_paths(command, name, cwd if isinstance(cwd, str) and cwd else None):
+        if not scope.guards_index(path, env) or exempt(path, env):
+            continue
+        data = read_file(path)
+        if not data or len(data) > SHELL_SEEN_LIMIT or data not in shown:
+            continue
+        from engramory import stale  # lazy: only a shell read that showed an index whole records
+
+        stale.note_read(path, stale.session(NAME, payload.get("session_id")), data)
+
+
 def post_tool_respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
-    """PostToolUse (after Bash): the shared backstop, also watching the AGENTS.md-named index."""
+    """PostToolUse (after Bash): what the agent saw of an index (`after_shell`), then the shared
+    backstop, also watching the AGENTS.md-named index."""
     from engramory import notices  # lazy: notices only on the after-tool and session-start paths
 
     payload = notices.parse(raw)
     if payload is None:
         return "", "", 0
-    return notices.post_tool(payload, backstop_env(payload, scope.environ() if env is None else env)), "", 0
+    notice_env = backstop_env(payload, scope.environ() if env is None else env)
+    try:
+        after_shell(payload, notice_env)
+    except Exception:  # noqa: BLE001 - a read that cannot be recorded is no record: fail open
+        pass
+    return notices.post_tool(payload, notice_env), "", 0
 
 
 def session_start_respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":

@@ -10,9 +10,15 @@ silently (reported as `A`): the other writer's line is dropped. An Update patch 
 there is no separate edit tool) matches the file as it is and keeps it. Delete + Add of one
 file in one patch is refused for any file ("multiple operations target"), stale or not.
 
-The Codex guard predicts its own bytes and writes no trace, so the guarded runs prove the guard
-was live another way: the same session's next call, an over-cap Add to a second index, is
-denied by it."""
+With the guard installed, its PostToolUse on Bash records what a `cat` showed of the index
+(only when the output holds the file's bytes whole: a `head` records nothing), so the stale Add
+over the index, through the tool or as an `apply_patch` heredoc in the shell, is refused with the
+stale rule's message (the lines it would drop, "Read MEMORY.md again"); after one more `cat`
+the same Add goes through. The Update keeps the foreign line and is let through.
+
+The Codex guard predicts its own bytes and writes no trace, so the guarded runs that it lets
+through prove the guard was live another way: the same session's next call, an over-cap Add to
+a second index, is denied by it."""
 
 from __future__ import annotations
 
@@ -77,20 +83,79 @@ def stale_case(home: codex_driver.Home, case: str, guard: bool) -> stale.Measure
         assert not (home.work / "other" / "MEMORY.md").exists()
         outputs = outputs[:-1]
     measured = stale.Measured(index.read_bytes(), case, outputs)
-    stale.assert_guard_silent(measured)
+    if not (guard and case in stale.WHOLE and case != "rewrite"):
+        stale.assert_guard_silent(measured)
     return measured
 
 
-@GUARD
-def test_stale_add_file_over_the_index_host_drops_the_foreign_line(home: codex_driver.Home, scripted: None,
-                                                                   guard: bool) -> None:
+def test_stale_add_file_over_the_index_host_drops_the_foreign_line(home: codex_driver.Home, scripted: None) -> None:
     """host drops the foreign line: Add File over the index (Codex's full-file write) puts
     what the agent read plus its line over it."""
     index = home.work / "memory" / "MEMORY.md"
-    m = stale_case(home, "add", guard)
+    m = stale_case(home, "add", False)
     assert m.outcome == stale.DROPPED
     assert m.on_disk == stale.FULL_WRITE.encode()
     assert m.seen.endswith("Output:\nSuccess. Updated the following files:\nA %s\n" % index)
+
+
+def refused_case(home: codex_driver.Home, call: Callable[[str], Any]) -> None:
+    """Guarded: cat, the other writer, the stale whole-file `call` (refused by the guard with
+    the stale rule's message, the foreign line kept), one more cat, the same call (applied)."""
+    index = home.work / "memory" / "MEMORY.md"
+    stale.seed(index)
+    done = codex_driver.engramory(home, "install", "--host", "codex")
+    assert done.returncode == 0, done.stdout + done.stderr
+    between: List[bytes] = []
+
+    def reread(_body: Any) -> List[Any]:
+        between.append(index.read_bytes())
+        return [shell_call("cat %s" % index)]
+
+    steps: List[Any] = [[shell_call("cat %s" % index)], stale.after_foreign(index, lambda: [call(str(index))]),
+                        reread, [call(str(index))]]
+    result = codex_driver.run(home, steps)
+    assert result.returncode == 0, result.stderr[-2000:]
+    outputs = result.tool_outputs()
+    assert between == [stale.READ_FOREIGN.encode()]  # refused: the other writer's line is there
+    tool = "apply_patch" if call is add_call else "apply_patch (through the shell)"
+    assert outputs[1].startswith("Command blocked by PreToolUse hook: " + stale.stale_message(tool, str(index))), outputs[1]
+    assert stale.READ_FOREIGN in outputs[2]  # the read the deny asked for showed the line
+    assert index.read_bytes() == stale.FULL_WRITE.encode()  # after that read, the same call goes through
+    assert "Success. Updated the following files:\nA %s" % index in outputs[3], outputs[3]
+
+
+def add_call(path: str) -> Any:
+    return patch_call(stale.add_text(path))
+
+
+def shell_add_call(path: str) -> Any:
+    return shell_call("apply_patch <<'EOF'\n%sEOF\n" % stale.add_text(path))
+
+
+def test_guarded_stale_add_file_is_refused_until_the_agent_reads_again(home: codex_driver.Home, scripted: None) -> None:
+    """With the guard, the `cat` PostToolUse recorded what the agent saw, so the stale Add
+    over the index is refused with the lines it would drop; one more `cat` clears it."""
+    refused_case(home, add_call)
+
+
+def test_guarded_stale_add_through_the_shell_is_refused_too(home: codex_driver.Home, scripted: None) -> None:
+    """The same Add as an `apply_patch` heredoc run through the shell (Codex applies it itself,
+    only the Bash PreToolUse sees it): refused the same way."""
+    refused_case(home, shell_add_call)
+
+
+def test_a_partial_read_records_nothing(home: codex_driver.Home, scripted: None) -> None:
+    """`head -n 3` shows part of the index: nothing is recorded, so the stale Add is judged as
+    before the rule (the guard lets it through and the foreign line is lost, as bare)."""
+    index = home.work / "memory" / "MEMORY.md"
+    stale.seed(index)
+    done = codex_driver.engramory(home, "install", "--host", "codex")
+    assert done.returncode == 0, done.stdout + done.stderr
+    result = codex_driver.run(home, [[shell_call("head -n 3 %s" % index)],
+                                     stale.after_foreign(index, lambda: [add_call(str(index))])])
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert index.read_bytes() == stale.FULL_WRITE.encode()
+    assert not (index.parent / ".engramory" / "seen").exists()
 
 
 @GUARD
