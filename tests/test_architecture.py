@@ -46,13 +46,8 @@ UNCOMMENTED_LAZY_IMPORTS: Dict[str, int] = {}  # 288 in 64 files before issue 20
 # Function-level imports that close an import cycle (the importer is reachable from what it
 # imports), by edge, with the reason the cycle stays; target: none. A new one needs a line here.
 LAZY_CYCLES: Dict[Tuple[str, str], str] = {
-    ("engramory.describe", "engramory.hosts.claude"): "the default window is Claude Code's: an upward edge from the kernel",
-    ("engramory.doctornotice", "engramory.doctor.run"): "the doctor part of SessionStart, only when a session start found a store: an upward edge from the kernel",
-    ("engramory.hosts.claude", "engramory.notices"): "PostToolUse and SessionStart only: not on the guard's path",
     ("engramory.hosts.gemini", "engramory.hosts.gemini.notices"): "AfterTool and SessionStart only: not on the guard's path",
     ("engramory.hosts.hermes", "engramory.hosts.hermes.v4a"): "Hermes's V4A emulation, only for a patch that names a guarded file",
-    ("engramory.notices", "engramory.describe"): "describe reaches notices back through hosts.claude",
-    ("engramory.notices", "engramory.doctornotice"): "the doctor part of SessionStart, only when a session start found a store",
     ("engramory.patches", "engramory.unified"): "unified diffs only for a patch in that form; unified imports patches' shared line helpers",
     ("engramory.size", "engramory.layout"): "layout only when a file needs more than measure's fast path; layout imports size",
 }
