@@ -6,7 +6,7 @@ The record, one file per (host, session) and store: `<store>/.engramory/seen/<ke
 store (by its path relative to the store), the sha256 of the bytes the agent last saw and a
 short salted hash of each of their lines: never a line's text, so no secret is copied. It is
 written atomically (engramory.store.metadir.write_atomic), is a few KB (an index over MAX_LINES
-lines or guard.READ_LIMIT bytes is not recorded at all) and the folder is pruned to MAX_FILES
+lines or scope.READ_LIMIT bytes is not recorded at all) and the folder is pruned to MAX_FILES
 files and MAX_AGE seconds whenever a new one is made. The folder holds a `.gitignore` of `*`.
 
 It is refreshed
