@@ -52,7 +52,6 @@ LAZY_CYCLES: Dict[Tuple[str, str], str] = {
     ("engramory.hosts.hermes", "engramory.hosts.hermes.v4a"): "Hermes's V4A emulation, only for a patch that names a guarded file; "
         "the file helpers v4a takes (resolve, guarded, read_file) serve the ignored path, and a leaf module for them would "
         "add one module there",
-    ("engramory.patches", "engramory.unified"): "unified diffs only for a patch in that form; unified imports patches' shared line helpers",
     ("engramory.size", "engramory.layout"): "layout only when a file needs more than measure's fast path; layout imports size",
 }
 
