@@ -14,7 +14,7 @@ store config. An index larger than READ_LIMIT is judged by its size on disk alon
 """
 
 from engramory import guard, scope
-from engramory.size import BYTES, OVER, verdict
+from engramory.size import BYTES, OVER, claude_code_window, verdict
 from engramory.size import n as _n
 
 TYPE_CHECKING = False
@@ -30,10 +30,8 @@ SHOW_OUTSIDE = 3
 
 
 def default_window() -> "Window":
-    # lazy: the host registry is needed only when the caller passes no window
-    from engramory.hosts import claude
-
-    return claude.window()
+    """Claude Code's window (engramory.size holds it, so the kernel never reaches up into a host)."""
+    return claude_code_window()
 
 
 class Reading:

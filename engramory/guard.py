@@ -39,6 +39,7 @@ from engramory.judge import (
     outside_text,
     stale_decision,
 )
+from engramory.scope import READ_LIMIT, read_regular
 
 # what the guard answers to: its own, and the decision's names that hosts, notices and tests
 # ask the guard for (engramory.judge holds them)
@@ -73,29 +74,9 @@ if TYPE_CHECKING:
     from engramory.size import Window
     from engramory.stale import Session
 
-# Past this the index is not read: an Edit is then judged from its payload (every Edit that
-# reaches PreToolUse is applied by Claude Code 2.1.332), a Write from its content. 1 MiB is
-# 40 times the size cap and reads, predicts and measures in about 30 ms; a 60 MB index used
-# to take 12.6 s, past the host's 10 s hook timeout (after which the host applies the edit).
-READ_LIMIT = 1 << 20
 # Test-only: when set, every prediction for a guarded index is appended to this file as one
 # JSON line, so the end-to-end suite can compare it with the bytes the real host wrote.
 TRACE_ENV = "ENGRAMORY_TRACE_FILE"
-
-
-def read_regular(path: str) -> "bytes | None":
-    """A regular file's bytes, or None when it is missing, not a regular file (a FIFO would
-    block, a device may never end), larger than READ_LIMIT, or unreadable. For adapters that
-    must predict a file other than the one `evaluate` reads (patch sources, Hermes files).
-    Read through the one bounded reader (a FIFO swapped in after a stat cannot block it)."""
-    try:
-        st = scope.stat(path)  # a size past the limit is answered without opening the file
-        if st.st_mode & 0o170000 != 0o100000 or st.st_size > READ_LIMIT:
-            return None
-        data = scope.read_bounded(path, READ_LIMIT)[0]
-    except (OSError, ValueError):
-        return None
-    return data if len(data) <= READ_LIMIT else None
 
 
 def judge_bound(

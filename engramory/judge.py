@@ -185,7 +185,7 @@ def stale_decision(
         if decision is None or decision.action != DENY:
             stale.note_write(path, seen, before, after)
         return decision
-    text = stale.message(path, tool, lost)
+    text = stale.message(path, tool, lost, masked)
     if decision is not None and decision.action == DENY:
         text += " Besides: " + decision.message
     out = Decision(DENY, text, path)

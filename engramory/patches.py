@@ -31,18 +31,26 @@ itself states.
 
 from __future__ import annotations
 
+# the shapes both formats share, re-exported (engramory.unified imports them from there, not from here)
+from engramory.patchops import ADD as ADD
+from engramory.patchops import DELETE as DELETE
+from engramory.patchops import UNIFIED as UNIFIED
+from engramory.patchops import UPDATE as UPDATE
+from engramory.patchops import V4A as V4A
+from engramory.patchops import FileOp as FileOp
+from engramory.patchops import Hunk as Hunk
+from engramory.patchops import PatchError as PatchError
+from engramory.patchops import _apply as _apply
+from engramory.patchops import _decode as _decode
+from engramory.patchops import _encode as _encode
+from engramory.patchops import _lines as _lines
+from engramory.patchops import _path as _path
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     Seek = Callable[[Sequence[str], Sequence[str], int, bool], "int | None"]
-
-ADD = "add"
-UPDATE = "update"
-DELETE = "delete"
-
-V4A = "v4a"
-UNIFIED = "unified"
 
 BEGIN = "*** Begin Patch"
 END = "*** End Patch"
@@ -57,10 +65,6 @@ RUST_SPACE = (
     "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
     "\u200a\u2028\u2029\u202f\u205f\u3000"
 )
-
-
-class PatchError(ValueError):
-    """The text is not a patch this module can read, or the host would refuse it."""
 
 
 # Where `*** End of File` looks for its old lines.
@@ -123,57 +127,7 @@ LF = Rules("lf", lf_only=True, space=None, keep_context=False, after_blank=False
 EXACT = Rules("exact", fuzzy=False)
 
 
-class Hunk:
-    """One change inside a file: `old` lines become `new` lines (no line terminators)."""
-
-    __slots__ = ("context", "old", "new", "at_eof", "start", "old_no_eol", "new_no_eol", "kept")
-
-    def __init__(self) -> None:
-        self.context: str | None = None  # V4A `@@ <line>`: seek to this line first
-        self.old: list[str] = []
-        self.new: list[str] = []
-        self.at_eof = False  # V4A `*** End of File`: the old lines end the file
-        self.start: int | None = None  # unified: 1-based old start line, a hint
-        self.old_no_eol = False  # unified `\ No newline at end of file` on each side
-        self.new_no_eol = False
-        self.kept: list[tuple[int, int]] = []  # (old index, new index) of each context line
-
-    def __repr__(self) -> str:
-        return "Hunk(-%d +%d)" % (len(self.old), len(self.new))
-
-
-class FileOp:
-    """What a patch does to one file. `content` is the whole new text for ADD."""
-
-    __slots__ = ("kind", "path", "move_to", "content", "hunks", "format")
-
-    def __init__(self, kind: str, path: str, fmt: str) -> None:
-        self.kind = kind
-        self.path = path
-        self.move_to: str | None = None
-        self.content: str | None = None
-        self.hunks: list[Hunk] = []
-        self.format = fmt
-
-    @property
-    def target(self) -> str:
-        """The file that holds the result (the destination of a move)."""
-        return self.move_to or self.path
-
-    def __repr__(self) -> str:
-        return "FileOp(%r, %r%s, %d hunks)" % (
-            self.kind, self.path, ", move_to=%r" % self.move_to if self.move_to else "", len(self.hunks),
-        )
-
-
 # --- parsing --------------------------------------------------------------------------------
-
-
-def _lines(text: str) -> list[str]:
-    lines = text.replace("\r\n", "\n").split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return lines
 
 
 def _patch_lines(text: str) -> list[str]:
@@ -251,13 +205,6 @@ def _v4a_op(body: list[str], i: int, rules: Rules) -> tuple[FileOp | None, int]:
     raise PatchError("%r is not a valid hunk header (line %d)" % (line[:80], i + 2))
 
 
-def _path(raw: str) -> str:
-    path = raw.strip()
-    if not path or "\x00" in path:
-        raise PatchError("a file operation names no usable path")
-    return path
-
-
 def _v4a_hunks(body: list[str], i: int, op: FileOp, strict: bool) -> int:
     hunk: Hunk | None = None
     while i < len(body):
@@ -305,7 +252,8 @@ def parse(text: str, rules: Rules = LF) -> list[FileOp]:
     """V4A or unified diff, whichever `text` is. Raises PatchError for neither."""
     if BEGIN in text[:4096]:
         return parse_v4a(text, rules)
-    from engramory import unified  # lazy: engramory.unified imports this module (a cycle)
+    # lazy: unified diffs only for a patch in that form; a V4A patch never loads them
+    from engramory import unified
 
     return unified.parse_unified(text)
 
@@ -348,15 +296,6 @@ def seek(lines: Sequence[str], pattern: Sequence[str], start: int, at_eof: bool,
             if all(key(lines[i + k]) == want[k] for k in range(m)):
                 return i
     return None
-
-
-def _decode(before: bytes) -> str:
-    # surrogateescape: bytes that are not UTF-8 come back out unchanged
-    return before.decode("utf-8", "surrogateescape")
-
-
-def _encode(text: str) -> bytes:
-    return text.encode("utf-8", "surrogateescape")
 
 
 def split_lines(text: str, lf_only: bool = False) -> list[tuple[str, str | None]]:
@@ -505,25 +444,12 @@ def apply_v4a_to(before: bytes | None, op: FileOp, rules: Rules = LF) -> bytes |
     return _apply(before, op, lambda old: update(old, op.hunks, rules))
 
 
-def _apply(before: bytes | None, op: FileOp, updated: Callable[[bytes], bytes | None]) -> bytes | None:
-    if op.kind == ADD:
-        assert op.content is not None
-        return _encode(op.content)
-    if op.kind == DELETE:
-        return b"" if before is not None else None
-    if before is None:
-        return None
-    try:
-        return updated(before)
-    except PatchError:
-        return None
-
-
 def apply_to(before: bytes | None, op: FileOp, rules: Rules = LF) -> bytes | None:
     """`op.target`'s bytes after the op, whichever format it came from; None = not exact."""
     if op.format == V4A:
         return apply_v4a_to(before, op, rules)
-    from engramory import unified  # lazy: engramory.unified imports this module (a cycle)
+    # lazy: unified diffs only for a patch in that form; a V4A patch never loads them
+    from engramory import unified
 
     return unified.apply_unified(before, op)
 

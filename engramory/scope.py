@@ -269,6 +269,28 @@ def read_bounded(path: str, limit: int, regular_only: bool = True, offset: int =
 
 
 # --- which files the guard keeps -----------------------------------------------------------
+# Past this the index is not read: an Edit is then judged from its payload (every Edit that
+# reaches PreToolUse is applied by Claude Code 2.1.332), a Write from its content. 1 MiB is
+# 40 times the size cap and reads, predicts and measures in about 30 ms; a 60 MB index used
+# to take 12.6 s, past the host's 10 s hook timeout (after which the host applies the edit).
+READ_LIMIT = 1 << 20
+
+
+def read_regular(path: str) -> "bytes | None":
+    """A regular file's bytes, or None when it is missing, not a regular file (a FIFO would
+    block, a device may never end), larger than READ_LIMIT, or unreadable. For adapters that
+    must predict a file other than the one `guard.evaluate` reads (patch sources, Hermes files).
+    Read through the one bounded reader (a FIFO swapped in after a stat cannot block it)."""
+    try:
+        st = stat(path)  # a size past the limit is answered without opening the file
+        if st.st_mode & _S_IFMT != _S_IFREG or st.st_size > READ_LIMIT:
+            return None
+        data = read_bounded(path, READ_LIMIT)[0]
+    except (OSError, ValueError):
+        return None
+    return data if len(data) <= READ_LIMIT else None
+
+
 INDEX_NAME = "MEMORY.md"
 CONFIG_NAME = ".engramory.json"
 ENV_INDEX_NAME = "ENGRAMORY_INDEX_NAME"

@@ -329,6 +329,18 @@ class Window:
 STANDARD = Window(note="the standard caps, in bytes")
 
 
+def claude_code_window() -> "Window":
+    """Claude Code's window (engramory.hosts.claude.window returns it), kept here in the kernel
+    because it is also the default of a reader that is given no window (engramory.describe):
+    the kernel never reaches up into a host for it. Measured on 2.1.332 (shared reference,
+    corrections of 2026-12): 200 lines, 25,000 UTF-16 units of the trimmed text; frontmatter
+    and HTML comments do not count against the lines."""
+    return Window(
+        unit=UTF16, lines=200, size=25_000, trim=True, skip_frontmatter=True, skip_comments=True,
+        note="measured on Claude Code 2.1.332",
+    )
+
+
 def n(value: int) -> str:
     """A count as every message prints it: 25,000 (the one formatter; a test holds it so)."""
     return "{:,}".format(value)

@@ -6,7 +6,7 @@ The record, one file per (host, session) and store: `<store>/.engramory/seen/<ke
 store (by its path relative to the store), the sha256 of the bytes the agent last saw and a
 short salted hash of each of their lines: never a line's text, so no secret is copied. It is
 written atomically (engramory.store.metadir.write_atomic), is a few KB (an index over MAX_LINES
-lines or guard.READ_LIMIT bytes is not recorded at all) and the folder is pruned to MAX_FILES
+lines or scope.READ_LIMIT bytes is not recorded at all) and the folder is pruned to MAX_FILES
 files and MAX_AGE seconds whenever a new one is made. The folder holds a `.gitignore` of `*`.
 
 It is refreshed
@@ -212,9 +212,7 @@ def prune(folder: "str", keep: "int" = MAX_FILES, max_age: "float" = MAX_AGE, no
 
 
 def _read_index(path: "str") -> "bytes | None":
-    from engramory.guard import read_regular  # lazy: the ignored path must not load the guard
-
-    return read_regular(path)
+    return scope.read_regular(path)
 
 
 # -- refreshing -------------------------------------------------------------------------------
@@ -340,9 +338,9 @@ def lost_lines(path: "str", who: "Session | None", before: "bytes | None", after
     return Stale(len(added), lost) if lost else None
 
 
-def message(path: "str", tool: "str", stale: "Stale") -> "str":
-    """The deny's text: what changed, with numbers and the first lines (masked), and what to do."""
-    from engramory.judge import masked  # lazy: judge imports this module; a deny only
+def message(path: "str", tool: "str", stale: "Stale", masked: "Callable[[str], str]") -> "str":
+    """The deny's text: what changed, with numbers and the first lines (each through `masked`,
+    the judge's masker: judge calls this module, never the other way), and what to do."""
     from engramory.layout import quote  # lazy: a stale deny only
     from engramory.size import n as _n  # lazy: sizes only when a change is judged, not on the ignored path
 

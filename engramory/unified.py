@@ -6,7 +6,7 @@ and patches.apply_to come here for a patch that is not V4A.
 
 from __future__ import annotations
 
-from engramory.patches import (
+from engramory.patchops import (
     ADD,
     DELETE,
     UNIFIED,

@@ -7,7 +7,6 @@ import os
 from engramory import config
 from engramory import size as size_mod
 from engramory.doctor.codes import ERROR, INDEX_LINE_MAX, MAX_PER_NOTE, Context, Finding, shown
-from engramory.hosts import claude
 from engramory.size import OVER, WARN, verdict
 from engramory.size import n as _n
 from engramory.store import pointers
@@ -23,8 +22,9 @@ if TYPE_CHECKING:
 # -- the store and the index -----------------------------------------------------------------
 
 def host_window(caps: size_mod.Caps) -> size_mod.Window:
-    """Claude Code's load window (the registry's), held to the caps in force."""
-    return claude.window().limited(caps.hard_lines, caps.hard_bytes)
+    """Claude Code's load window (engramory.size's, which hosts.claude returns too), held to the
+    caps in force."""
+    return size_mod.claude_code_window().limited(caps.hard_lines, caps.hard_bytes)
 
 
 def check_config(st: Store, ctx: Context) -> Iterator[Finding]:

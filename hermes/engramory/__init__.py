@@ -1,7 +1,7 @@
 """Hermes Agent plugin: engramory's index guard on Hermes's pre_tool_call hook.
 
 Thin on purpose: it finds the engramory package and hands Hermes its callbacks
-(engramory.hosts.hermes). The package is looked for beside this file (where
+(engramory.hosts.hermes.plugin). The package is looked for beside this file (where
 `engramory install --host hermes` copies it) and then two folders up (this folder inside an
 engramory checkout or bundle, as hermes/engramory/). If it is found nowhere, register()
 raises: Hermes then lists the plugin with that error and every tool keeps working.
@@ -29,6 +29,6 @@ def register(ctx):
         )
     if root not in sys.path:
         sys.path.insert(0, root)
-    from engramory.hosts import hermes as adapter
+    from engramory.hosts.hermes import plugin
 
-    adapter.register(ctx)
+    plugin.register(ctx)

@@ -24,18 +24,15 @@ NAME = "claude"
 TITLE = "Claude Code"
 VERIFIED = "2.1.332"
 INSTALLER = "engramory.hosts.claude.install"
-# Measured on 2.1.332 (shared reference, corrections of 2026-12): 200 lines, 25,000 UTF-16
-# units of the trimmed text; frontmatter and HTML comments do not count against the lines.
+# The window (200 lines, 25,000 UTF-16 units, measured on 2.1.332) is engramory.size's
+# claude_code_window: the kernel's default window too, so it lives below this module.
 
 
 def window() -> "Window":
     """How this host loads an index (imported only when asked: hot path)."""
     from engramory import size  # lazy: sizes only when a change is judged, not on the ignored path
 
-    return size.Window(
-        unit=size.UTF16, lines=200, size=25_000, trim=True, skip_frontmatter=True, skip_comments=True,
-        note="measured on Claude Code 2.1.332",
-    )
+    return size.claude_code_window()
 
 
 def index_paths(cwd: str, env: "Mapping[str, str]") -> "list[str]":

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from engramory import patches, scope
 from engramory.edits import encode
-from engramory.hosts.cline import _eol
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -331,7 +330,8 @@ def predict_patch(text: str, cwd: str | None, read: Any) -> dict[str, bytes | No
                 continue
             raw = before.decode("utf-8", "replace")
             result = patches.update_text(raw.replace("\r\n", "\n"), op.hunks, rules, path)
-            after = encode(_eol(raw).join(result.replace("\r\n", "\n").split("\n")))
+            eol = "\r\n" if "\r\n" in raw else "\n"  # the file's own line ending, as the dialect keeps it
+            after = encode(eol.join(result.replace("\r\n", "\n").split("\n")))
             if op.move_to:
                 target = scope.resolve_path(op.move_to, cwd)
                 if not _inside(op.move_to, target, cwd):

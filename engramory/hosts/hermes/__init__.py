@@ -452,14 +452,6 @@ def decide(
     return None, notes
 
 
-def register(ctx: Any) -> None:
-    """What the Hermes plugin's register(ctx) does (engramory.hosts.hermes.plugin)."""
-    # lazy: the shell hook never loads the in-process callbacks
-    from engramory.hosts.hermes import plugin
-
-    plugin.register(ctx)
-
-
 # -- the shell-hook variant ---------------------------------------------------------------------
 
 

@@ -221,11 +221,12 @@ def test_unknown_scope_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> N
 
 def test_an_index_too_large_to_read_is_judged_by_the_worst_case(tmp_path: Path, env: Dict[str, str],
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    from engramory import guard
+    from engramory import guard, scope
 
     index = tmp_path / "MEMORY.md"
     index.write_bytes(entries(150))
     monkeypatch.setattr(guard, "READ_LIMIT", 1000)  # the index is now "too large to read"
+    monkeypatch.setattr(scope, "READ_LIMIT", 1000)  # ... for read_regular too (scope holds it; guard re-exports)
     raw = payload("replace", tmp_path, file_path=str(index), instruction="x", old_string="- [n1](n1.md) fact",
                   new_string="- [n1](n1.md) fact\n- more")
     reason = json.loads(gemini.respond(raw, env)[0])["reason"]

@@ -352,7 +352,7 @@ def test_register_hooks_both_callbacks():
         def register_hook(self, name, fn):
             seen[name] = fn
 
-    hermes.register(Ctx())
+    plugin.register(Ctx())
     assert seen == {"pre_tool_call": plugin.pre_tool_call, "post_tool_call": plugin.post_tool_call,
                     "transform_tool_result": plugin.transform_tool_result}
 
