@@ -65,10 +65,8 @@ LAZY_CYCLES: Dict[Tuple[str, str], str] = {
 
 # A host's installer that imports another host's, with the reason; target: none (what two hosts
 # share goes to engramory/install/).
-HOST_INSTALLER_IMPORTS: Dict[Tuple[str, str], str] = {
-    ("engramory.hosts.kilo.install", "engramory.hosts.opencode.install"):
-        "Kilo Code is a fork of opencode and writes the same plugin; the shared part is not yet in install/",
-}
+# Empty: what the opencode family shares (Kilo's plugin is opencode's) is engramory.install.opencodeplugin.
+HOST_INSTALLER_IMPORTS: Dict[Tuple[str, str], str] = {}
 
 # -- the layers ---------------------------------------------------------------------------------
 
