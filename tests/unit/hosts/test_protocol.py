@@ -77,3 +77,16 @@ def test_no_hook_imports_the_protocol() -> None:
     golden = (Path(__file__).resolve().parents[2] / "fixtures" / "hook_modules.json").read_text(encoding="utf-8")
     assert "engramory.hosts.protocol" not in golden
     assert "engramory.hosts.conformance" not in golden
+
+
+def test_adding_a_host_is_written_down_in_six_touch_points() -> None:
+    doc = hosts.__doc__ or ""
+    steps = doc.split("Adding a host", 1)[1].split("This file must stay cheap", 1)[0]
+    numbered = [line.split(".", 1)[0] for line in steps.splitlines() if line[:1].isdigit() and ". " in line[:4]]
+    assert numbered == ["1", "2", "3", "4", "5", "6"]
+
+
+def test_pyproject_names_no_host() -> None:
+    """The packaging line a host once needed (a 7th touch point) is gone: setup.py derives it."""
+    text = (Path(__file__).resolve().parents[3] / "pyproject.toml").read_text(encoding="utf-8")
+    assert [n for n in hosts.names() if "engramory.hosts." + n.replace("-", "_") in text] == []
