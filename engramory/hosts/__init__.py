@@ -62,8 +62,8 @@ points (tests/unit/hosts/test_protocol.py holds the list to six):
 
 The wheel's packages are derived from the tree (setup.py), so a host folder needs no line in
 pyproject.toml. Still kept by hand, and to be derived from the registry: tests/test_docs.py's
-PORTING lists (HOSTS, CONTRACT_HOSTS, VERIFIED_NPM_HOSTS) and tests/hostkit/common.py's SCRUB
-(the environment prefixes a host suite clears).
+PORTING lists (HOSTS, CONTRACT_HOSTS, VERIFIED_NPM_HOSTS). tests/hostkit/common.py's SCRUB
+takes each host's environment prefix from the registry.
 
 This file must stay cheap: every hook imports the package on its hot path. Host modules are
 imported only when asked for.

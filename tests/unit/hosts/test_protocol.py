@@ -90,3 +90,11 @@ def test_pyproject_names_no_host() -> None:
     """The packaging line a host once needed (a 7th touch point) is gone: setup.py derives it."""
     text = (Path(__file__).resolve().parents[3] / "pyproject.toml").read_text(encoding="utf-8")
     assert [n for n in hosts.names() if "engramory.hosts." + n.replace("-", "_") in text] == []
+
+
+def test_a_host_added_to_the_registry_is_scrubbed_by_the_host_suites() -> None:
+    import common
+
+    assert {"QWEN_", "COPILOT_", "OPENCODE_", "CLINE_", "OPENCLAW_"} <= set(common.SCRUB)
+    registry = dict(hosts.REGISTRY, newhost="engramory.hosts.newhost")
+    assert "NEWHOST_" in common.scrub_prefixes(list(registry))
