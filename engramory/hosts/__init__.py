@@ -40,20 +40,30 @@ trim=True)``, a host with no cap ``Window(lines=None, size=None)`` (guarded with
 caps, see Window.caps), OpenClaw ``Window(unit=size.CHARS, lines=None, size=20_000,
 keep=size.HEAD_TAIL)``.
 
-Adding a host (Crush, Windsurf, Kiro, Trae and Auggie were added this way):
+Adding a host (Crush, Windsurf, Kiro, Trae and Auggie were added this way) takes these six touch
+points (tests/unit/hosts/test_protocol.py holds the list to six):
 
 1. ``engramory/hosts/<name>/``: ``__init__.py`` with the declarations above (a Claude-schema
    host is a ``claudelike.Dialect`` and ``claudelike.entries``; a JS-plugin host answers through
    ``opencode.respond``), ``ENTRIES`` when its hook command passes an event, and
    ``install.py`` (a settings-file host is an ``engramory.install.settingshooks.Spec``, whose
-   ``smoke_deny`` payload ``--check`` and bench/bench_hooks.py both use). Its command runs the
-   generic entry, ``hooks/engramory_hook.py <name> [event]``: no entry script of its own.
+   ``smoke_deny`` payload ``--check`` and bench/bench_hooks.py both use; what it shares with
+   another host goes to engramory/install/, never an import of that host's installer). Its
+   command runs the generic entry, ``hooks/engramory_hook.py <name> [event]``: no entry script
+   of its own.
 2. ``tests/hosts/<name>/``: its tests (``tests/hosts/contract.py`` holds the checks every
-   host passes) and, for a host that runs here, ``ci-install.sh`` installing its pinned CLI.
-3. One row in REGISTRY below.
-4. One row in README's host table, one row and one section in PORTING.md (the source of every
-   fact); tests/test_docs.py holds the rows to the registry.
-5. Its package in pyproject.toml's list (tests/test_packaging.py fails the build without it).
+   host passes).
+3. One row in REGISTRY below, and its twin in engramory/hosts/conformance.py, through which
+   mypy checks the module against ``protocol.Host`` (tests/unit/hosts/test_protocol.py
+   fails without it).
+4. One row in README's host table (tests/test_docs.py holds the rows to the registry).
+5. One section (and its row) in PORTING.md, the source of every fact.
+6. For a host that runs here, ``tests/hosts/<name>/ci-install.sh`` installing its pinned CLI.
+
+The wheel's packages are derived from the tree (setup.py), so a host folder needs no line in
+pyproject.toml. Still kept by hand, and to be derived from the registry: tests/test_docs.py's
+PORTING lists (HOSTS, CONTRACT_HOSTS, VERIFIED_NPM_HOSTS). tests/hostkit/common.py's SCRUB
+takes each host's environment prefix from the registry.
 
 This file must stay cheap: every hook imports the package on its hot path. Host modules are
 imported only when asked for.

@@ -15,10 +15,21 @@ from typing import Dict, List, Mapping, Sequence
 
 import pytest
 
+from engramory import hosts
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 
 # Inherited variables that could point a CLI at a real account or config.
-SCRUB = ("ENGRAMORY_", "OPENAI_", "ANTHROPIC_", "QWEN_", "COPILOT_", "GITHUB_", "GH_", "FACTORY_", "OPENCODE_", "CLINE_", "OPENCLAW_", "XDG_")
+# Each registry host's own prefix (QWEN_, KILO_, ...) is derived from its name, so a host added to
+# the registry is scrubbed without a line here; the rest are vendors' prefixes no name gives.
+VENDOR_SCRUB = ("ENGRAMORY_", "OPENAI_", "ANTHROPIC_", "GITHUB_", "GH_", "FACTORY_", "XDG_")
+
+
+def scrub_prefixes(names: Sequence[str]) -> tuple[str, ...]:
+    return VENDOR_SCRUB + tuple(n.upper().replace("-", "_") + "_" for n in names)
+
+
+SCRUB = scrub_prefixes(hosts.names())
 
 
 def require(reason: str | None) -> None:

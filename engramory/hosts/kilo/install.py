@@ -29,7 +29,7 @@ import tempfile
 
 from engramory import fsutil, scope
 from engramory.hosts import kilo
-from engramory.hosts.opencode import install as install_opencode
+from engramory.install import opencodeplugin
 from engramory.install import pluginfile as core
 
 TYPE_CHECKING = False
@@ -37,11 +37,11 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import Any
 
-TIMEOUT_MS = install_opencode.TIMEOUT_MS  # the plugin's own bound on each call (one template)
+TIMEOUT_MS = opencodeplugin.TIMEOUT_MS  # the plugin's own bound on each call (one template)
 PROVE_TIMEOUT = 20.0  # seconds for the whole load proof: a runtime start and two bounded asks
 RUNTIMES = ("kilo", "bun", "node")  # in this order: Kilo's own runtime first
 
-PLUGIN_TEMPLATE = install_opencode.plugin_template(kilo.TITLE, kilo.NAME, kilo.PLUGIN_PACKAGE)
+PLUGIN_TEMPLATE = opencodeplugin.plugin_template(kilo.TITLE, kilo.NAME, kilo.PLUGIN_PACKAGE)
 
 # Run by the runtime as `<runtime> <this file> <plugin> <project> <index> <other>`: one JSON
 # line, {"loaded": false, "error"} or {"loaded": true, "hook", "denied", "passed"}.
@@ -76,11 +76,7 @@ process.exit(0);
 '''
 
 
-def _base(scope: str, project: str, env: Mapping[str, str]) -> str:
-    if scope == "user":
-        config = env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".config")
-        return os.path.join(os.path.abspath(config), "kilo")
-    return os.path.join(project, ".kilo")
+_base = opencodeplugin.config_base("kilo", ".kilo")
 
 
 def _is_binary(path: str) -> bool:

@@ -82,6 +82,11 @@ def test_wheel_in_a_fresh_venv_wires_hooks_that_run(claude_cli: Path, e2e_home: 
     pip = subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "--no-index", "--no-deps", str(wheel)],
                          capture_output=True, text=True, timeout=300)
     assert pip.returncode == 0, pip.stdout + pip.stderr
+    # every package of the tree is installed (setup.py derives them; a host left out of the
+    # wheel would be a host a pip install does not have)
+    (site,) = venv.glob("lib/python*/site-packages")
+    packages = sorted(p.parent.relative_to(ROOT) for p in (ROOT / "engramory").rglob("__init__.py"))
+    assert [p for p in packages if not (site / p / "__init__.py").is_file()] == []
     shutil.rmtree(src)  # nothing may come from the checkout
     project = tmp_path / "project"
     project.mkdir()
