@@ -15,10 +15,16 @@ from typing import Dict, List, Mapping, Sequence
 
 import pytest
 
+from engramory import hosts
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 
-# Inherited variables that could point a CLI at a real account or config.
-SCRUB = ("ENGRAMORY_", "OPENAI_", "ANTHROPIC_", "QWEN_", "COPILOT_", "GITHUB_", "GH_", "FACTORY_", "OPENCODE_", "CLINE_", "OPENCLAW_", "XDG_")
+# Inherited variables that could point a CLI at a real account or config: ours, the XDG folders,
+# the model vendors', the ones a host reads under another name (droid: FACTORY_; Copilot:
+# GITHUB_, GH_), and every registry host's own prefix (its NAME upper-cased: QWEN_, KILO_, ...),
+# so a new host is scrubbed without an edit here.
+SCRUB = ("ENGRAMORY_", "XDG_", "OPENAI_", "ANTHROPIC_", "FACTORY_", "GITHUB_", "GH_") + tuple(
+    name.upper().replace("-", "_") + "_" for name in hosts.names())
 
 
 def require(reason: str | None) -> None:
