@@ -40,11 +40,20 @@ trim=True)``, a host with no cap ``Window(lines=None, size=None)`` (guarded with
 caps, see Window.caps), OpenClaw ``Window(unit=size.CHARS, lines=None, size=20_000,
 keep=size.HEAD_TAIL)``.
 
-Adding a host (Crush, Windsurf, Kiro, Trae and Auggie were added this way) takes six touch
-points: its folder here, its tests folder ``tests/hosts/<name>/``, its CI install script there,
-one row in REGISTRY below, one row in README's host table and its PORTING.md entry. Every other
-list of hosts is read from REGISTRY or held to it by a test. CONTRIBUTING.md, "Adding a host",
-says what goes where.
+Adding a host (Crush, Windsurf, Kiro, Trae and Auggie were added this way):
+
+1. ``engramory/hosts/<name>/``: ``__init__.py`` with the declarations above (a Claude-schema
+   host is a ``claudelike.Dialect`` and ``claudelike.entries``; a JS-plugin host answers through
+   ``opencode.respond``), ``ENTRIES`` when its hook command passes an event, and
+   ``install.py`` (a settings-file host is an ``engramory.install.settingshooks.Spec``, whose
+   ``smoke_deny`` payload ``--check`` and bench/bench_hooks.py both use). Its command runs the
+   generic entry, ``hooks/engramory_hook.py <name> [event]``: no entry script of its own.
+2. ``tests/hosts/<name>/``: its tests (``tests/hosts/contract.py`` holds the checks every
+   host passes) and, for a host that runs here, ``ci-install.sh`` installing its pinned CLI.
+3. One row in REGISTRY below.
+4. One row in README's host table, one row and one section in PORTING.md (the source of every
+   fact); tests/test_docs.py holds the rows to the registry.
+5. Its package in pyproject.toml's list (tests/test_packaging.py fails the build without it).
 
 This file must stay cheap: every hook imports the package on its hot path. Host modules are
 imported only when asked for.
