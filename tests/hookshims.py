@@ -6,7 +6,7 @@ each rendered from TEMPLATE below: the generic script's loader, then engramory.h
 the host (and, for a file wired to one event, that event). tests/hosts/test_hook_entry.py holds every
 file to its rendering byte for byte. After changing the template or a row:
 
-    python3 tests/hookshims.py --write
+    python3 -m tests.hookshims --write
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ import sys
 import textwrap
 from pathlib import Path
 from typing import List, Optional, Tuple
+
+from engramory import hosts
 
 HOOKS = Path(__file__).resolve().parent.parent / "hooks"
 
@@ -86,8 +88,11 @@ SHIMS: List[Tuple[str, str, Optional[str], str]] = [
      'reads one JSON answer: `{"deny": reason}` denies, anything else lets the tool run.'),
 ]
 
-# the hosts whose hook must answer on stdout even when the bundle cannot load
-ANSWER_WHEN_BROKEN = {"cline": "{}", "cursor": "{}", "kilo": "{}", "openclaw": "{}", "opencode": "{}"}
+# the hosts whose hook must answer on stdout even when the bundle cannot load: their FAIL_OPEN,
+# read from the registry (hooks/engramory_hook.py, which cannot import it, keeps a copy that
+# tests/hosts/test_hook_entry.py holds to this)
+ANSWER_WHEN_BROKEN = {name: str(hosts.load(name).FAIL_OPEN) for name in hosts.names()
+                      if getattr(hosts.load(name), "FAIL_OPEN", "")}
 
 TEMPLATE = '''#!/usr/bin/env python3
 """{doc}
@@ -146,7 +151,7 @@ def main(argv: List[str]) -> int:
         print("rendered %d of %d shims" % (len(stale), len(SHIMS)))
         return 0
     for name in stale:
-        print("hooks/%s differs from its rendering: python3 tests/hookshims.py --write" % name)
+        print("hooks/%s differs from its rendering: python3 -m tests.hookshims --write" % name)
     return 1 if stale else 0
 
 

@@ -10,6 +10,7 @@ import sys
 
 from engramory import hosts
 from engramory.commands.parser import Parser
+from engramory.hosts import mcponly
 from engramory.hosts.claude import install as claude
 from engramory.install.settings import SettingsError, WriteError
 
@@ -22,14 +23,19 @@ SCOPES = ("user", "project", "local")
 HOSTS = tuple(hosts.names())  # the registry decides which hosts exist (engramory/hosts/__init__.py)
 
 
-def parser(prog: str, uninstall: bool) -> Parser:
-    what = "Take out exactly what `engramory install` put in" if uninstall else (
-        "Install the engramory skill and its hooks into Claude Code"
-    )
-    parser = Parser(
-        prog=prog,
-        description=what + ". The memory store itself is never touched.",
-        epilog="Scopes: user = $CLAUDE_CONFIG_DIR or ~/.claude (skills/engramory, settings.json); "
+# described one by one in the epilog; every other host is listed from the registry
+DESCRIBED = ("claude", "cursor", "hermes", "codex", "gemini")
+
+
+def epilog() -> str:
+    """The help's closing text. The hosts it lists after the ones it describes come from the
+    registry, so a new host shows here without an edit (loading every host module costs about
+    0.1 s, so only `--help` pays it: see InstallParser)."""
+    rest = [n for n in HOSTS if n not in DESCRIBED]
+    mcp = [n for n in rest if hosts.load(n).respond is mcponly.respond]
+    hooked = [n for n in rest if n not in mcp]
+    return (
+        "Scopes: user = $CLAUDE_CONFIG_DIR or ~/.claude (skills/engramory, settings.json); "
         "project = ./.claude (skills/engramory, settings.json; committed: the hooks run python3 "
         "from PATH and find the bundle through $CLAUDE_PROJECT_DIR, so every clone works); local = "
         "./.claude/skills/engramory with the hooks in ./.claude/settings.local.json. --host cursor: the preToolUse guard into "
@@ -39,13 +45,29 @@ def parser(prog: str, uninstall: bool) -> Parser:
         "$CODEX_HOME/hooks.json (CODEX_HOME, else ~/.codex; project: ./.codex/hooks.json), trusted in "
         "$CODEX_HOME/config.toml (Codex runs no untrusted hook). --host gemini: BeforeTool, AfterTool "
         "and SessionStart hooks into $GEMINI_CLI_HOME/.gemini/settings.json (else ~/.gemini; project: "
-        "./.gemini/settings.json), the runtime beside it in engramory/. --host qwen, droid, copilot, "
-        "opencode, kilo, cline, openclaw: each host's own hook or plugin file, as PORTING.md says per host; "
-        "--host claude-desktop, zed: no hook, the memory MCP server (`engramory mcp`) into the app's config, "
-        "with --root DIR. `engramory hosts` lists every host with the version it was verified on. Exit status: 0 done (or healthy, for --check), 1 refused with "
+        "./.gemini/settings.json), the runtime beside it in engramory/. --host %s: each host's own hook or "
+        "plugin file, as PORTING.md says per host; --host %s: no hook, the memory MCP server (`engramory mcp`) "
+        "into the app's config, with --root DIR. `engramory hosts` lists every host with the version it was "
+        "verified on. Exit status: 0 done (or healthy, for --check), 1 refused with "
         "nothing changed, a write that failed (the message says what was left) or, for --check, "
-        "a problem found; 64 usage error.",
+        "a problem found; 64 usage error." % (", ".join(hooked), ", ".join(mcp))
     )
+
+
+class InstallParser(Parser):
+    """The install/uninstall parser: its epilog is written when the help is shown, not when
+    every `engramory install` parses its arguments."""
+
+    def format_help(self) -> str:
+        self.epilog = epilog()
+        return super().format_help()
+
+
+def parser(prog: str, uninstall: bool) -> Parser:
+    what = "Take out exactly what `engramory install` put in" if uninstall else (
+        "Install the engramory skill and its hooks into Claude Code"
+    )
+    parser = InstallParser(prog=prog, description=what + ". The memory store itself is never touched.")
     parser.add_argument("--scope", choices=SCOPES, default="user", help="where to install (default: user)")
     parser.add_argument("--host", choices=HOSTS, default="claude", help="which host to wire (default: claude)")
     parser.add_argument("--dry-run", action="store_true", help="show what would change (a diff) and write nothing")

@@ -61,9 +61,8 @@ points (tests/unit/hosts/test_protocol.py holds the list to six):
 6. For a host that runs here, ``tests/hosts/<name>/ci-install.sh`` installing its pinned CLI.
 
 The wheel's packages are derived from the tree (setup.py), so a host folder needs no line in
-pyproject.toml. Still kept by hand, and to be derived from the registry: tests/test_docs.py's
-PORTING lists (HOSTS, CONTRACT_HOSTS, VERIFIED_NPM_HOSTS). tests/hostkit/common.py's SCRUB
-takes each host's environment prefix from the registry.
+pyproject.toml; every list of hosts in the tests, the docs checks and the bench is read from
+the registry (CONTRIBUTING.md, "Adding a host", names the two lines still kept by hand).
 
 This file must stay cheap: every hook imports the package on its hot path. Host modules are
 imported only when asked for.

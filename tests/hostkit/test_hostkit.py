@@ -119,3 +119,17 @@ def test_the_responses_model_streams_a_freeform_patch_call() -> None:
         out = _post(model.base_url + "/responses", {"tools": [{}]}).decode()
     assert "event: response.custom_tool_call_input.done" in out and "event: response.completed" in out
     assert '"input": "*** Begin Patch\\n*** End Patch"' in out and not model.errors
+
+
+def test_base_env_drops_what_every_registry_host_inherits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import common
+
+    from engramory import hosts
+
+    planted = ["%s_PLANTED" % name.upper().replace("-", "_") for name in hosts.names()] + ["FACTORY_API_KEY", "GH_TOKEN"]
+    for key in planted:
+        monkeypatch.setenv(key, "a real account")
+    monkeypatch.setenv("ENGRAMORY_KEEP_ME_NOT", "1")
+    env = common.base_env(tmp_path, KILO_KEPT="given")
+    assert [k for k in planted if k in env] == [] and "ENGRAMORY_KEEP_ME_NOT" not in env
+    assert env["KILO_KEPT"] == "given" and env["HOME"] == str(tmp_path)
