@@ -302,27 +302,10 @@ def score(q: Query, count: int, sums: Sequence[int], cands: Sequence[Candidate],
     BM25F as the module docstring says. The phrase bonus needs a note's text, so it is asked
     for (`texts`) only for notes that could still reach the top `limit` with it."""
     avg = [(sums[i] / count) or 1.0 for i in range(len(FIELDS))]
-    n = len(q.terms)
-    df = [0] * n
-    for cand in cands:
-        for i, present in enumerate(cand[4]):
-            if present is not None:
-                df[i] += 1
-    idf = [math.log(1 + (count - df[i] + 0.5) / (df[i] + 0.5)) for i in range(n)]
+    idf = _idf(len(q.terms), count, cands)
     base: list[tuple[float, str, bool, object]] = []
     for key, rel, archived, lengths, tfs in cands:
-        s = 0.0
-        for i in range(n):
-            per_field = tfs[i]
-            if per_field is None or not df[i]:
-                continue
-            tf = 0.0
-            for j, (w, b) in enumerate(_FIELD_CONSTS):
-                c = per_field[j]
-                if c:
-                    tf += w * c / (1 - b + b * lengths[j] / avg[j])
-            if tf:
-                s += idf[i] * tf / (K1 + tf)
+        s = _bm25(tfs, lengths, idf, avg)
         if s > 0:
             base.append((s, rel, archived, key))
     if limit <= 0:
@@ -331,34 +314,69 @@ def score(q: Query, count: int, sums: Sequence[int], cands: Sequence[Candidate],
         done = [(s * ARCHIVE_FACTOR if archived else s, rel, key) for s, rel, archived, key in base]
         done.sort(key=lambda x: (-x[0], x[1]))
         return [(s, key) for s, _, key in done[:limit]]
-    # The bonus adds at most PHRASE_BONUS * 1.5 before the archive factor: a note whose score
-    # with the most bonus stays below the limit-th exact score cannot enter the top.
-    top = PHRASE_BONUS * 1.5
-    order = sorted(base, key=lambda x: (-((x[0] + top) * ARCHIVE_FACTOR if x[2] else x[0] + top), x[1]))
-    phrase = q.phrase
+    return _with_phrase(q.phrase, base, texts, limit)
+
+
+def _idf(n: int, count: int, cands: Sequence[Candidate]) -> list[float | None]:
+    """Per query term its idf over the pool, None for a term no candidate holds."""
+    df = [0] * n
+    for cand in cands:
+        for i, present in enumerate(cand[4]):
+            if present is not None:
+                df[i] += 1
+    return [math.log(1 + (count - df[i] + 0.5) / (df[i] + 0.5)) if df[i] else None for i in range(n)]
+
+
+def _bm25(tfs: Sequence[tuple[int, int, int] | None], lengths: tuple[int, int, int], idf: Sequence[float | None],
+          avg: Sequence[float]) -> float:
+    s = 0.0
+    for i, per_field in enumerate(tfs):
+        w_idf = idf[i]
+        if per_field is None or w_idf is None:
+            continue
+        tf = 0.0
+        for j, (w, b) in enumerate(_FIELD_CONSTS):
+            c = per_field[j]
+            if c:
+                tf += w * c / (1 - b + b * lengths[j] / avg[j])
+        if tf:
+            s += w_idf * tf / (K1 + tf)
+    return s
+
+
+def _bound(s: float, archived: bool) -> float:
+    """The most a base score can become with the phrase bonus (at most PHRASE_BONUS * 1.5)."""
+    top = s + PHRASE_BONUS * 1.5
+    return top * ARCHIVE_FACTOR if archived else top
+
+
+def _with_phrase(phrase: str, base: list[tuple[float, str, bool, object]], texts: Texts,
+                 limit: int) -> list[tuple[float, object]]:
+    """The top `limit` with the phrase bonus: a note whose score with the most bonus stays
+    below the limit-th exact score cannot enter the top, so its text is never asked for."""
+    order = sorted(base, key=lambda x: (-_bound(x[0], x[2]), x[1]))
     best: list[tuple[float, str, object]] = []
     i = 0
     while i < len(order):
-        if len(best) >= limit:
-            s, _, archived, _ = order[i]
-            bound = (s + top) * ARCHIVE_FACTOR if archived else s + top
-            if bound < best[limit - 1][0]:
-                break
+        if len(best) >= limit and _bound(order[i][0], order[i][2]) < best[limit - 1][0]:
+            break
         chunk = order[i:i + 64]
         i += len(chunk)
         text = texts([x[3] for x in chunk])
         for s, rel, archived, key in chunk:
-            description, body = text[key]
-            if phrase in description.lower():
-                s += PHRASE_BONUS * 1.5
-            elif phrase in body.lower():
-                s += PHRASE_BONUS
-            if archived:
-                s *= ARCHIVE_FACTOR
-            best.append((s, rel, key))
+            best.append((_bonus(phrase, text[key], s, archived), rel, key))
         best.sort(key=lambda x: (-x[0], x[1]))
         del best[limit:]
     return [(s, key) for s, _, key in best]
+
+
+def _bonus(phrase: str, text: tuple[str, str], s: float, archived: bool) -> float:
+    description, body = text
+    if phrase in description.lower():
+        s += PHRASE_BONUS * 1.5
+    elif phrase in body.lower():
+        s += PHRASE_BONUS
+    return s * ARCHIVE_FACTOR if archived else s
 
 
 def term_counts(d: Doc, terms: Sequence[str]) -> list[tuple[int, int, int] | None]:
