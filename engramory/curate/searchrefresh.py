@@ -10,6 +10,7 @@ import array
 import bisect
 import os
 import zlib
+from stat import S_ISREG
 
 from engramory import scope
 from engramory.curate import search as S
@@ -39,23 +40,38 @@ _INO_MASK = (1 << 63) - 1
 
 
 def listing(root: str, include_archive: bool = True) -> Listing:
-    """Per folder searched (the store, then archive/): its notes in directory order, a stamp
-    of four integers each (size, mtime_ns, ctime_ns, inode) and their paths."""
+    """Per folder searched (the store, then archive/): its notes in directory order (the ones
+    search.note_entries lists), a stamp of four integers each (size, mtime_ns, ctime_ns, inode)
+    and their paths. One scandir and one lstat a note, nothing else: every search pays this."""
     out: Listing = []
     for folder, _, archived in S.folders(root, include_archive):
-        names: list[str] = []
-        stamps = array.array("q")
-        paths: list[str] = []
-        for entry in S.note_entries(folder, not archived):
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            names.append(entry.name)
-            paths.append(entry.path)
-            stamps.extend((st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino & _INO_MASK))
-        out.append((names, stamps, paths))
+        try:
+            with os.scandir(folder) as it:
+                found = list(it)
+        except OSError:
+            found = []
+        out.append(_stamped(found, not archived))
     return out
+
+
+def _stamped(found: list[os.DirEntry[str]], top: bool) -> tuple[list[str], array.array[int], list[str]]:
+    names: list[str] = []
+    flat: list[int] = []
+    paths: list[str] = []
+    for entry in found:
+        name = entry.name
+        if name[0] == "." or (name[-3:] != ".md" and not name.lower().endswith(".md")) or (top and name == S.INDEX):
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not S_ISREG(st.st_mode):  # a symlink (lstat), a folder, a FIFO: not a note
+            continue
+        names.append(name)
+        paths.append(entry.path)
+        flat += (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino & _INO_MASK)
+    return names, array.array("q", flat), paths
 
 
 def same_folder(st: State, k: int, names: list[str], stamps: array.array[int]) -> bool:
