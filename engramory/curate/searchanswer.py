@@ -154,6 +154,8 @@ def answer(conn: Connection, st: State, now: Listing, q: S.Query, type_: str | N
 
 def cut_list(st: State, now: Listing, include_archive: bool) -> list[tuple[str, int]]:
     """The scan's `cut` list: notes searched by their first READ_MAX bytes, in its order."""
+    if not st.cut:
+        return []
     pos = st.positions(len(now))
     out = []
     for did, size in st.cut.items():
