@@ -30,7 +30,7 @@ import pytest
 # -- ratchets: today's figures on main (issue 20's target in the comment) ----------------------
 
 # functions ruff's C901 finds more complex than 10 (`ruff check --select C901 engramory`); target 35
-MAX_C901 = 1
+MAX_C901 = 0
 # modules of engramory/ over MODULE_LINES lines; target 0
 MAX_LONG_MODULES = 0
 # functions (a nested one counted on its own too) over FUNCTION_LINES lines; target 0

@@ -27,6 +27,8 @@ ALLOWED: Dict[Tuple[str, str], str] = {
     ("fsutil.py", "backup"): "the installer's backup copy of a host settings file it is about to rewrite",
     ("fsutil.py", "write_atomic"): "opens a new temporary file for writing",
     ("store/metadir.py", "claim"): "opens (creating it) a lock file to flock, never reads it",
+    ("curate/searchindex.py", "build"): "creates the empty private file (O_EXCL, 0600) the search index is built in; "
+                                        "SQLite opens the index itself, only after an lstat found a regular file",
     ("guard.py", "_trace"): "appends to the test-only trace file ($ENGRAMORY_TRACE_FILE)",
     ("hosts/claudelike.py", "trace"): "appends to the test-only trace file ($ENGRAMORY_TRACE_FILE)",
     ("hosts/gemini/__init__.py", "_trace"): "appends to the test-only trace file ($ENGRAMORY_TRACE_FILE)",

@@ -7,7 +7,8 @@ import sys
 
 from engramory.commands.parser import Parser
 from engramory.curate import notes
-from engramory.curate.search import LIMIT, cut_note, render, search
+from engramory.curate.search import LIMIT, cut_note, render
+from engramory.curate.searchindex import search
 from engramory.exitcodes import EX_NO_MATCH, EX_OK
 from engramory.store.reader import TYPES
 from engramory.store.secrets import emit, emit_json
@@ -24,7 +25,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = Parser(prog="engramory search", epilog=EXIT_HELP, description=(
         "Ranked lexical search over a memory store's notes (name, description weighted highest, "
         "and body), live and archived (marked). Read the index first; search when nothing in it fits. "
-        "Prints each hit with its path, type, description and a snippet as path:line."))
+        "Prints each hit with its path, type, description and a snippet as path:line. A search index "
+        "is kept in the store's .engramory/ folder and checked against the notes on every search."))
     p.add_argument("query", nargs="+", metavar="QUERY",
                    help="words, an error string or a file name; quote it or give several words")
     p.add_argument("--root", help="the store folder (also accepted as the last argument when it names one: it has a '/', or is a folder holding MEMORY.md)")
@@ -32,6 +34,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--limit", type=int, default=LIMIT, help="at most this many hits (default %d)" % LIMIT)
     p.add_argument("--live", action="store_true", help="leave out archive/")
     p.add_argument("--json", action="store_true", help="print a JSON object with the hits")
+    p.add_argument("--no-index", action="store_true",
+                   help="read every note instead of using the search index in .engramory/ (same results; "
+                        "for comparing, or to rule the index out)")
     args = p.parse_args(list(sys.argv[1:] if argv is None else argv))
     words = list(args.query)
     given = args.root
@@ -45,7 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except notes.Refusal as exc:
         return notes.fail(args.json, str(exc), exc.code)
     cut: list[tuple[str, int]] = []
-    hits = search(root, query, args.type, args.limit, not args.live, cut)
+    hits = search(root, query, args.type, args.limit, not args.live, cut, use_index=not args.no_index)
     if cut:
         emit(cut_note(root, cut), sys.stderr)
     if args.json:

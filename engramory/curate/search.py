@@ -6,8 +6,9 @@ name (weight 2) and the body (weight 1), plus a bonus when the whole query occur
 (error strings, file names). Text is lowercased; words are runs of letters and digits, a
 dotted/slashed/colon-joined run (`foo.test.ts:42`, `ECONNREFUSED`) also counts as one token,
 words past four letters lose a plural or -ing/-ed ending, and CJK text (which has no spaces)
-is cut into overlapping character bigrams. Nothing is cached and no index file is written:
-the store is read on each run (about a millisecond per hundred notes). Standard library only.
+is cut into overlapping character bigrams. This module is the scan (every note read on each
+run) and the one ranking; engramory.curate.searchindex keeps an index that feeds the same
+ranking the same numbers. Standard library only.
 """
 
 from __future__ import annotations
@@ -24,6 +25,13 @@ from engramory.store.secrets import clean
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
+    from typing import Callable, Dict, List, Optional, Tuple
+
+    # One candidate: (key, rel, archived, field lengths, per query term its field counts or
+    # None). The key is the caller's (a Doc for the scan, a row id for the index).
+    Candidate = Tuple[object, str, bool, Tuple[int, int, int], List[Optional[Tuple[int, int, int]]]]
+    # key -> (description, body) of the keys asked for: the text the phrase bonus is tested in
+    Texts = Callable[[List[object]], Dict[object, Tuple[str, str]]]
 
 
 WEIGHTS = {"description": 3.0, "name": 2.0, "body": 1.0}
@@ -38,9 +46,8 @@ INDEX = "MEMORY.md"
 ARCHIVE = "archive"
 
 _CJK = "\u3040-\u30ff\u3100-\u312f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\uff66-\uff9f"
-TOKEN_RE = re.compile(
-    r"([%s]+)|((?:(?![%s])[^\W_])+(?:[._:/-](?:(?![%s])[^\W_])+)*)" % (_CJK, _CJK, _CJK)
-)
+TOKEN_PATTERN = r"([%s]+)|((?:(?![%s])[^\W_])+(?:[._:/-](?:(?![%s])[^\W_])+)*)" % (_CJK, _CJK, _CJK)
+_TOKEN_RE: list[re.Pattern[str]] = []  # compiled on first non-ASCII text: it costs a process start milliseconds
 WORD_SPLIT_RE = re.compile(r"[._:/-]")
 
 
@@ -86,7 +93,9 @@ def _words(low: str) -> list[str]:
     if low.isascii():
         return ASCII_RE.findall(low)
     out: list[str] = []
-    for cjk, word in TOKEN_RE.findall(low):
+    if not _TOKEN_RE:
+        _TOKEN_RE.append(re.compile(TOKEN_PATTERN))
+    for cjk, word in _TOKEN_RE[0].findall(low):
         if cjk:
             if len(cjk) == 1:
                 out.append(cjk)
@@ -145,6 +154,21 @@ class Doc:
         self.body = text[fm.body_start:] if fm.closed else text
         self.body_line = fm.body_line if fm.closed else 1
         self.desc_line = fm.line_of.get("description", 0)
+        self._finish()
+
+    @classmethod
+    def stored(cls, rel: str, archived: bool, type_: str | None, name: str, description: str, body: str,
+               body_line: int, desc_line: int) -> Doc:
+        """The Doc that `Doc(rel, archived, text)` made from the note's text, from the fields
+        it kept (the search index stores them), without parsing the text again."""
+        d = cls.__new__(cls)
+        d.rel, d.archived, d.type, d.name, d.description, d.body = rel, archived, type_, name, description, body
+        d.body_line, d.desc_line = body_line, desc_line
+        d._finish()
+        return d
+
+    def _finish(self) -> None:
+        stem = self.rel.rsplit("/", 1)[-1][:-3]
         names = (self.name if self.name == stem else self.name + " " + stem).replace("-", " ")
         self.low = (self.description + "\n" + names + "\n" + self.body).lower()
         # field lengths in characters: BM25 only needs each length relative to the average
@@ -175,31 +199,47 @@ def _read(path: str, cut: list[tuple[str, int]] | None = None) -> str | None:
     return data.decode("utf-8", "replace")
 
 
+def note_entries(folder: str, top: bool) -> list[os.DirEntry[str]]:
+    """The notes of one folder, in directory order: `*.md` but dot files, symlinks, anything
+    not a regular file and (in the store's `top` folder) the index. One listing, no stat."""
+    try:
+        with os.scandir(folder) as it:
+            found = list(it)
+    except OSError:
+        return []
+    out = []
+    for entry in found:
+        name = entry.name
+        if name[0] == "." or (name[-3:] != ".md" and not name.lower().endswith(".md")) or (top and name == INDEX):
+            continue
+        try:
+            if not entry.is_file(follow_symlinks=False):  # False for a symlink too
+                continue
+        except OSError:
+            continue
+        out.append(entry)
+    return out
+
+
+def folders(root: str, include_archive: bool = True) -> list[tuple[str, str, bool]]:
+    """(path, rel prefix, archived) of the folders a search reads: the store, then archive/."""
+    out = [(root, "", False)]
+    if include_archive:
+        out.append((os.path.join(root, ARCHIVE), ARCHIVE + "/", True))
+    return out
+
+
 def load(root: str, include_archive: bool = True, cut: list[tuple[str, int]] | None = None) -> list[Doc]:
     """Every live note (`ROOT/*.md` but the index) and, with `include_archive`, every note
     under `ROOT/archive/`. Dot files and symlinks are skipped; a note past READ_MAX is
     searched by its first READ_MAX bytes and listed in `cut` (path, size)."""
     docs: list[Doc] = []
-    folders = [("", False)] + ([(ARCHIVE, True)] if include_archive else [])
-    for sub, archived in folders:
-        folder = os.path.join(root, sub) if sub else root
-        try:
-            with os.scandir(folder) as it:
-                found = sorted((e.name, e) for e in it)
-        except OSError:
-            continue
-        for name, entry in found:
-            if name.startswith(".") or not name.lower().endswith(".md") or (not sub and name == INDEX):
-                continue
-            try:
-                if entry.is_symlink() or not entry.is_file(follow_symlinks=False):
-                    continue
-            except OSError:
-                continue
+    for folder, prefix, archived in folders(root, include_archive):
+        for entry in sorted(note_entries(folder, not archived), key=lambda e: e.name):
             text = _read(entry.path, cut)
             if text is None:
                 continue
-            docs.append(Doc(sub + "/" + name if sub else name, archived, text))
+            docs.append(Doc(prefix + entry.name, archived, text))
     return docs
 
 
@@ -227,63 +267,158 @@ STOPWORDS = frozenset(
 )
 
 
-def _probe(term: str) -> str:
+def probe(term: str) -> str:
     """A substring every text that tokenizes to `term` contains (stems drop endings; -ies
     became -y)."""
     return term[:-1] if term.endswith("y") and len(term) > 3 else term
 
 
+_probe = probe
+
+
+FIELDS = tuple(WEIGHTS)  # description, name, body: the order of every per-field triple below
+_FIELD_CONSTS = tuple((WEIGHTS[f], B[f]) for f in FIELDS)
+
+
+class Query:
+    """A query as the ranking sees it: its distinct terms (stopwords dropped unless nothing
+    else is left), the substring each term's text must contain, and the verbatim phrase."""
+
+    __slots__ = ("terms", "probes", "phrase", "use_phrase")
+
+    def __init__(self, query: str) -> None:
+        all_terms = list(dict.fromkeys(tokens(query)))
+        self.terms = [t for t in all_terms if t not in STOPWORDS] or all_terms
+        self.probes = [probe(t) for t in self.terms]
+        self.phrase = " ".join(query.lower().split())
+        self.use_phrase = len(self.phrase) >= 4 and len(all_terms) > 1
+
+
+def score(q: Query, count: int, sums: Sequence[int], cands: Sequence[Candidate], texts: Texts,
+          limit: int) -> list[tuple[float, object]]:
+    """(score, key) of the best `limit` candidates, best first (ties by path). `count` and
+    `sums` (total length per field) are over the whole pool searched, not the candidates;
+    the candidates are the pool's notes that hold a query term's probe and some query term.
+    BM25F as the module docstring says. The phrase bonus needs a note's text, so it is asked
+    for (`texts`) only for notes that could still reach the top `limit` with it."""
+    avg = [(sums[i] / count) or 1.0 for i in range(len(FIELDS))]
+    idf = _idf(len(q.terms), count, cands)
+    base: list[tuple[float, str, bool, object]] = []
+    for key, rel, archived, lengths, tfs in cands:
+        s = _bm25(tfs, lengths, idf, avg)
+        if s > 0:
+            base.append((s, rel, archived, key))
+    if limit <= 0:
+        return []
+    if not q.use_phrase:
+        done = [(s * ARCHIVE_FACTOR if archived else s, rel, key) for s, rel, archived, key in base]
+        done.sort(key=lambda x: (-x[0], x[1]))
+        return [(s, key) for s, _, key in done[:limit]]
+    return _with_phrase(q.phrase, base, texts, limit)
+
+
+def _idf(n: int, count: int, cands: Sequence[Candidate]) -> list[float | None]:
+    """Per query term its idf over the pool, None for a term no candidate holds."""
+    df = [0] * n
+    for cand in cands:
+        for i, present in enumerate(cand[4]):
+            if present is not None:
+                df[i] += 1
+    return [math.log(1 + (count - df[i] + 0.5) / (df[i] + 0.5)) if df[i] else None for i in range(n)]
+
+
+def _bm25(tfs: Sequence[tuple[int, int, int] | None], lengths: tuple[int, int, int], idf: Sequence[float | None],
+          avg: Sequence[float]) -> float:
+    s = 0.0
+    for i, per_field in enumerate(tfs):
+        w_idf = idf[i]
+        if per_field is None or w_idf is None:
+            continue
+        tf = 0.0
+        for j, (w, b) in enumerate(_FIELD_CONSTS):
+            c = per_field[j]
+            if c:
+                tf += w * c / (1 - b + b * lengths[j] / avg[j])
+        if tf:
+            s += w_idf * tf / (K1 + tf)
+    return s
+
+
+def _bound(s: float, archived: bool) -> float:
+    """The most a base score can become with the phrase bonus (at most PHRASE_BONUS * 1.5)."""
+    top = s + PHRASE_BONUS * 1.5
+    return top * ARCHIVE_FACTOR if archived else top
+
+
+def _with_phrase(phrase: str, base: list[tuple[float, str, bool, object]], texts: Texts,
+                 limit: int) -> list[tuple[float, object]]:
+    """The top `limit` with the phrase bonus: a note whose score with the most bonus stays
+    below the limit-th exact score cannot enter the top, so its text is never asked for."""
+    order = sorted(base, key=lambda x: (-_bound(x[0], x[2]), x[1]))
+    best: list[tuple[float, str, object]] = []
+    i = 0
+    while i < len(order):
+        if len(best) >= limit and _bound(order[i][0], order[i][2]) < best[limit - 1][0]:
+            break
+        chunk = order[i:i + 64]
+        i += len(chunk)
+        text = texts([x[3] for x in chunk])
+        for s, rel, archived, key in chunk:
+            best.append((_bonus(phrase, text[key], s, archived), rel, key))
+        best.sort(key=lambda x: (-x[0], x[1]))
+        del best[limit:]
+    return [(s, key) for s, _, key in best]
+
+
+def _bonus(phrase: str, text: tuple[str, str], s: float, archived: bool) -> float:
+    description, body = text
+    if phrase in description.lower():
+        s += PHRASE_BONUS * 1.5
+    elif phrase in body.lower():
+        s += PHRASE_BONUS
+    return s * ARCHIVE_FACTOR if archived else s
+
+
+def term_counts(d: Doc, terms: Sequence[str]) -> list[tuple[int, int, int] | None]:
+    """Per query term, its (description, name, body) counts in `d`, or None when absent."""
+    fd, fn, fb = (d.counts()[f] for f in FIELDS)
+    out: list[tuple[int, int, int] | None] = []
+    for t in terms:
+        got = (fd.get(t, 0), fn.get(t, 0), fb.get(t, 0))
+        out.append(got if any(got) else None)
+    return out
+
+
 def rank(docs: Sequence[Doc], query: str, type_: str | None = None, limit: int = LIMIT) -> list[Hit]:
-    all_terms = list(dict.fromkeys(tokens(query)))
-    terms = [t for t in all_terms if t not in STOPWORDS] or all_terms
-    if not terms:
+    q = Query(query)
+    if not q.terms:
         return []
     pool = [d for d in docs if type_ is None or d.type == type_]
     if not pool:
         return []
-    count = len(pool)
-    avg = {f: (sum(d.lengths[f] for d in pool) / count) or 1.0 for f in WEIGHTS}
-    probes = [_probe(t) for t in terms]
-    candidates = [d for d in pool if any(p in d.low for p in probes)]
-    df: dict[str, int] = dict.fromkeys(terms, 0)
-    for d in candidates:
-        fields = d.counts()
-        for t in terms:
-            if t in fields["description"] or t in fields["body"] or t in fields["name"]:
-                df[t] += 1
-    idf = {t: math.log(1 + (count - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
-    phrase = " ".join(query.lower().split())
-    use_phrase = len(phrase) >= 4 and len(all_terms) > 1
-    scored: list[tuple[float, str, Doc]] = []
-    for d in candidates:
-        score = 0.0
-        fields = d.counts()
-        for t in terms:
-            if not df[t]:
-                continue
-            tf = 0.0
-            for f, w in WEIGHTS.items():
-                c = fields[f].get(t)
-                if c:
-                    tf += w * c / (1 - B[f] + B[f] * d.lengths[f] / avg[f])
-            if tf:
-                score += idf[t] * tf / (K1 + tf)
-        if score <= 0:
-            continue
-        if use_phrase:
-            if phrase in d.description.lower():
-                score += PHRASE_BONUS * 1.5
-            elif phrase in d.body.lower():
-                score += PHRASE_BONUS
-        if d.archived:
-            score *= ARCHIVE_FACTOR
-        scored.append((score, d.rel, d))
-    scored.sort(key=lambda s: (-s[0], s[1]))
-    hits = []
-    for score, _, d in scored[: max(limit, 0)]:
-        line, snippet = _snippet(d, terms)
-        hits.append(Hit(d, score, line, snippet))
-    return hits
+    sums = [sum(d.lengths[f] for d in pool) for f in FIELDS]
+    probes = q.probes
+    cands: list[Candidate] = []
+    for d in pool:
+        if any(p in d.low for p in probes):
+            tfs = term_counts(d, q.terms)
+            if any(tfs):
+                L = d.lengths
+                cands.append((d, d.rel, d.archived, (L["description"], L["name"], L["body"]), tfs))
+
+    def texts(keys: list[object]) -> dict[object, tuple[str, str]]:
+        return {k: (k.description, k.body) for k in keys if isinstance(k, Doc)}
+
+    return hits([(s, k) for s, k in score(q, len(pool), sums, cands, texts, limit) if isinstance(k, Doc)], q)
+
+
+def hits(best: Sequence[tuple[float, Doc]], q: Query) -> list[Hit]:
+    """The ranked notes as hits, each with its snippet line."""
+    out = []
+    for s, d in best:
+        line, snippet = _snippet(d, q.terms)
+        out.append(Hit(d, s, line, snippet))
+    return out
 
 
 def _snippet(d: Doc, terms: Sequence[str]) -> tuple[int, str]:

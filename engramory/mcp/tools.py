@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 
 from engramory.curate import index as curate_index
-from engramory.curate import search
 from engramory.curate.notes import Refusal
 from engramory.mcp import edit, paths, protocol, view
 from engramory.mcp.result import RESULT_MAX, Answer, ToolError, cut
@@ -151,6 +150,8 @@ class Tools:
         return edit.run(self.root, args)
 
     def search(self, args: dict[str, Any]) -> Answer:
+        # the search index (sqlite3) only for a search call: not on the other tools' path
+        from engramory.curate import searchindex
 
         query = args.get("query")
         if not isinstance(query, str) or not query.strip():
@@ -159,7 +160,7 @@ class Tools:
         if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= SEARCH_MAX:
             raise ToolError("limit must be an integer from 1 to %d" % SEARCH_MAX)
         query = cut(query, 1000)  # a query past this is no recall key; nor is it held or echoed whole
-        hits = search.search(self.root, query, None, limit)
+        hits = searchindex.search(self.root, query, None, limit)  # the scan's hits, by the index when it can
         rows, lines = [], []
         for i, h in enumerate(hits, 1):
             d = h.doc

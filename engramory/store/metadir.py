@@ -10,6 +10,9 @@ commands raise, and the one way each of those files is read and written.
     verify.lock             held by the one verify run in the background (engramory.verify.cache)
     doctor-notice.json      a large store's doctor error count for SessionStart (engramory.notices)
     background.lock         held by the one detached reconcile of a large store (engramory.store.review)
+    search.sqlite           the search index, rebuilt from the notes whenever in doubt (engramory.curate.searchindex)
+    search.sqlite-journal   SQLite's rollback journal of it, while an update is in flight
+    search.lock             held by the one process building the search index
     seen/                   per agent session, hashes of what it last saw of an index (engramory.stale)
 
 Every read goes through `scope.read_bounded` (non-blocking open, a FIFO, device or folder
@@ -42,10 +45,14 @@ LOCK_EXCL = "lock.excl"
 VERIFY_LOCK = "verify.lock"
 DOCTOR_NOTICE = "doctor-notice.json"
 BACKGROUND_LOCK = "background.lock"
+SEARCH_INDEX = "search.sqlite"
+SEARCH_JOURNAL = SEARCH_INDEX + "-journal"
+SEARCH_LOCK = "search.lock"
 SEEN = "seen"
 TMP_MARK = ".engramory-tmp-"
 
-FILES = (JOURNAL, HISTORY, PENDING, MANIFEST, LOCK, LOCK_EXCL, VERIFY_LOCK, DOCTOR_NOTICE, BACKGROUND_LOCK)  # regular files, when present
+FILES = (JOURNAL, HISTORY, PENDING, MANIFEST, LOCK, LOCK_EXCL, VERIFY_LOCK, DOCTOR_NOTICE, BACKGROUND_LOCK,
+         SEARCH_INDEX, SEARCH_JOURNAL, SEARCH_LOCK)  # regular files, when present
 FOLDERS = (BLOBS, SEEN)
 FOLDER_ROLES = {BLOBS: "the folder of prior versions engramory keeps for undo",
                 SEEN: "the folder of what each agent session last saw of the index"}

@@ -128,7 +128,10 @@ def test_no_match_exit_1_and_store_untouched(tmp_path: Path, capsys: pytest.Capt
     assert cli.main(["search", "coffee", str(tmp_path)]) == 1
     assert "no note matches" in capsys.readouterr().out
     assert cli.main(["search", "tea", str(tmp_path)]) == 0
-    assert snapshot(tmp_path) == before  # no index file, no cache, nothing touched
+    after = snapshot(tmp_path)
+    # the notes untouched; the one thing added is the search index (and its lock) in .engramory/
+    assert sorted(k for k in after if k not in before) == [".engramory/search.lock", ".engramory/search.sqlite"]
+    assert {k: v for k, v in after.items() if k in before} == before
 
 
 def test_bad_root_and_usage(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,0 +1,165 @@
+"""Answering a query from the search index (engramory.curate.searchindex), its files just
+checked: the postings of the query's term hashes give the candidates and their counts; every
+text the ranking needs (a candidate the index cannot vouch for, the phrase bonus, the snippets,
+the notes the secret scan flags) is read from the note's file and checked against the hash the
+index holds for it. A file whose bytes differ raises Stale: the scan answers, never the index."""
+
+from __future__ import annotations
+
+from engramory.curate import search as S
+from engramory.curate.searchrecords import Stale, State, Unreadable, decode_post, marks, note_hashes
+from engramory.curate.searchrefresh import read_note
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import array
+    from collections.abc import Iterable
+    from sqlite3 import Connection
+    from typing import Dict, List, Optional, Tuple
+
+    from engramory.curate.searchrefresh import Listing
+
+    Found = Dict[int, List[Optional[Tuple[int, int, int]]]]
+
+
+class Files:
+    """The notes of the index read from their files, each checked against its stored hash."""
+
+    def __init__(self, conn: Connection, st: State, now: Listing) -> None:
+        self.conn, self.st, self.now = conn, st, now
+        self.pos = st.positions(len(now))
+        self.docs: dict[int, S.Doc] = {}
+
+    def get(self, ids: Iterable[int]) -> dict[int, S.Doc]:
+        want = [did for did in ids if did not in self.docs]
+        if want:
+            hashes = note_hashes(self.conn, want)
+            for did in want:
+                self.docs[did] = self._read(did, hashes.get(did))
+        return self.docs
+
+    def _read(self, did: int, digest: bytes | None) -> S.Doc:
+        where = self.pos.get(did)
+        if where is None or digest is None:
+            raise Unreadable("a note's record is missing")
+        k, j = where
+        names, _, paths = self.now[k]
+        got = read_note(paths[j])
+        if got is None or self.st.keyed.data(got[0]) != digest:
+            raise Stale(paths[j])
+        return S.Doc(("archive/" if k else "") + names[j], bool(k), got[0].decode("utf-8", "replace"))
+
+    def rel(self, did: int) -> str:
+        where = self.pos.get(did)
+        if where is None:
+            raise Unreadable("a note's record is missing")
+        k, j = where
+        return ("archive/" if k else "") + self.now[k][0][j]
+
+
+def _pool(st: State, code: int | None, include_archive: bool) -> tuple[int, list[int]]:
+    count, sums = 0, [0, 0, 0]
+    for group, (n, *totals) in st.agg.items():
+        k, c = group.split(":")
+        if (include_archive or k == "1") and (code is None or int(c) == code):
+            count += n
+            for f in range(3):
+                sums[f] += totals[f]
+    return count, sums
+
+
+class Ask:
+    """One query against the index: which notes are in its pool, and their counts."""
+
+    def __init__(self, st: State, q: S.Query, code: int | None, include_archive: bool) -> None:
+        self.st, self.q, self.code = st, q, code
+        self.top_kind = 2 if include_archive else 1
+        self.found: Found = {}
+        self.probed: set[int] = set()  # notes whose text holds a query term's probe, as the index knows
+
+    def in_pool(self, did: int) -> bool:
+        kd = self.st.kind[did]
+        return bool(kd) and kd <= self.top_kind and (self.code is None or self.st.tcode[did] == self.code)
+
+    def postings(self, conn: Connection) -> None:
+        place = {self.st.keyed.term(t): i for i, t in enumerate(self.q.terms)}
+        rows = conn.execute("SELECT term, crc, data FROM post WHERE term IN (%s)" % marks(len(place)),
+                            list(place)).fetchall()
+        for term, crc, data in rows:
+            self._term(place[term], *decode_post(crc, data, len(self.st.kind)))
+
+    def _term(self, i: int, ids: array.array[int], vals: array.array[int]) -> None:
+        n = len(self.q.terms)
+        for did, cd, cn, cb, flag in zip(ids, vals[0::4], vals[1::4], vals[2::4], vals[3::4]):
+            if not self.in_pool(did):
+                continue
+            tfs = self.found.get(did)
+            if tfs is None:
+                tfs = self.found[did] = [None] * n
+            tfs[i] = (cd, cn, cb)
+            if flag:
+                self.probed.add(did)
+
+    def flagged(self, files: Files) -> None:
+        """The notes the secret scan flags, which have no postings: counted from their files."""
+        secret = [did for did in self.st.secret if self.in_pool(did)]
+        docs = files.get(secret)
+        for did in secret:
+            d = docs[did]
+            if any(p in d.low for p in self.q.probes):
+                tfs = S.term_counts(d, self.q.terms)
+                if any(tfs):
+                    self.found[did] = tfs
+                    self.probed.add(did)
+
+    def unsure(self, files: Files) -> None:
+        """Every term a note holds lacks its own probe (`cut-off` gives `cutoff`): test the others."""
+        unsure = [did for did in self.found if did not in self.probed]
+        docs = files.get(unsure)
+        for did in unsure:
+            if not any(p in docs[did].low for p in self.q.probes):
+                del self.found[did]
+
+
+def answer(conn: Connection, st: State, now: Listing, q: S.Query, type_: str | None, limit: int,
+           include_archive: bool) -> list[S.Hit]:
+    """The scan's hits for `q`, from the index (its files just checked)."""
+    code = None
+    if type_ is not None:
+        tname = st.keyed.type(type_)
+        if tname not in st.types:
+            return []
+        code = st.types.index(tname)
+    count, sums = _pool(st, code, include_archive)
+    if not count or not q.terms:
+        return []
+    ask = Ask(st, q, code, include_archive)
+    files = Files(conn, st, now)
+    ask.postings(conn)
+    ask.flagged(files)
+    ask.unsure(files)
+    lens = st.lens
+    cands: list[S.Candidate] = [(did, files.rel(did), st.kind[did] == 2,
+                                 (lens[3 * did], lens[3 * did + 1], lens[3 * did + 2]), tfs)
+                                for did, tfs in ask.found.items()]
+
+    def fetch(keys: list[object]) -> dict[object, tuple[str, str]]:
+        docs = files.get(k for k in keys if isinstance(k, int))
+        return {k: (docs[k].description, docs[k].body) for k in keys if isinstance(k, int)}
+
+    best = S.score(q, count, sums, cands, fetch, limit)
+    docs = files.get(k for _, k in best if isinstance(k, int))
+    return S.hits([(s, docs[k]) for s, k in best if isinstance(k, int)], q)
+
+
+def cut_list(st: State, now: Listing, include_archive: bool) -> list[tuple[str, int]]:
+    """The scan's `cut` list: notes searched by their first READ_MAX bytes, in its order."""
+    if not st.cut:
+        return []
+    pos = st.positions(len(now))
+    out = []
+    for did, size in st.cut.items():
+        if (st.kind[did] == 1 or (include_archive and st.kind[did] == 2)) and did in pos:
+            k, j = pos[did]
+            out.append((k, now[k][0][j], now[k][2][j], size))
+    return [(where, size) for _, _, where, size in sorted(out)]
