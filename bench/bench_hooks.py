@@ -38,7 +38,7 @@ sys.path.insert(0, ROOT)
 
 from engramory import hosts  # noqa: E402
 from engramory.hosts import mcponly  # noqa: E402
-from tests.hostkit.payloads import payloads  # noqa: E402
+from tests.hostkit.payloads import PLUGIN_EVENTS, payloads, plugin_payloads  # noqa: E402
 
 IGNORED_TARGET = 1.05
 OTHER_TARGET = 1.3
@@ -71,8 +71,10 @@ def timed(argv: list[str], stdin: bytes, env: dict[str, str]) -> tuple[float, fl
 
 def _json_commands(node: Any, event: str = "") -> Iterator[tuple[str, str]]:
     """(event, command) for every hook command of ours in a parsed settings file: the event is
-    the nearest enclosing key of the `hooks` table."""
+    the nearest enclosing key of the `hooks` table, or an entry's own `trigger` (Kiro)."""
     if isinstance(node, dict):
+        if isinstance(node.get("trigger"), str):
+            event = node["trigger"]
         for key, value in node.items():
             if key in ("command", "bash") and isinstance(value, str) and "/hooks/engramory" in value:
                 yield event, value
@@ -103,7 +105,13 @@ def wired(home: str) -> tuple[list[tuple[str, str]], list[list[str]]]:
                     text = f.read()
                 py = re.search(r'const PYTHON = ("[^"]*");', text)
                 script = re.search(r'const SCRIPT = ("[^"]*");', text)
-                if py and script and '["-I", "-S", SCRIPT]' in text:
+                launcher = re.search(r'const LAUNCHER = ("[^"]*");', text)
+                if not (py and script):
+                    continue
+                if launcher and '["-I", "-S", "-c", LAUNCHER, SCRIPT]' in text:
+                    spawns.append([json.loads(py.group(1)), "-I", "-S", "-c", json.loads(launcher.group(1)),
+                                   json.loads(script.group(1))])
+                elif '["-I", "-S", SCRIPT]' in text:  # plugins written before the launcher
                     spawns.append([json.loads(py.group(1)), "-I", "-S", json.loads(script.group(1))])
     return commands, spawns
 
@@ -129,27 +137,29 @@ def cases(host: str, tmp: str) -> tuple[dict[str, str], list[Case]]:
     other = os.path.join(cwd, "src.py")
     env, commands, spawns = install(host, tmp)
     found: list[Case] = []
-    seen: set[str] = set()
-    for event, command in commands:
-        if command in seen:
+    seen: set[tuple[str, str]] = set()
+    for event, command in commands:  # one command may serve several events (Gemini, Claude's post)
+        if (event, command) in seen:
             continue
-        seen.add(command)
+        seen.add((event, command))
         quick, deny = payloads(host, event, index, other, cwd)
         found.append(Case(host, "%s, ignored" % (event or "hook"), ["sh", "-c", command], quick, False, True))
         if deny is not None:
             found.append(Case(host, "%s, deny" % (event or "hook"), ["sh", "-c", command], deny, True, True))
     for argv in spawns:
-        quick, deny = payloads(host, "", index, other, cwd)
-        found.append(Case(host, "plugin spawn, ignored", argv, quick, False, False))
-        if deny is not None:
-            found.append(Case(host, "plugin spawn, deny", argv, deny, True, False))
+        for event in PLUGIN_EVENTS[host]:
+            quick, deny = plugin_payloads(host, event, index, other, cwd)
+            found.append(Case(host, "plugin %s, ignored" % event, argv, quick, False, False))
+            if deny is not None:
+                found.append(Case(host, "plugin %s, deny" % event, argv, deny, True, False))
     if not found:
         raise SystemExit("bench: install --host %s wired no hook command the bench can find" % host)
     return env, found
 
 
-PRE_EVENTS = ("PreToolUse", "preToolUse", "BeforeTool", "pre_write_code", "hook", "plugin spawn")
-START_EVENTS = ("SessionStart", "sessionStart")
+# the events every tool call (or every write, or every read) pays: their ignored path is held to 1.05
+PRE_EVENTS = ("PreToolUse", "preToolUse", "BeforeTool", "pre_write_code", "plugin before", "plugin read")
+START_EVENTS = ("SessionStart", "sessionStart", "plugin start")
 
 
 def target_of(label: str) -> float | None:

@@ -27,6 +27,36 @@ def _claude(event: str, tool: str, args: Dict[str, object], cwd: str) -> bytes:
                        "tool_response": {"stdout": "a\n", "stderr": ""}}).encode()
 
 
+# What each JS plugin asks its Python hook, by the plugin's own event (engramory/hosts/<host>/
+# install.py): `before` only for a guarded tool (so its ignored call is an edit of another file),
+# `read` after a read tool, `after` after a shell tool, `start` once a session.
+PLUGIN_EVENTS: Dict[str, Tuple[str, ...]] = {
+    "opencode": ("before", "read", "after", "start"),
+    "kilo": ("before", "read", "after", "start"),
+    "cline": ("before", "after", "start"),
+    "openclaw": ("before", "read", "start"),
+}
+
+
+def plugin_payloads(host: str, event: str, index: str, other: str, cwd: str) -> Tuple[bytes, Optional[bytes]]:
+    """(the ignored call, the deny or None) a JS plugin of `host` sends for its `event`."""
+    edit = {"filePath": other, "oldString": "x = 1\n", "newString": "x = 2\n"}
+    deny = payloads(host, "", index, other, cwd)[1] if event == "before" else None
+    if host == "cline":
+        base: Dict[str, object] = {"event": event, "cwd": cwd}
+        shaped = {"before": dict(tool="editor", input={"path": other, "old_text": "x = 1\n", "new_text": "x = 2\n"}),
+                  "after": dict(tool="run_commands")}
+    elif host == "openclaw":
+        base = {"event": event, "sessionId": "bench"}
+        shaped = {"before": dict(tool="edit", params={"path": other, "edits": [{"oldText": "x = 1\n", "newText": "x = 2\n"}]}),
+                  "read": dict(tool="read", params={"path": other})}
+    else:
+        base = {"event": event, "directory": cwd, "sessionID": "bench"}
+        shaped = {"before": dict(tool="edit", args=edit), "read": dict(tool="read", args={"filePath": other}),
+                  "after": dict(tool="bash")}
+    return json.dumps(dict(base, **shaped.get(event, {}))).encode(), deny
+
+
 def payloads(host: str, event: str, index: str, other: str, cwd: str) -> Tuple[bytes, Optional[bytes]]:
     """(the ignored call, the deny or None when the event has no deny) in `host`'s dialect."""
     edit = {"file_path": index, "old_string": OLD, "new_string": OLD + GROW}

@@ -4,8 +4,6 @@ Loaded only when an edit of a guarded file is predicted (hosts/opencode/__init__
 apply_edit): the ignored path never pays for it.
 """
 
-from __future__ import annotations
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -14,11 +12,11 @@ _JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u
 ANCHOR_SIMILARITY = 0.65
 
 
-def _trim(s: str) -> str:
+def _trim(s: "str") -> "str":
     return s.strip(_JS_SPACE)
 
 
-def _lev(a: str, b: str) -> int:
+def _lev(a: "str", b: "str") -> "int":
     if a == "" or b == "":
         return max(len(a), len(b))
     prev = list(range(len(b) + 1))
@@ -30,7 +28,7 @@ def _lev(a: str, b: str) -> int:
     return prev[len(b)]
 
 
-def _span(lines: list[str], start: int, end: int) -> tuple[int, int]:
+def _span(lines: "list[str]", start: "int", end: "int") -> "tuple[int, int]":
     """(offset of line `start`, offset of the end of line `end`), lines joined by '\\n'."""
     a = sum(len(lines[m]) + 1 for m in range(start))
     b = a
@@ -39,11 +37,11 @@ def _span(lines: list[str], start: int, end: int) -> tuple[int, int]:
     return a, b
 
 
-def _simple(o: str, e: str) -> Iterator[str]:
+def _simple(o: "str", e: "str") -> "Iterator[str]":
     yield e
 
 
-def _line_trimmed(o: str, e: str) -> Iterator[str]:
+def _line_trimmed(o: "str", e: "str") -> "Iterator[str]":
     r, t = o.split("\n"), e.split("\n")
     if t[-1] == "":
         t.pop()
@@ -53,7 +51,7 @@ def _line_trimmed(o: str, e: str) -> Iterator[str]:
             yield o[a:b]
 
 
-def _anchor_candidates(r: list[str], t: list[str]) -> list[tuple[int, int]]:
+def _anchor_candidates(r: "list[str]", t: "list[str]") -> "list[tuple[int, int]]":
     """(first, last) line pairs whose ends match the block's and whose length is near its own."""
     first, last, size = _trim(t[0]), _trim(t[-1]), len(t)
     slack = max(1, size // 4)
@@ -67,7 +65,7 @@ def _anchor_candidates(r: list[str], t: list[str]) -> list[tuple[int, int]]:
     return cands
 
 
-def _anchor_score(r: list[str], t: list[str], a: int, g: int, early: bool) -> float:
+def _anchor_score(r: "list[str]", t: "list[str]", a: "int", g: "int", early: "bool") -> "float":
     """How alike the middle lines are (opencode's similarity, stopping early for one candidate)."""
     size, c = len(t), g - a + 1
     n = min(size - 2, c - 2)
@@ -85,7 +83,7 @@ def _anchor_score(r: list[str], t: list[str], a: int, g: int, early: bool) -> fl
     return h if early else h / n
 
 
-def _block_anchor(o: str, e: str) -> Iterator[str]:
+def _block_anchor(o: "str", e: "str") -> "Iterator[str]":
     r, t = o.split("\n"), e.split("\n")
     if len(t) < 3:
         return
@@ -105,13 +103,13 @@ def _block_anchor(o: str, e: str) -> Iterator[str]:
         yield o[x:y]
 
 
-def _ws_norm(s: str) -> str:
+def _ws_norm(s: "str") -> "str":
     import re  # only here: the edit path, never the hot path of a tool the guard leaves alone
 
     return _trim(re.sub(r"\s+", " ", s))
 
 
-def _whitespace_normalised(o: str, e: str) -> Iterator[str]:
+def _whitespace_normalised(o: "str", e: "str") -> "Iterator[str]":
     import re
 
     t = _ws_norm(e)
@@ -134,7 +132,7 @@ def _whitespace_normalised(o: str, e: str) -> Iterator[str]:
                 yield block
 
 
-def _dedent(s: str) -> str:
+def _dedent(s: "str") -> "str":
     import re
 
     u = s.split("\n")
@@ -145,7 +143,7 @@ def _dedent(s: str) -> str:
     return "\n".join(x if len(_trim(x)) == 0 else x[least:] for x in u)
 
 
-def _indentation_flexible(o: str, e: str) -> Iterator[str]:
+def _indentation_flexible(o: "str", e: "str") -> "Iterator[str]":
     t = _dedent(e)
     lines, n = o.split("\n"), len(e.split("\n"))
     for y in range(len(lines) - n + 1):
@@ -158,13 +156,13 @@ _ESC = r"\\(n|t|r|'|\"|`|\\|\n|\$)"
 _ESC_MAP = {"n": "\n", "t": "\t", "r": "\r", "'": "'", '"': '"', "`": "`", "\\": "\\", "\n": "\n", "$": "$"}
 
 
-def _unescape(s: str) -> str:
+def _unescape(s: "str") -> "str":
     import re
 
     return re.sub(_ESC, lambda m: _ESC_MAP[m.group(1)], s)
 
 
-def _escape_normalised(o: str, e: str) -> Iterator[str]:
+def _escape_normalised(o: "str", e: "str") -> "Iterator[str]":
     t = _unescape(e)
     if t in o:
         yield t
@@ -175,7 +173,7 @@ def _escape_normalised(o: str, e: str) -> Iterator[str]:
             yield block
 
 
-def _trimmed_boundary(o: str, e: str) -> Iterator[str]:
+def _trimmed_boundary(o: "str", e: "str") -> "Iterator[str]":
     r = _trim(e)
     if r == e:
         return
@@ -188,7 +186,7 @@ def _trimmed_boundary(o: str, e: str) -> Iterator[str]:
             yield block
 
 
-def _mostly_same(m: list[str], r: list[str]) -> bool:
+def _mostly_same(m: "list[str]", r: "list[str]") -> "bool":
     """At least half the non-blank middle lines equal once trimmed (or none to compare)."""
     same = seen = 0
     for g in range(1, len(m) - 1):
@@ -199,7 +197,7 @@ def _mostly_same(m: list[str], r: list[str]) -> bool:
     return seen == 0 or same / seen >= 0.5
 
 
-def _context_aware(o: str, e: str) -> Iterator[str]:
+def _context_aware(o: "str", e: "str") -> "Iterator[str]":
     r = e.split("\n")
     if len(r) < 3:
         return
@@ -215,7 +213,7 @@ def _context_aware(o: str, e: str) -> Iterator[str]:
             yield "\n".join(t[y : u + 1])
 
 
-def _multi_occurrence(o: str, e: str) -> Iterator[str]:
+def _multi_occurrence(o: "str", e: "str") -> "Iterator[str]":
     start = 0
     while True:
         i = o.find(e, start)
@@ -231,7 +229,7 @@ REPLACERS = (
 )
 
 
-def _too_large(y: str, e: str) -> bool:
+def _too_large(y: "str", e: "str") -> "bool":
     r = len(e.split("\n"))
     if len(y.split("\n")) >= max(r + 3, r * 2):
         return True
@@ -240,7 +238,7 @@ def _too_large(y: str, e: str) -> bool:
     return len(_trim(y)) > max(len(_trim(e)) + 500, len(_trim(e)) * 4)
 
 
-def _js_replacement(new: str, match: str, before: str, after: str) -> str:
+def _js_replacement(new: "str", match: "str", before: "str", after: "str") -> "str":
     """`new` as String.prototype.replace reads a replacement string: $$, $&, $`, $'."""
     if "$" not in new:
         return new
@@ -249,7 +247,7 @@ def _js_replacement(new: str, match: str, before: str, after: str) -> str:
     return re.sub(r"\$([$&`'])", lambda m: {"$": "$", "&": match, "`": before, "'": after}[m.group(1)], new)
 
 
-def _replace_every(o: str, y: str, r: str) -> str:
+def _replace_every(o: "str", y: "str", r: "str") -> "str":
     out, pos = [], 0
     while True:
         i = o.find(y, pos)
@@ -262,7 +260,7 @@ def _replace_every(o: str, y: str, r: str) -> str:
     return "".join(out)
 
 
-def replace(o: str, e: str, r: str, replace_all: bool = False) -> str | None:
+def replace(o: "str", e: "str", r: "str", replace_all: "bool" = False) -> "str | None":
     """opencode's Ts(): the text after the edit, or None where it throws (the edit fails)."""
     if e == r or e == "":
         return None

@@ -47,8 +47,6 @@ def index_paths(cwd: str, env: "Mapping[str, str]") -> "list[str]":
 
 def respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
     """PreToolUse: stdin bytes -> (stdout, stderr, exit 0); a deny in Claude's JSON."""
-    from engramory import edits  # lazy: only a call that may change an index needs this
-
     payload = claudelike.parse(raw)
     if payload is None:
         return "", "", 0
@@ -60,6 +58,8 @@ def respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, s
     environ = scope.environ() if env is None else env
     if not scope.interesting(scope.resolve_path(raw_path, cwd), environ):
         return "", "", 0  # the common case: nothing more is imported
+    from engramory import edits  # lazy: only a call that may change an index needs this
+
     known = tool in edits.WRITE_TOOLS or tool in edits.EDIT_TOOLS or tool in edits.DELETE_TOOLS
     req = edits.normalise(tool if known else "", tool_input, cwd)
     if req is None:
