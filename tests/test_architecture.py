@@ -405,3 +405,14 @@ def main() -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def test_test_file_names_are_unique() -> None:
+    """pytest imports test modules by basename in folders without __init__.py: two
+    test_protocol.py (unit/hosts and unit/mcp) made one of them a collection error."""
+    tests = PACKAGE.parent / "tests"
+    names: Dict[str, List[str]] = {}
+    for path in tests.rglob("test_*.py"):
+        if "node_modules" not in path.parts:
+            names.setdefault(path.name, []).append(str(path.relative_to(tests)))
+    assert {n: p for n, p in names.items() if len(p) > 1} == {}

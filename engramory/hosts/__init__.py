@@ -41,7 +41,7 @@ caps, see Window.caps), OpenClaw ``Window(unit=size.CHARS, lines=None, size=20_0
 keep=size.HEAD_TAIL)``.
 
 Adding a host (Crush, Windsurf, Kiro, Trae and Auggie were added this way) takes these six touch
-points (tests/unit/hosts/test_protocol.py holds the list to six):
+points (tests/unit/hosts/test_host_protocol.py holds the list to six):
 
 1. ``engramory/hosts/<name>/``: ``__init__.py`` with the declarations above (a Claude-schema
    host is a ``claudelike.Dialect`` and ``claudelike.entries``; a JS-plugin host answers through
@@ -54,7 +54,7 @@ points (tests/unit/hosts/test_protocol.py holds the list to six):
 2. ``tests/hosts/<name>/``: its tests (``tests/hosts/contract.py`` holds the checks every
    host passes).
 3. One row in REGISTRY below, and its twin in engramory/hosts/conformance.py, through which
-   mypy checks the module against ``protocol.Host`` (tests/unit/hosts/test_protocol.py
+   mypy checks the module against ``protocol.Host`` (tests/unit/hosts/test_host_protocol.py
    fails without it).
 4. One row in README's host table (tests/test_docs.py holds the rows to the registry).
 5. One section (and its row) in PORTING.md, the source of every fact.

@@ -1,5 +1,5 @@
 """mypy --strict checks every registry entry against `protocol.Host` here (one line a host;
-tests/unit/hosts/test_protocol.py holds these lines to REGISTRY). Nothing imports this module at
+tests/unit/hosts/test_host_protocol.py holds these lines to REGISTRY). Nothing imports this module at
 run time: it is for the type checker only."""
 
 from __future__ import annotations

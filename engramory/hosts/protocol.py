@@ -2,7 +2,7 @@
 
 Every module the registry (`engramory.hosts.REGISTRY`) names is checked against `Host` by
 mypy --strict through `engramory.hosts.conformance`, and at test time by
-tests/unit/hosts/test_protocol.py (which reads the required members from `Host` itself, so a
+tests/unit/hosts/test_host_protocol.py (which reads the required members from `Host` itself, so a
 member added here is required of every host at once). No hook imports this module: the hot path
 stays as tests/fixtures/hook_modules.json fixes it.
 
