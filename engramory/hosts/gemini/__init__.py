@@ -552,11 +552,11 @@ def respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, s
         after_read(payload, environ)
         return "", "", 0
     if event in (AFTER_TOOL, SESSION_START):
-        # lazy: notices only on the after-tool and session-start paths
-        from engramory.hosts.gemini import notices as gemini_notices
+        from engramory.hosts import gemini as this  # passed to notices, which never import it back
+        from engramory.hosts.gemini import notices as gemini_notices  # lazy: AfterTool and SessionStart only
 
         handler = gemini_notices.after_tool if event == AFTER_TOOL else gemini_notices.session_start
-        return handler(payload, environ), "", 0
+        return handler(this, payload, environ), "", 0
     if event not in (BEFORE_TOOL, None):
         return "", "", 0
     decision = decide(payload, environ)

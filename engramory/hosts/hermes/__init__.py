@@ -326,7 +326,7 @@ def predict_replace(
 # -- requests -----------------------------------------------------------------------------------
 
 
-def _write_request(tool: str, path: str, after: bytes) -> Request:
+def write_request(tool: str, path: str, after: bytes) -> Request:
     """A whole-file write whose predicted bytes (edits.predict) are `after`."""
     from engramory import edits  # lazy: the ignored path must not load edits
 
@@ -336,7 +336,7 @@ def _write_request(tool: str, path: str, after: bytes) -> Request:
     return req
 
 
-def _delete_request(tool: str, path: str) -> Request:
+def delete_request(tool: str, path: str) -> Request:
     from engramory import edits  # lazy: the ignored path must not load edits
 
     return edits.Request(tool, path, edits.DELETE)
@@ -374,7 +374,7 @@ def requests_for(
         path = resolve(raw, bases)
         if not guarded(path, env):
             return []
-        return [(_write_request(tool_name, path, write_bytes(read_file(path), content)), False)]
+        return [(write_request(tool_name, path, write_bytes(read_file(path), content)), False)]
     mode = args.get("mode", "replace")
     if mode == "replace":
         raw = args.get("path")
@@ -387,7 +387,7 @@ def requests_for(
             read_file(path), args.get("old_string"), args.get("new_string"), args.get("replace_all", False),
             hermes_internals(),
         )
-        return [] if after is None else [(_write_request(tool_name, path, after), estimated)]
+        return [] if after is None else [(write_request(tool_name, path, after), estimated)]
     if mode == "patch" and isinstance(args.get("patch"), str) and args["patch"]:
         return _patch_requests(tool_name, args["patch"], bases, env, notes)
     return []
@@ -408,13 +408,15 @@ def _patch_requests(
 ) -> list[tuple[Request, bool]]:
     if not _mentions_guarded(text, bases, env):
         return []  # the common case: a patch to files no store cares about
+    from engramory.hosts import hermes as this  # passed to v4a, which never imports it back
+
     # lazy: only a patch that names a guarded file loads the V4A code (and engramory.patches)
     from engramory.hosts.hermes import v4a
 
     internals = hermes_internals()
     if internals is not None:
-        return v4a.patch_with_hermes(tool, text, bases, env, internals)
-    return v4a.patch_emulated(tool, text, bases, env, notes)
+        return v4a.patch_with_hermes(this, tool, text, bases, env, internals)
+    return v4a.patch_emulated(this, tool, text, bases, env, notes)
 
 
 # -- the decision -------------------------------------------------------------------------------
