@@ -207,3 +207,10 @@ def respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, s
             text = inner.get("additionalContext", "") if isinstance(inner, dict) else ""
         return jsonlite.dumps({"context": text} if text else {}), "", 0
     return FAIL_OPEN, "", 0
+
+
+if TYPE_CHECKING:  # mypy checks this module against the registry's Host Protocol; never run
+    from engramory.hosts import cline as _self
+    from engramory.hosts.protocol import Host
+
+    _host: Host = _self

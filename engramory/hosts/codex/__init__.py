@@ -511,3 +511,10 @@ def session_start_respond(raw: bytes, env: "Mapping[str, str] | None" = None) ->
 
 # The event argument of the hook command -> the entry point (hooks/engramory_hook.py codex <event>).
 ENTRIES = {"PreToolUse": "respond", "PostToolUse": "post_tool_respond", "SessionStart": "session_start_respond"}
+
+
+if TYPE_CHECKING:  # mypy checks this module against the registry's Host Protocol; never run
+    from engramory.hosts import codex as _self
+    from engramory.hosts.protocol import Host
+
+    _host: Host = _self

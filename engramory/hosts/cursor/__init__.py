@@ -324,3 +324,10 @@ def _n(value: "int") -> "str":
     from engramory.size import n  # lazy: sizes only when a change is judged, not on the ignored path
 
     return n(value)
+
+
+if TYPE_CHECKING:  # mypy checks this module against the registry's Host Protocol; never run
+    from engramory.hosts import cursor as _self
+    from engramory.hosts.protocol import Host
+
+    _host: Host = _self

@@ -569,3 +569,10 @@ def main(argv: "list[str] | None" = None) -> int:
     from engramory.hosts import run  # lazy: the runtime only for the stand-alone entry
 
     return run(NAME)
+
+
+if TYPE_CHECKING:  # mypy checks this module against the registry's Host Protocol; never run
+    from engramory.hosts import gemini as _self
+    from engramory.hosts.protocol import Host
+
+    _host: Host = _self

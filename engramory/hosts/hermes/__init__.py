@@ -488,3 +488,10 @@ def respond(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str, str,
     """The registry's dialect entry: the shell hook's answer, always exit 0."""
     out, err = handle_shell(raw, env)
     return out, err, 0
+
+
+if TYPE_CHECKING:  # mypy checks this module against the registry's Host Protocol; never run
+    from engramory.hosts import hermes as _self
+    from engramory.hosts.protocol import Host
+
+    _host: Host = _self

@@ -446,3 +446,10 @@ def start_notice(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> 
     lines.extend(notices.reconcile_stores(indexes, "at session start", True))
     lines += notices.doctor_lines(roots, notice_env)
     return jsonlite.dumps({"context": masked("engramory: " + " ".join(lines))}) if lines else FAIL_OPEN
+
+
+if TYPE_CHECKING:  # mypy checks this module against the registry's Host Protocol; never run
+    from engramory.hosts import openclaw as _self
+    from engramory.hosts.protocol import Host
+
+    _host: Host = _self
