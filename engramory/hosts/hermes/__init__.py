@@ -192,7 +192,7 @@ def decode(raw: bytes) -> str:
     return raw.decode("utf-8", "replace")
 
 
-def read_text(raw: bytes) -> str:
+def text_of(raw: bytes) -> str:
     """The text read_file_raw / patch_replace match against: no leading BOM."""
     text = decode(raw)
     return text[1:] if text.startswith("\ufeff") else text
@@ -301,7 +301,7 @@ def predict_replace(
     refuses the patch and writes nothing."""
     if before is None or not isinstance(old, str) or not isinstance(new, str):
         return None, False
-    text = read_text(before)
+    text = text_of(before)
     flag = _truthy(replace_all)
     estimate = False
     if internals is not None:

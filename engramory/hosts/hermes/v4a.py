@@ -40,7 +40,7 @@ if TYPE_CHECKING:
         def resolve(self, raw: str, bases: Sequence[str]) -> str: ...
         def guarded(self, path: str, env: Mapping[str, str]) -> bool: ...
         def read_file(self, path: str) -> bytes | None: ...
-        def read_text(self, raw: bytes) -> str: ...
+        def text_of(self, raw: bytes) -> str: ...
         def write_bytes(self, before: bytes | None, content: str) -> bytes: ...
         def replace_exact(self, text: str, old: str, new: str, replace_all: bool) -> str: ...
         def replace_estimate(self, text: str, old: str, new: str) -> str: ...
@@ -93,7 +93,7 @@ class DryRunFiles:
         data = self.current(self.path(raw))
         if data is None:
             return _Result(error="File not found: %s" % raw)
-        return _Result(content=self.hermes.read_text(data))
+        return _Result(content=self.hermes.text_of(data))
 
     def write_file(self, raw: str, content: str) -> _Result:
         path = self.path(raw)
@@ -329,7 +329,7 @@ def _update(files: DryRunFiles, op: Any, estimated: set[str]) -> bool:
     before = files.current(source)
     if before is None:
         return False
-    after, guess = apply_update(files.hermes, files.hermes.read_text(before), op)
+    after, guess = apply_update(files.hermes, files.hermes.text_of(before), op)
     if after is None:
         return False
     files.write_file(op.path, after)
