@@ -29,7 +29,7 @@ How a host module decides (one pipeline, read -> predict -> judge; see engramory
 parse the payload into ``edits.Request`` objects (``edits.normalise`` reads most dialects)
 and call ``guard.evaluate(req, env, window())``, which reads the file and predicts with the
 Claude-shaped edit model; or, when the module predicts its own host's bytes, call
-``guard.judge(path, before, after, env, window(), tool)`` with them (``guard.read_regular``
+``guard.judge(path, before, after, env, window(), tool)`` with them (``scope.read_regular``
 reads ``before`` safely), or ``guard.judge_bound(...)`` with the text an edit adds when the
 result cannot be predicted. Render the Decision (``.action`` DENY / NUDGE, ``.message``,
 ``.before`` / ``.after`` as (lines, units), ``.unit``, ``.caps``) in the host's dialect.

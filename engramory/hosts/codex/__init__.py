@@ -166,9 +166,7 @@ def parse_patch(text: str) -> "list[patches.FileOp]":
 
 
 def read_file(path: str) -> "bytes | None":
-    from engramory.guard import read_regular  # lazy: the ignored path must not load the guard
-
-    return read_regular(path)
+    return scope.read_regular(path)
 
 
 class Write:

@@ -326,12 +326,6 @@ def _index(path: str, env: "Mapping[str, str]") -> bool:
     return guarded_index(path, *names(env))
 
 
-def _read(path: str) -> "bytes | None":
-    from engramory.guard import read_regular  # lazy: the ignored path must not load the guard
-
-    return read_regular(path)
-
-
 def _str(value: "Any") -> str:
     return value if isinstance(value, str) else ""
 
@@ -388,7 +382,7 @@ def _index_decision(tool: str, tool_input: "dict[str, Any]", path: str, env: "Ma
     # lazy: the edit model only for a call that may change an index
     from engramory.hosts.gemini import model as ge
 
-    before = _read(path)
+    before = scope.read_regular(path)
     if before is None and _exists(path):
         return _unread_decision(tool, tool_input, path, env)
     outcome: Outcome
@@ -479,7 +473,7 @@ def _shell_decision(tool_input: "dict[str, Any]", cwd: str, env: "Mapping[str, s
         path = scope.resolve_path(word, base)
         if not guarded_index(path, name, paths):
             continue
-        before = _read(path)
+        before = scope.read_regular(path)
         if before is None:
             continue
         caps, notes = guard.caps_for(path, env, window())

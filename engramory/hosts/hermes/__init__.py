@@ -289,9 +289,7 @@ def hermes_internals() -> dict[str, Any] | None:
 
 
 def read_file(path: str) -> bytes | None:
-    from engramory.guard import read_regular  # lazy: the ignored path must not load guard
-
-    return read_regular(path)
+    return scope.read_regular(path)
 
 
 def predict_replace(
@@ -441,7 +439,7 @@ def decide(
             # Our own exact prediction of what Hermes writes: judged as it is (a UTF-16LE
             # index that Hermes rewrites as UTF-8 is sized as UTF-8, not re-encoded).
             guard.trace_prediction(req, req.after, environ)
-            decision = guard.judge(req.path, guard.read_regular(req.path), req.after, env, win, req.tool, seen)
+            decision = guard.judge(req.path, scope.read_regular(req.path), req.after, env, win, req.tool, seen)
         else:
             decision = guard.evaluate(req, env, win, seen)
         if decision is None:

@@ -88,10 +88,8 @@ def config_path(env: "Mapping[str, str]") -> str:
 
 def workspace(env: "Mapping[str, str]") -> str:
     """The agent workspace: agents.defaults.workspace from the config, else ~/.openclaw/workspace."""
-    from engramory.guard import read_regular  # lazy: only a call that may touch an index reads the config
-
     path = config_path(env)
-    raw = read_regular(path)
+    raw = scope.read_regular(path)
     if raw is not None:
         try:
             data = jsonlite.loads(raw.decode("utf-8", "replace"))
