@@ -38,7 +38,7 @@ from engramory import jsonlite, scope
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
     from typing import Any
 
     from engramory import patches
@@ -277,15 +277,22 @@ def _patch_after(rest: str) -> "str | None":
     return None
 
 
+def shell_cut(command: str, seps: "Sequence[str]") -> "list[str]":
+    """`command` cut at every one of `seps`, one after the other, each from the right (so `&&&`
+    leaves `&` before its last `&&`): the pieces in order, empty ones kept. Plain string work,
+    for the PreToolUse `cd` and the PostToolUse words alike (`re` would double a hook's cost)."""
+    pieces = [command]
+    for sep in seps:
+        pieces = [p for piece in pieces for p in piece.rsplit(sep)]
+    return pieces
+
+
 def _cd_folder(prefix: str, cwd: "str | None") -> "str | None":
     """The folder a `cd <dir> &&` just before the apply_patch moves to (else `cwd`)."""
     text = prefix.rstrip()
     if not text.endswith("&&"):
         return cwd
-    last = text[:-2].rsplit("&&", 1)[-1]
-    for sep in (";", "||", "|", "("):
-        last = last.rsplit(sep, 1)[-1]
-    last = last.strip()
+    last = shell_cut(text[:-2], ("&&", ";", "||", "|", "("))[-1].strip()
     if not (last.startswith("cd ") or last.startswith("cd\t")):
         return cwd
     raw = last[3:].strip()
@@ -443,10 +450,8 @@ _SHELL_SPLIT = " \t\r\n;|&<>()'\"`="
 
 def _named_paths(command: str, name: str, cwd: "str | None") -> "list[str]":
     """Every word of `command` that ends in the index file name, as an absolute path."""
-    for sep in _SHELL_SPLIT:
-        command = command.replace(sep, " ")
     out: list[str] = []
-    for word in command.split(" "):
+    for word in shell_cut(command, _SHELL_SPLIT):
         if word.endswith(name) and (word == name or word[-len(name) - 1] in "/\\"):
             full = scope.resolve_path(word, cwd)
             if full not in out:
