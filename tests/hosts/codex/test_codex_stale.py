@@ -17,8 +17,10 @@ stale rule's message (the lines it would drop, "Read MEMORY.md again"); after on
 the same Add goes through. The Update keeps the foreign line and is let through.
 
 A plain shell write of the whole index (`cat > MEMORY.md <<'EOF'`, `printf ... > MEMORY.md`,
-`tee MEMORY.md <<'EOF'`) after the stale `cat` drops the foreign line with the guard installed or
-not: the PreToolUse guard reads no redirection, and the PostToolUse notice speaks of caps only.
+`tee MEMORY.md <<'EOF'`) after the stale `cat` drops the foreign line with no guard. With the
+guard, the two heredocs are refused (engramory.shellwrite predicts their bytes; the rest of that
+case is test_codex_shellwrite.py); `printf` is not read, and drops the line guarded or not, with
+no notice after it: the PostToolUse notice speaks of caps only.
 
 The Codex guard predicts its own bytes and writes no trace, so the guarded runs that it lets
 through prove the guard was live another way: the same session's next call, an over-cap Add to
@@ -221,14 +223,17 @@ def _added_messages(before: dict[str, Any], after: dict[str, Any]) -> List[str]:
             for part in item.get("content", []) if isinstance(part, dict)]
 
 
+HEREDOCS = ("cat-heredoc", "tee-heredoc")  # the forms the guard reads (engramory.shellwrite)
+
+
 @GUARD
 @pytest.mark.parametrize("how", sorted(SHELL_WRITES))
-def test_stale_shell_write_of_the_whole_index_drops_the_foreign_line_guard_or_not(
-        home: codex_driver.Home, scripted: None, guard: bool, how: str) -> None:
-    """host drops the foreign line, and so does the guarded run: `cat > MEMORY.md <<'EOF'`,
-    `printf ... > MEMORY.md` and `tee MEMORY.md <<'EOF'` after a stale `cat` put what the agent
-    read plus its line over the index; nothing is denied and no notice follows the write. With
-    the guard, the same session's over-cap Add to a second index is denied (the guard was live)."""
+def test_stale_shell_write_of_the_whole_index(home: codex_driver.Home, scripted: None, guard: bool, how: str) -> None:
+    """host drops the foreign line: `cat > MEMORY.md <<'EOF'`, `printf ... > MEMORY.md` and
+    `tee MEMORY.md <<'EOF'` after a stale `cat` put what the agent read plus its line over the
+    index, and no notice follows the write. Guarded, the two heredocs are refused (the foreign
+    line stays) and `printf`, which the guard does not read, drops it as bare. With the guard,
+    the same session's over-cap Add to a second index is denied (the guard was live)."""
     index = home.work / "memory" / "MEMORY.md"
     stale.seed(index)
     if guard:
@@ -242,12 +247,18 @@ def test_stale_shell_write_of_the_whole_index_drops_the_foreign_line_guard_or_no
     assert result.returncode == 0, result.stderr[-2000:]
     outputs = result.tool_outputs()
     assert stale.SEED in outputs[0]
-    assert index.read_bytes() == stale.FULL_WRITE.encode()  # the foreign line is gone
-    assert stale.outcome(index.read_bytes(), "write") == stale.DROPPED
-    shown = "Process exited with code 0\nOriginal token count: %d\nOutput:\n%s" % (
-        (49, stale.FULL_WRITE) if how == "tee-heredoc" else (0, ""))
-    assert outputs[1].endswith(shown), outputs[1]  # tee echoes what it wrote; the rest print nothing
-    assert _added_messages(result.requests[1], result.requests[2]) == []  # no notice, no context
+    if guard and how in HEREDOCS:
+        tool = "heredoc write through the shell"
+        assert outputs[1].startswith("Command blocked by PreToolUse hook: " + stale.stale_message(tool, str(index))), \
+            outputs[1]
+        assert index.read_bytes() == stale.READ_FOREIGN.encode()  # refused: the foreign line stays
+    else:
+        assert index.read_bytes() == stale.FULL_WRITE.encode()  # the foreign line is gone
+        assert stale.outcome(index.read_bytes(), "write") == stale.DROPPED
+        shown = "Process exited with code 0\nOriginal token count: %d\nOutput:\n%s" % (
+            (49, stale.FULL_WRITE) if how == "tee-heredoc" else (0, ""))
+        assert outputs[1].endswith(shown), outputs[1]  # tee echoes what it wrote; the rest print nothing
+        assert _added_messages(result.requests[1], result.requests[2]) == []  # no notice, no context
     if guard:
         assert outputs[2].startswith(BLOCKED), outputs[2]
         assert not (home.work / "other" / "MEMORY.md").exists()
