@@ -10,7 +10,9 @@ bundle (0.36.0), as PORTING.md says.
   path, old_str_1, new_str_1, old_str_start_line_number_1, old_str_end_line_number_1,
   insert_line_1, old_str_2, ...}`, paths relative to the workspace root
   ($AUGMENT_PROJECT_DIR when the payload has no cwd).
-- Answers: exit 2 blocks a PreToolUse (the docs' examples); a pass is silence and exit 0.
+- Answers: exit 2 blocks a PreToolUse (the docs' examples; the bundle, which also reads a
+  `hookSpecificOutput` deny at exit 0); any other exit, a timeout (`timeout`, ms, default
+  60,000) or a spawn error lets the call through; a pass is silence and exit 0.
 - Edit model: `save-file` writes its content with a final newline added unless
   `add_last_line_newline` is false; `str-replace-editor` replaces each `old_str_N` found (its
   line numbers only pick among equal matches, which does not change the size); an entry not
@@ -32,7 +34,8 @@ if TYPE_CHECKING:
 NAME = "auggie"
 TITLE = "Auggie"
 VERIFIED = ""
-UNVERIFIED_WHY = "Auggie talks only to Augment's own backend, so it cannot run offline here; built from its docs"
+UNVERIFIED_WHY = ("Auggie talks only to Augment's own backend, so it cannot run offline here; built from its docs and "
+                  "its npm bundle's hook executor (0.36.0); what the model is shown and Windows spawning are unknown")
 INSTALLER = "engramory.hosts.auggie.install"
 WRITE_TOOL = "save-file"
 EDIT_TOOL = "str-replace-editor"

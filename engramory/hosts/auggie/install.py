@@ -1,9 +1,10 @@
 """`engramory install --host auggie` / `uninstall --host auggie`: the guard as a `PreToolUse`
 hook in Auggie's `settings.json` (user scope `~/.augment/`, project scope `./.augment/`; the
 runtime beside it in `engramory/`), in Claude Code's schema: matcher `str-replace-editor|save-file`,
-timeout in milliseconds. No `|| true`: Auggie blocks on exit 2, and a missing script (exit 1)
-is taken as a hook error that lets the call through (Claude's reading; Auggie's docs do not
-say otherwise).
+timeout in milliseconds. No `|| true`: Auggie blocks a PreToolUse on exit 2, and reads any other
+non-zero exit, a timeout or a spawn error as a non-blocking error, so a missing script (exit 1)
+lets the call through (its npm bundle 0.36.0, `augment.mjs`). The command holds `;`, so Auggie
+runs it as `bash -c` (not split on blanks): no `.sh` wrapper is needed outside Windows.
 """
 
 from __future__ import annotations

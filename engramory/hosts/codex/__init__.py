@@ -55,6 +55,7 @@ TAG = "engramory codex guard"
 PATCH_TOOL = "apply_patch"
 SHELL_TOOL = "Bash"
 SHELL_PATCH_TOOL = "apply_patch (through the shell)"
+SHELL_WRITE_TOOL = "heredoc write through the shell"
 GUARD_MEMORIES_ENV = "ENGRAMORY_CODEX_GUARD_MEMORIES"
 AGENTS_FILES = ("AGENTS.override.md", "AGENTS.md")
 AGENTS_READ_LIMIT = 1 << 20
@@ -366,12 +367,51 @@ def _mentions_guarded(ops: "list[patches.FileOp]", folder: "str | None", env: "M
     return False
 
 
+def shell_command(payload: "Mapping[str, Any]") -> "str | None":
+    """The script of a shell call (`tool_input.command`), else None."""
+    tool_input = payload.get("tool_input")
+    if payload.get("tool_name") != SHELL_TOOL or not isinstance(tool_input, dict):
+        return None
+    command = tool_input.get("command")
+    return command if isinstance(command, str) else None
+
+
+def heredoc_writes(payload: "Mapping[str, Any]", env: "Mapping[str, str]") -> "list[tuple[str, Write]]":
+    """(tool label, predicted write) for every guarded file a shell call replaces or appends to
+    with `cat > FILE <<'EOF'` or `tee` (engramory.shellwrite: the forms whose bytes the command
+    fixes; measured on 0.171.0, such a write after a stale read dropped the other writer's line,
+    and one growing an index past its cap met no guard)."""
+    command = shell_command(payload)
+    if command is None or "<<" not in command:
+        return []
+    from engramory import shellwrite  # lazy: a shell command that carries a heredoc only
+
+    cwd = payload.get("cwd")
+    base = cwd if isinstance(cwd, str) and cwd else None
+    out: list[tuple[str, Write]] = []
+    for w in shellwrite.heredoc_writes(command):
+        folder = scope.resolve_path(w.folder, base) if w.folder else base
+        path = scope.resolve_path(w.target, folder)
+        if not scope.interesting(path, env) or exempt(path, env):
+            continue
+        try:
+            data = w.text.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: not bytes the shell could be given
+            continue
+        before = read_file(path)
+        out.append((SHELL_WRITE_TOOL, Write(path, before, (before or b"") + data if w.append else data)))
+    return out
+
+
 def requests_of(payload: "Mapping[str, Any]", env: "Mapping[str, str]", notes: "list[str]") -> "list[tuple[str, Write]]":
     """(tool label, predicted write) for every guarded file this call changes."""
+    out: list[tuple[str, Write]] = heredoc_writes(payload, env)
+    found = patches_of(payload)
+    if not found:
+        return out
     from engramory import patches  # lazy: the patch parser only for a call that carries a patch
 
-    out: list[tuple[str, Write]] = []
-    for tool, text, folder in patches_of(payload):
+    for tool, text, folder in found:
         try:
             ops = parse_patch(text)
         except patches.PatchError:
@@ -393,9 +433,9 @@ def requests_of(payload: "Mapping[str, Any]", env: "Mapping[str, str]", notes: "
 def handle(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
     """PreToolUse stdin bytes -> (stdout, stderr, exit code). Exit code is always 0."""
     environ = scope.environ() if env is None else env
-    if b"apply_patch" not in raw and b"applypatch" not in raw and b"*** Begin Patch" not in raw:
-        # Most calls are shell commands with no patch. Codex writes the payload with serde,
-        # which never escapes ASCII letters, so a patch cannot hide from this test.
+    if b"apply_patch" not in raw and b"applypatch" not in raw and b"*** Begin Patch" not in raw and b"<<" not in raw:
+        # Most calls are shell commands with no patch and no heredoc. Codex writes the payload
+        # with serde, which never escapes ASCII letters or "<", so neither can hide from this test.
         return "", "", 0
     try:
         payload = jsonlite.loads(jsonlite.decode_payload(raw))

@@ -10,7 +10,8 @@ after v0.90.0) or its `docs/hooks/README.md`, as PORTING.md says.
   old_string, new_string, replace_all?}`, `multiedit {file_path, edits: [{old_string,
   new_string, replace_all?}]}`; relative paths join the working dir (`cwd`).
 - Answers: exit 2 with the reason on stderr denies (the model gets `Tool call blocked by
-  hook. Reason: R`); any other exit, unparsable output or the 30 s timeout is no opinion. So a
+  hook. Reason: R`); exit 49 halts the whole turn (never used here); any other exit, unparsable
+  output or the 30 s timeout is no opinion (`internal/hooks/runner.go` `runOne`). So a
   pass is silence and exit 0, and a warn-zone nudge is silence too (Crush's JSON `context`
   rides with `decision`, and an `allow` would skip the user's permission prompt).
 - Edit model: `write` writes the bytes as given. `edit` on a file with any CRLF edits it as
@@ -37,7 +38,7 @@ NAME = "crush"
 TITLE = "Crush"
 VERIFIED = ""
 UNVERIFIED_WHY = ("its npm package only downloads the binary from GitHub releases, which cannot be fetched "
-                  "here; built from its source and docs")
+                  "here; built from its source at 37f36e9 and docs, so the pinned 0.96.1 is unread")
 INSTALLER = "engramory.hosts.crush.install"
 TOOLS = {"write": claudelike.WRITE, "edit": claudelike.EDIT, "multiedit": claudelike.EDIT}
 EDIT_MATCHER = "^(write|edit|multiedit)$"  # a Go regexp; an invalid one stops Crush from starting

@@ -5,8 +5,9 @@ runtime in `./.crush/engramory/`). Crush merges every config it finds and runs g
 project hooks both, with no trust prompt. The entry is flat, `{"name", "matcher", "command",
 "timeout"}` (seconds) under `hooks.PreToolUse`; the matcher is a Go regexp that must compile
 (an invalid one stops Crush from starting), and the command is absolute (Crush resolves a
-relative one against the working dir). No `|| true`: Crush denies on exit 2 and reads any
-other exit as no opinion, so a missing script (exit 1) lets the call through.
+relative one against the working dir). No `|| true`: Crush denies on exit 2, halts the turn on
+exit 49, and reads any other exit as a non-blocking error (`internal/hooks/runner.go`), so a
+missing script (exit 1) lets the call through.
 """
 
 from __future__ import annotations

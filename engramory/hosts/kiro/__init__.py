@@ -15,7 +15,9 @@ https://kiro.dev/docs/cli/v3/hooks/ and from awslabs/aidlc-workflows#763, as POR
   replace_all}`; snake case `old_str` / `new_str`; and the Amazon Q lineage `fs_write {command:
   create | str_replace | insert | append, path, file_text, old_str, new_str, insert_line}`.
 - Answers: exit 2 blocks and stderr is returned to the model (not on Windows 11: Kiro issue
-  #8264); a pass is silence and exit 0.
+  #8264); any other non-zero exit is a failed hook, shown to the user, and the call proceeds;
+  a pass is silence and exit 0. The v3 PreToolUse matcher is a regular expression on the tool
+  name (CLI 2.x: a name, `fs_*`, `@server` or `*`).
 - Edit model: a write writes its text; a replace of text found replaces one occurrence (or
   all with `replace_all`); Kiro's matcher is not documented, so a replace of text not found,
   an insert and an append are judged by their worst case (the new text added).
@@ -36,7 +38,8 @@ if TYPE_CHECKING:
 NAME = "kiro"
 TITLE = "Kiro"
 VERIFIED = ""
-UNVERIFIED_WHY = "Kiro's IDE and CLI ship only from kiro.dev, which cannot be reached here; built from its hooks docs"
+UNVERIFIED_WHY = ("Kiro's IDE and CLI ship only from kiro.dev, which cannot be reached here; built from its hooks docs, "
+                  "which give no unit for the v3 timeout")
 INSTALLER = "engramory.hosts.kiro.install"
 TOOLS = {"fs_write": claudelike.WRITE, "write": claudelike.WRITE, "str_replace": claudelike.EDIT}
 EDIT_MATCHER = "fs_write|write|str_replace"

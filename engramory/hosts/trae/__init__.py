@@ -2,7 +2,8 @@
 be Claude-compatible in its events, payloads and `hookSpecificOutput` answer, so a deny is
 Claude's (exit 0, `permissionDecision: "deny"`; engramory.hosts.claudelike.render_pre). Not
 verified on the real host: Trae is a desktop IDE that no package registry ships. Facts from
-docs.trae.ai/ide/hook-configuration-reference as quoted in Chemaclass/agnostic-ai#729,
+its hooks reference (docs.trae.cn/ide_hook-configuration-reference, as copied at w3cschool.cn)
+and docs.trae.ai/ide/hook-configuration-reference as quoted in Chemaclass/agnostic-ai#729,
 Fmarzochi/EGC#1079 and rtk-ai/rtk#3008, as PORTING.md says.
 
 - Payload: Claude's `{hook_event_name, tool_name, tool_input, cwd, ...}`. The IDE's file tool
@@ -31,7 +32,7 @@ NAME = "trae"
 TITLE = "Trae IDE"
 VERIFIED = ""
 UNVERIFIED_WHY = ("Trae is a desktop IDE that no package registry reachable here ships, and its file-tool names "
-                  "are undocumented; built from its hooks docs")
+                  "are undocumented; built from its hooks docs, which do not say what exit 2 does")
 INSTALLER = "engramory.hosts.trae.install"
 
 

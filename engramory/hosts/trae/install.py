@@ -3,7 +3,8 @@ Trae's `hooks.json` (user scope: `~/.trae/hooks.json`; the CN edition's `~/.trae
 wired; project scope: `./.trae/hooks.json`; the runtime beside it in `engramory/`), in Claude Code's schema with the file's `"version": 1`. No matcher: Trae's file
 tool names are undocumented, so the guard runs for every tool and leaves at once for a file it
 does not keep. The deny is JSON with exit 0, so the command ends in `|| true`: whatever Trae
-makes of exit 1, a missing script never blocks.
+makes of exit 1, a missing script never blocks. Trae's docs: a matcher that is `*`, empty or
+omitted matches every tool; `timeout` in seconds, default 30.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-TIMEOUT = 10  # seconds (Claude's unit; Trae's docs show 30)
+TIMEOUT = 10  # seconds (Trae's unit; its default is 30)
 
 
 def smoke_payload(project: str, index: str, content: str) -> dict[str, Any]:
@@ -32,7 +33,7 @@ SPEC = core.Spec(
     settings_name="hooks.json",
     hooks=(("PreToolUse", None),),
     handler=core.command_handler(TIMEOUT),
-    seconds=core.timeout_seconds(60),
+    seconds=core.timeout_seconds(30),
     note="Trae reads hooks.json when a session starts: start a new one for the hook to apply.",
     or_true=True,
     top={"version": 1},

@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 NAME = "windsurf"
 TITLE = "Windsurf"
 VERIFIED = ""
-UNVERIFIED_WHY = "Windsurf is a desktop IDE that no package registry reachable here ships; built from its hooks docs"
+UNVERIFIED_WHY = ("Windsurf is a desktop IDE that no package registry reachable here ships; built from its hooks docs, "
+                  "which do not show how a whole-file write appears in tool_info.edits")
 INSTALLER = "engramory.hosts.windsurf.install"
 EVENT = "pre_write_code"
 TOOLS = {EVENT: claudelike.EDIT}

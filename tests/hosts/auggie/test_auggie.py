@@ -6,8 +6,10 @@ paths relative to the workspace), a deny by exit 2 with the reason on stderr, an
 from __future__ import annotations
 
 import json
+import re
+import subprocess
 from pathlib import Path
-from typing import Any, Dict
+from typing import Any, Dict, List
 
 import contract  # noqa: E402
 import pytest
@@ -106,3 +108,40 @@ def test_check_fails_on_a_deleted_script_or_removed_wiring(tmp_path: Path) -> No
         path.write_text(json.dumps(data))
 
     contract.check_check_fails_when_broken(CASE, tmp_path, unwire)
+
+
+def auggie_argv(command: str) -> List[str]:
+    """The argv Auggie 0.36.0 spawns a hook command as, on Linux and macOS (its npm bundle,
+    `augment.mjs`: `spawn(command, args, {shell: false})` after this rewrite): a command that
+    starts with `~` or holds one of ``| & ; > < $ ` `` runs as `bash -c <command>`; any other
+    holding a space is split on blanks, a "..." or '...' span kept whole, its quotes dropped
+    and nothing unescaped; a bare word runs as is. The `.sh` the docs ask for is not required
+    there (only on Windows does the extension pick bash.exe, powershell or cmd)."""
+    if command.startswith("~") or any(c in command for c in "|&;><$`"):
+        return ["bash", "-c", command]
+    if " " not in command:
+        return [command]
+    out: List[str] = []
+    for m in re.finditer(r'"([^"]*(?:\\.[^"]*)*)"|\'([^\']*(?:\\.[^\']*)*)\'|(\S+)', command):
+        out.append(next(g for g in m.groups() if g is not None))
+    return out
+
+
+def test_auggie_runs_the_installed_command_through_bash_and_it_denies(tmp_path: Path) -> None:
+    """The installed command holds `;` (the launcher's Python), so Auggie runs it as
+    `bash -c`, as sh would; spawned that way it denies a growing save-file with exit 2. No
+    `.sh` wrapper is needed (bash must be on PATH, as it is wherever Auggie's own examples run)."""
+    assert auggie_argv("/etc/augment/hooks/v.sh") == ["/etc/augment/hooks/v.sh"]
+    assert auggie_argv('python3 "/a b/h.py" x') == ["python3", "/a b/h.py", "x"]
+    assert contract.engramory(tmp_path, "install", "--host", "auggie").returncode == 0
+    home, proj = tmp_path / "home", tmp_path / "proj"
+    (group,) = json.loads(settings("user", home, proj).read_text())["hooks"]["PreToolUse"]
+    argv = auggie_argv(group["hooks"][0]["command"])
+    assert argv[:2] == ["bash", "-c"], argv
+    index = proj / "MEMORY.md"
+    index.write_text(lines(200))
+    payload = json.dumps(write(str(index), str(proj), lines(200), lines(240))).encode()
+    proc = subprocess.run(argv, input=payload, capture_output=True, cwd=str(proj), env=contract.env_for(home),
+                          timeout=60)
+    assert contract.is_deny(CASE, proc), (proc.returncode, proc.stdout, proc.stderr)
+    assert "240" in proc.stderr.decode()

@@ -16,6 +16,12 @@ over the index, through the tool or as an `apply_patch` heredoc in the shell, is
 stale rule's message (the lines it would drop, "Read MEMORY.md again"); after one more `cat`
 the same Add goes through. The Update keeps the foreign line and is let through.
 
+A plain shell write of the whole index (`cat > MEMORY.md <<'EOF'`, `printf ... > MEMORY.md`,
+`tee MEMORY.md <<'EOF'`) after the stale `cat` drops the foreign line with no guard. With the
+guard, the two heredocs are refused (engramory.shellwrite predicts their bytes; the rest of that
+case is test_codex_shellwrite.py); `printf` is not read, and drops the line guarded or not, with
+no notice after it: the PostToolUse notice speaks of caps only.
+
 The Codex guard predicts its own bytes and writes no trace, so the guarded runs that it lets
 through prove the guard was live another way: the same session's next call, an over-cap Add to
 a second index, is denied by it."""
@@ -187,3 +193,72 @@ def test_control_delete_and_add_is_refused_with_no_foreign_write(home: codex_dri
     assert result.returncode == 0, result.stderr[-2000:]
     assert index.read_bytes() == stale.SEED.encode()
     assert "multiple operations target" in result.tool_outputs()[-1]
+
+
+# --- plain shell writes of the whole index (not apply_patch) -------------------------------------
+# Measured on 0.171.0: after a stale `cat`, a whole-index write through the shell lands as it
+# would with no other writer (the foreign line dropped), with the guard installed or not. The
+# PreToolUse guard passes every Bash call that carries no patch without reading it (it parses
+# no redirection), and the PostToolUse notice speaks of caps only: the model is told nothing.
+
+
+def _printf_write(path: str) -> str:
+    return "printf '%%s\\n' %s > %s" % (" ".join('"%s"' % line for line in stale.FULL_WRITE.splitlines()), path)
+
+
+SHELL_WRITES = {
+    "cat-heredoc": lambda path: "cat > %s <<'EOF'\n%sEOF\n" % (path, stale.FULL_WRITE),
+    "printf": _printf_write,
+    "tee-heredoc": lambda path: "tee %s <<'EOF'\n%sEOF\n" % (path, stale.FULL_WRITE),
+}
+
+
+def _added_messages(before: dict[str, Any], after: dict[str, Any]) -> List[str]:
+    """The message texts (developer or user: where a hook's context goes) that `after`, a
+    request, holds past what `before` held: what Codex added around one tool call."""
+    old = before.get("input", [])
+    new = after.get("input", [])
+    assert new[:len(old)] == old, "Codex's input is not append-only here"
+    return [str(part.get("text")) for item in new[len(old):] if item.get("type") == "message"
+            for part in item.get("content", []) if isinstance(part, dict)]
+
+
+HEREDOCS = ("cat-heredoc", "tee-heredoc")  # the forms the guard reads (engramory.shellwrite)
+
+
+@GUARD
+@pytest.mark.parametrize("how", sorted(SHELL_WRITES))
+def test_stale_shell_write_of_the_whole_index(home: codex_driver.Home, scripted: None, guard: bool, how: str) -> None:
+    """host drops the foreign line: `cat > MEMORY.md <<'EOF'`, `printf ... > MEMORY.md` and
+    `tee MEMORY.md <<'EOF'` after a stale `cat` put what the agent read plus its line over the
+    index, and no notice follows the write. Guarded, the two heredocs are refused (the foreign
+    line stays) and `printf`, which the guard does not read, drops it as bare. With the guard,
+    the same session's over-cap Add to a second index is denied (the guard was live)."""
+    index = home.work / "memory" / "MEMORY.md"
+    stale.seed(index)
+    if guard:
+        done = codex_driver.engramory(home, "install", "--host", "codex")
+        assert done.returncode == 0, done.stdout + done.stderr
+    write = SHELL_WRITES[how](str(index))
+    steps: List[Any] = [[shell_call("cat %s" % index)], stale.after_foreign(index, lambda: [shell_call(write)])]
+    if guard:
+        steps.append([patch_call(over_cap_add(home))])
+    result = codex_driver.run(home, steps)
+    assert result.returncode == 0, result.stderr[-2000:]
+    outputs = result.tool_outputs()
+    assert stale.SEED in outputs[0]
+    if guard and how in HEREDOCS:
+        tool = "heredoc write through the shell"
+        assert outputs[1].startswith("Command blocked by PreToolUse hook: " + stale.stale_message(tool, str(index))), \
+            outputs[1]
+        assert index.read_bytes() == stale.READ_FOREIGN.encode()  # refused: the foreign line stays
+    else:
+        assert index.read_bytes() == stale.FULL_WRITE.encode()  # the foreign line is gone
+        assert stale.outcome(index.read_bytes(), "write") == stale.DROPPED
+        shown = "Process exited with code 0\nOriginal token count: %d\nOutput:\n%s" % (
+            (49, stale.FULL_WRITE) if how == "tee-heredoc" else (0, ""))
+        assert outputs[1].endswith(shown), outputs[1]  # tee echoes what it wrote; the rest print nothing
+        assert _added_messages(result.requests[1], result.requests[2]) == []  # no notice, no context
+    if guard:
+        assert outputs[2].startswith(BLOCKED), outputs[2]
+        assert not (home.work / "other" / "MEMORY.md").exists()

@@ -117,6 +117,7 @@ def test_the_installed_file_is_kiros_v3_hook_file(tmp_path: Path) -> None:
     assert list(data) == ["version", "hooks"] and data["version"] == "v1"
     (entry,) = data["hooks"]
     assert entry["trigger"] == "PreToolUse" and entry["enabled"] is True and entry["action"]["type"] == "command"
+    assert "timeout" not in entry  # its unit is undocumented for v3: Kiro's default applies
     assert entry["action"]["command"].endswith("engramory_hook.py\" kiro PreToolUse")
 
 
