@@ -10,7 +10,7 @@ the host's window, and the compaction steps.
 `window` is the load window of the host that loads the index (`hosts.<name>.window()`);
 None means Claude Code's, the host whose auto-memory index engramory keeps by default. The
 caps are the guard's (guard.caps_for): the window's limits, then the environment, then the
-store config. An index larger than READ_LIMIT is judged by its size on disk alone.
+store config. An index larger than scope.READ_LIMIT is judged by its size on disk alone.
 """
 
 from engramory import guard, scope
@@ -23,9 +23,6 @@ if TYPE_CHECKING:
 
     from engramory.size import Caps, Window
 
-# Past this an index is judged by its size, and its first entries outside the window are
-# found in its first READ_LIMIT bytes: 1 MiB is 40 times the size cap (the guard's limit too).
-READ_LIMIT = 1 << 20
 SHOW_OUTSIDE = 3
 
 
@@ -75,7 +72,7 @@ def first_bad_utf8(data: bytes, truncated: bool = False) -> "tuple[int, int] | N
 
 def read_index(
     path: str, env: "Mapping[str, str] | None" = None, window: "Window | None" = None, show: int = SHOW_OUTSIDE,
-    strict: bool = False, limit: int = READ_LIMIT,
+    strict: bool = False, limit: int = scope.READ_LIMIT,
 ) -> "Reading | None":
     """Measure one index; None when it does not exist or is not a readable regular file
     (with `strict`, OSError instead, IsADirectoryError for a non-regular file). Past `limit`

@@ -1,11 +1,19 @@
 """Writing a user's files safely: a timestamped backup of what was there, then an atomic
 replace (temp file in the same folder, fsync, os.replace), so a crash never leaves a
-half-written settings file and the previous version can always be restored."""
+half-written settings file and the previous version can always be restored.
+
+`replace_with` is the one atomic replace: the installer's `write_atomic` (which makes the
+folder and keeps the old file's mode) and the store's (engramory.store.metadir.write_atomic,
+which also fsyncs the folder) are both it."""
 
 from __future__ import annotations
 
 import os
 import time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 def backup(path: str) -> str | None:
@@ -29,8 +37,8 @@ def backup(path: str) -> str | None:
 
 
 def write_atomic(path: str, data: bytes, mode: int | None = None) -> None:
-    """Replace `path` with `data` in one step. Keeps the old file's permission bits unless
-    `mode` is given; a new file gets `mode` or 0o644."""
+    """Replace `path` with `data` in one step, making its folder when missing. Keeps the old
+    file's permission bits unless `mode` is given; a new file gets `mode` or 0o644."""
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     if mode is None:
@@ -38,14 +46,37 @@ def write_atomic(path: str, data: bytes, mode: int | None = None) -> None:
             mode = os.stat(path).st_mode & 0o7777
         except FileNotFoundError:
             mode = 0o644
-    tmp = os.path.join(folder, ".%s.engramory-tmp-%d" % (os.path.basename(path), os.getpid()))
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    replace_with(os.path.join(folder, os.path.basename(path)), data, mode)
+
+
+# In the name of every temporary file engramory writes, `.<name>.engramory-tmp-<pid>-<hex>`: a
+# dot name, never taken for a note, by which the journal finds one a crash left behind.
+TMP_MARK = ".engramory-tmp-"
+
+
+def temp_path(path: str) -> str:
+    """A fresh temporary name beside `path`, for the file that is to replace it."""
+    base = ".%s%s%d-%s" % (os.path.basename(path), TMP_MARK, os.getpid(), os.urandom(3).hex())
+    return os.path.join(os.path.dirname(path), base)
+
+
+def replace_with(path: str, data: bytes, mode: int, sync: bool = True,
+                 before_replace: Callable[[str, str], object] | None = None) -> None:
+    """`path` replaced by `data` in one step: a new temporary file beside it (O_EXCL, so never
+    one that is there already, nor a link planted at its name), fsync (unless `sync=False`),
+    chmod `mode`, os.replace; on any failure the temporary file is removed and `path` is left
+    as it was. `before_replace(tmp, path)` is a test seam."""
+    tmp = temp_path(path)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+            if sync:
+                f.flush()
+                os.fsync(f.fileno())
         os.chmod(tmp, mode)
+        if before_replace is not None:
+            before_replace(tmp, path)
         os.replace(tmp, path)
     except BaseException:
         try:

@@ -46,12 +46,6 @@ UNCOMMENTED_LAZY_IMPORTS: Dict[str, int] = {}  # 288 in 64 files before issue 20
 # Function-level imports that close an import cycle (the importer is reachable from what it
 # imports), by edge, with the reason the cycle stays; target: none. A new one needs a line here.
 LAZY_CYCLES: Dict[Tuple[str, str], str] = {
-    ("engramory.hosts.gemini", "engramory.hosts.gemini.notices"): "AfterTool and SessionStart only: not on the guard's path; "
-        "the names notices takes (events, tools, Gemini's home and slug) serve the ignored path, and a leaf module for them "
-        "would add one module there",
-    ("engramory.hosts.hermes", "engramory.hosts.hermes.v4a"): "Hermes's V4A emulation, only for a patch that names a guarded file; "
-        "the file helpers v4a takes (resolve, guarded, read_file) serve the ignored path, and a leaf module for them would "
-        "add one module there",
     ("engramory.size", "engramory.layout"): "layout only when a file needs more than measure's fast path; layout imports size",
 }
 

@@ -25,7 +25,7 @@ ALLOWED: Dict[Tuple[str, str], str] = {
     ("compact/apply.py", "read_plan"): "the plan file the user names with --apply PLAN, not a store file; it may be a "
                                  "pipe (`--apply <(engramory compact --json)`), so it is read blocking, 64 MiB at most",
     ("fsutil.py", "backup"): "the installer's backup copy of a host settings file it is about to rewrite",
-    ("fsutil.py", "write_atomic"): "opens a new temporary file for writing",
+    ("fsutil.py", "replace_with"): "opens a new temporary file for writing (the one atomic replace)",
     ("store/metadir.py", "claim"): "opens (creating it) a lock file to flock, never reads it",
     ("curate/searchindex.py", "build"): "creates the empty private file (O_EXCL, 0600) the search index is built in; "
                                         "SQLite opens the index itself, only after an lstat found a regular file",
@@ -47,7 +47,6 @@ ALLOWED: Dict[Tuple[str, str], str] = {
     ("store/blobstore.py", "add"): "opens a kept blob only to fsync it; nothing is read",
     ("store/journalfile.py", "append"): "appends one entry to the journal (O_APPEND | O_NOFOLLOW | O_NONBLOCK)",
     ("store/metadir.py", "fsync_dir"): "opens a folder to fsync it",
-    ("store/metadir.py", "write_atomic"): "opens a new temporary file for writing",
     ("store/lock.py", "_flock"): "the lock file, opened to flock it (O_NONBLOCK, refused unless regular)",
     ("store/lock.py", "_excl"): "creates the O_EXCL fallback lock file and writes its owner into it",
 }

@@ -12,7 +12,8 @@ from engramory import hosts
 from engramory.commands.parser import Parser
 from engramory.hosts import mcponly
 from engramory.hosts.claude import install as claude
-from engramory.install.settings import SettingsError, WriteError
+from engramory.install.settings import SettingsError
+from engramory.install.steps import refused
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -129,10 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             done = claude.mcp_step(target, args, uninstall=False)
         return done
     except SettingsError as exc:
-        sys.stderr.write("engramory install: %s\n" % exc)
-        if not isinstance(exc, WriteError):
-            sys.stderr.write("engramory install: nothing was changed.\n")
-        return 1
+        return refused("install", exc)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@ import sys
 
 from engramory.commands.install import other_host, parser
 from engramory.hosts.claude import install as claude
-from engramory.install.settings import SettingsError, WriteError
+from engramory.install.settings import SettingsError
+from engramory.install.steps import refused
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -26,10 +27,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stderr.write("engramory uninstall: the memory MCP server entry was left in place: %s\n" % exc)
         return claude.uninstall(target, dry_run=args.dry_run)
     except SettingsError as exc:
-        sys.stderr.write("engramory uninstall: %s\n" % exc)
-        if not isinstance(exc, WriteError):
-            sys.stderr.write("engramory uninstall: nothing was changed.\n")
-        return 1
+        return refused("uninstall", exc)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ import os
 from engramory import guard, layout, scope
 from engramory.curate import notes
 from engramory.curate.notes import Refusal, n
-from engramory.hosts import claude
+from engramory.size import claude_code_window
 from engramory.store import reader as store
 from engramory.store.pointers import note_links
 from engramory.store.secrets import quote
@@ -44,7 +44,7 @@ def window() -> Window:
     """The load window the commands judge by: Claude Code's, whose auto-memory folder is the
     default store."""
 
-    return claude.window()
+    return claude_code_window()
 
 
 def index_rel(root: str) -> str:

@@ -23,6 +23,7 @@ import sys
 import time
 
 import engramory
+from engramory import fsutil
 from engramory.curate import search as S
 from engramory.curate import searchanswer, searchrecords, searchrefresh
 from engramory.curate.searchrecords import SCHEMA, Stale, State, Unreadable, load_state
@@ -162,8 +163,7 @@ def build(root: str, lock_fd: int | None = None) -> bool:
         except metadir.StoreDamaged:
             return False
         final = os.path.join(folder, metadir.SEARCH_INDEX)
-        tmp = os.path.join(folder, ".%s%s%d-%s" % (metadir.SEARCH_INDEX, metadir.TMP_MARK, os.getpid(),
-                                                    os.urandom(3).hex()))
+        tmp = fsutil.temp_path(final)
         try:
             os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
             t0 = time.time_ns()

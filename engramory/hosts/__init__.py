@@ -29,7 +29,7 @@ How a host module decides (one pipeline, read -> predict -> judge; see engramory
 parse the payload into ``edits.Request`` objects (``edits.normalise`` reads most dialects)
 and call ``guard.evaluate(req, env, window())``, which reads the file and predicts with the
 Claude-shaped edit model; or, when the module predicts its own host's bytes, call
-``guard.judge(path, before, after, env, window(), tool)`` with them (``guard.read_regular``
+``guard.judge(path, before, after, env, window(), tool)`` with them (``scope.read_regular``
 reads ``before`` safely), or ``guard.judge_bound(...)`` with the text an edit adds when the
 result cannot be predicted. Render the Decision (``.action`` DENY / NUDGE, ``.message``,
 ``.before`` / ``.after`` as (lines, units), ``.unit``, ``.caps``) in the host's dialect.
@@ -50,12 +50,13 @@ points (tests/unit/hosts/test_host_protocol.py holds the list to six):
    ``smoke_deny`` payload ``--check`` and bench/bench_hooks.py both use; what it shares with
    another host goes to engramory/install/, never an import of that host's installer). Its
    command runs the generic entry, ``hooks/engramory_hook.py <name> [event]``: no entry script
-   of its own.
+   of its own. ``__init__.py`` ends with the block through which mypy --strict checks it
+   against ``protocol.Host`` (never run; tests/unit/hosts/test_host_protocol.py fails without
+   it): ``if TYPE_CHECKING:``, ``from engramory.hosts import <name> as _self``, ``from
+   engramory.hosts.protocol import Host``, ``_host: Host = _self``.
 2. ``tests/hosts/<name>/``: its tests (``tests/hosts/contract.py`` holds the checks every
    host passes).
-3. One row in REGISTRY below, and its twin in engramory/hosts/conformance.py, through which
-   mypy checks the module against ``protocol.Host`` (tests/unit/hosts/test_host_protocol.py
-   fails without it).
+3. One row in REGISTRY below.
 4. One row in README's host table (tests/test_docs.py holds the rows to the registry).
 5. One section (and its row) in PORTING.md, the source of every fact.
 6. For a host that runs here, ``tests/hosts/<name>/ci-install.sh`` installing its pinned CLI.

@@ -1,7 +1,8 @@
 """What a host module offers, as a type (pre-commit's `Language` Protocol is the model).
 
 Every module the registry (`engramory.hosts.REGISTRY`) names is checked against `Host` by
-mypy --strict through `engramory.hosts.conformance`, and at test time by
+mypy --strict through a block at its own end (`if TYPE_CHECKING:` ... `_host: Host = _self`,
+never run), and at test time by
 tests/unit/hosts/test_host_protocol.py (which reads the required members from `Host` itself, so a
 member added here is required of every host at once). No hook imports this module: the hot path
 stays as tests/fixtures/hook_modules.json fixes it.

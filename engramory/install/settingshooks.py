@@ -16,8 +16,8 @@ an allow. Copilot reads exit 1 as "deny", and with no matcher that would block e
 
 A host that denies by exit code 2 (Crush, Windsurf, Kiro, Auggie) must keep that code, so its
 command has no `|| true` (`or_true=False`): a missing script is exit 1 there, which those hosts
-read as a hook error that lets the call through. A host that came after the generic entry has
-no script of its own to recognise (`generic=True`). Its hooks file may be
+read as a hook error that lets the call through. A host that came after the generic entry names
+no `script`: it has none of its own to recognise. Its hooks file may be
 Claude's matcher groups (`shape="claude"`), a flat list of handlers per event
 (`shape="flat"`: Crush, Windsurf) or one list of entries that each name their event
 (`shape="list"`, the key `event_key`: Kiro's hook files), with top-level keys the file needs
@@ -73,14 +73,13 @@ class Spec:
         title: str,
         dirname: str,
         settings_name: str,
-        script: str,
         hooks: Sequence[tuple[str, str | None]],
         handler: Callable[[str], dict[str, Any]],
+        script: str = GENERIC_SCRIPT,
         home_env: str | None = None,
         note: str = "",
         seconds: Callable[[dict[str, Any]], float] | None = None,
         tools: Mapping[str, Sequence[str]] | None = None,
-        generic: bool = False,
         or_true: bool = True,
         shape: str = "claude",
         event_key: str = "",
@@ -97,8 +96,9 @@ class Spec:
         self.dirname = dirname  # ".qwen": user scope ~/<dirname>, project ./<dirname>
         self.settings_name = settings_name
         # the host's own entry script, which earlier installs ran and which stays recognised as
-        # ours; installs now run hooks/engramory_hook.py <host> <event>
-        self.legacy_script = script
+        # ours ("" for a host born after the generic entry, which has none); installs now run
+        # hooks/engramory_hook.py <host> <event>
+        self.legacy_script = "" if script == GENERIC_SCRIPT else script
         self.script = GENERIC_SCRIPT
         self.hooks = hooks  # (event, matcher or None)
         self.handler = handler  # command -> the handler object (timeout key and unit are the host's)
@@ -107,9 +107,6 @@ class Spec:
         self.seconds = seconds  # handler -> the time budget the host gives it, in seconds
         # event -> the tools its matcher must select (--check fails an install that misses one)
         self.tools = tools or {}
-        self.generic = generic  # born after the generic entry: no script of its own to recognise
-        if generic:
-            self.legacy_script = ""
         self.or_true = or_true  # end the command in `|| true` (never for a host that denies by exit 2)
         self.shape = shape  # "claude" matcher groups, "flat" handlers per event, "list" of entries
         self.event_key = event_key  # shape "list": the key of an entry that names its event
@@ -220,6 +217,12 @@ class Target(flow.Wiring):
 def command_handler(timeout: float) -> Callable[[str], dict[str, Any]]:
     """A Claude-schema command handler with the host's `timeout` (in the host's own unit)."""
     return lambda command: {"type": "command", "command": command, "timeout": timeout}
+
+
+def timeout_seconds(default: float, per_second: float = 1) -> Callable[[dict[str, Any]], float]:
+    """Spec.seconds for a handler that keeps its `timeout` in the host's unit (`per_second` of
+    them to a second: 1000 for milliseconds), `default` when it names none."""
+    return lambda handler: float(handler.get("timeout", default)) / per_second
 
 
 def command(interpreter: str, script: str, host: str, event: str, or_true: bool = True) -> str:

@@ -83,6 +83,15 @@ def reinstall_step(host: str, scope: str | None = None) -> str:
         sys.executable or "python3", host, " --scope %s" % scope if scope else "")
 
 
+def refused(verb: str, exc: SettingsError) -> int:
+    """Say on stderr what stopped `verb` ("install", "uninstall"), and that nothing was changed
+    unless a write failed part-way (a WriteError). 1."""
+    sys.stderr.write("engramory %s: %s\n" % (verb, exc))
+    if not isinstance(exc, WriteError):
+        sys.stderr.write("engramory %s: nothing was changed.\n" % verb)
+    return 1
+
+
 def run_verb(verb: str, work: Callable[[], int], where: str) -> int:
     """Run one verb's work (`verb`: "install" or "uninstall"), reporting what stops it: a
     refusal (nothing was changed, unless a write failed part-way) or a failed write (`where`
@@ -90,10 +99,7 @@ def run_verb(verb: str, work: Callable[[], int], where: str) -> int:
     try:
         return work()
     except SettingsError as exc:
-        sys.stderr.write("engramory %s: %s\n" % (verb, exc))
-        if not isinstance(exc, WriteError):
-            sys.stderr.write("engramory %s: nothing was changed.\n" % verb)
-        return 1
+        return refused(verb, exc)
     except BrokenPipeError:
         raise  # `... | head`: the reader left (engramory.cli handles it)
     except OSError as exc:

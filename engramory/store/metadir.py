@@ -29,6 +29,8 @@ import os
 import stat
 
 from engramory import scope
+from engramory.fsutil import TMP_MARK as TMP_MARK  # re-exported: the store asks metadir for it
+from engramory.fsutil import replace_with
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -49,7 +51,6 @@ SEARCH_INDEX = "search.sqlite"
 SEARCH_JOURNAL = SEARCH_INDEX + "-journal"
 SEARCH_LOCK = "search.lock"
 SEEN = "seen"
-TMP_MARK = ".engramory-tmp-"
 
 FILES = (JOURNAL, HISTORY, PENDING, MANIFEST, LOCK, LOCK_EXCL, VERIFY_LOCK, DOCTOR_NOTICE, BACKGROUND_LOCK,
          SEARCH_INDEX, SEARCH_JOURNAL, SEARCH_LOCK)  # regular files, when present
@@ -229,27 +230,9 @@ def fsync_dir(folder: str) -> None:
 
 def write_atomic(where: str, data: bytes, mode: int, sync: bool = True,
                  before_replace: Callable[[str, str], object] | None = None) -> None:
-    """Temp file beside `where` (a dot name: never taken for a note), fsync, chmod,
-    os.replace. `sync=False` skips the fsyncs, for a copy whose loss costs nothing but a
+    """engramory.fsutil.replace_with (temp file beside `where`, fsync, chmod, os.replace), then
+    an fsync of the folder. `sync=False` skips the fsyncs, for a copy whose loss costs nothing but a
     later undo (the reader checks its hash). `before_replace(tmp, final)` is a test seam."""
-    folder = os.path.dirname(where)
-    tmp = os.path.join(folder, ".%s%s%d-%s" % (os.path.basename(where), TMP_MARK, os.getpid(), os.urandom(3).hex()))
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            if sync:
-                f.flush()
-                os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        if before_replace is not None:
-            before_replace(tmp, where)
-        os.replace(tmp, where)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    replace_with(where, data, mode, sync, before_replace)
     if sync:
-        fsync_dir(folder)
+        fsync_dir(os.path.dirname(where))

@@ -10,14 +10,14 @@ import os
 import shlex
 
 from engramory import guard
-from engramory.hosts import claude
+from engramory.size import claude_code_window
 from engramory.size import n as _n
 
 
 def over_cap(index_path: str, data: bytes) -> str | None:
     """A sentence with the numbers when `data`, as the index at `index_path`, is over its hard
     cap (what to do included), else None."""
-    window = claude.window()
+    window = claude_code_window()
     caps, _ = guard.caps_for(index_path, None, window)
     lines, units = window.measure(data)
     over_lines = lines - caps.hard_lines

@@ -60,13 +60,7 @@ class Grep:
 
     def close(self) -> None:
         """Stop what was started and not read (the run stopped early: its deadline)."""
-        for proc in (self.diff, self.first):
-            if proc is not None and proc.poll() is None:
-                proc.kill()
-            if proc is not None:
-                proc.wait()
-                if proc.stdout is not None:
-                    proc.stdout.close()
+        repo_mod.reap((self.diff, self.first))
         self.diff = self.first = None
 
     def finish(self) -> dict[str, list[str]]:

@@ -132,14 +132,24 @@ class GitCall:
             finally:
                 timer.cancel()
         finally:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
-            proc.stdout.close()
+            reap((proc,))
         if fired and self.deadline is not None and time.monotonic() >= self.deadline:
             raise Deadline()
         if fired or cut:
             raise Incomplete()
+
+
+def reap(procs: Iterable[subprocess.Popen[bytes] | None]) -> None:
+    """Each started git (None: not started) killed while it still runs, then waited for and its
+    stdout closed: for a read done, and for calls left unread when a run stops early."""
+    for proc in procs:
+        if proc is None:
+            continue
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
 
 
 def _git_env() -> dict[str, str]:
@@ -286,13 +296,7 @@ class Repo:
 
     def history_end(self) -> None:
         """Stop the history calls if they were started and not read (the run stopped early)."""
-        for proc in self._history_procs:
-            if proc is not None and proc.poll() is None:
-                proc.kill()
-            if proc is not None:
-                proc.wait()
-                if proc.stdout is not None:
-                    proc.stdout.close()
+        reap(self._history_procs)
         self._history_procs = []
 
     def history(self) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:

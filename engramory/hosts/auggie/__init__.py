@@ -106,3 +106,10 @@ DIALECT = claudelike.Dialect(NAME, TOOLS, ("path", "file_path"), predict, index_
 # The entry point engramory.hosts.run calls (hooks/engramory_hook.py auggie PreToolUse).
 respond = claudelike.entries(DIALECT)[0]
 ENTRIES = {"PreToolUse": "respond"}
+
+
+if TYPE_CHECKING:  # mypy checks this module against the registry's Host Protocol; never run
+    from engramory.hosts import auggie as _self
+    from engramory.hosts.protocol import Host
+
+    _host: Host = _self

@@ -167,3 +167,10 @@ def start(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str
 
 # The event argument of the hook command -> the entry point (hooks/engramory_hook.py claude <event>).
 ENTRIES = {"PreToolUse": "respond", "PostToolUse": "post", "UserPromptSubmit": "post", "SessionStart": "start"}
+
+
+if TYPE_CHECKING:  # mypy checks this module against the registry's Host Protocol; never run
+    from engramory.hosts import claude as _self
+    from engramory.hosts.protocol import Host
+
+    _host: Host = _self

@@ -35,3 +35,10 @@ def config_dir(env: Mapping[str, str] | None = None, platform: str | None = None
 
 # the registry reads these from the host's module; they are the same for every MCP-only host
 __all__ = ["NAME", "TITLE", "VERIFIED", "UNVERIFIED_WHY", "INSTALLER", "config_dir", "index_paths", "respond", "window"]
+
+
+if TYPE_CHECKING:  # mypy checks this module against the registry's Host Protocol; never run
+    from engramory.hosts import claude_desktop as _self
+    from engramory.hosts.protocol import Host
+
+    _host: Host = _self

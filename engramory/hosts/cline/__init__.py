@@ -133,16 +133,16 @@ def _known(after: "bytes | None") -> "Any":
 
 def _patch(text: str, cwd: "str | None", env: "Mapping[str, str] | None", environ: "Mapping[str, str]") -> "Decision | None":
     # lazy: the guard loads only once a guarded file is being written
-    from engramory.guard import judge_bound, read_regular
+    from engramory.guard import judge_bound
     from engramory.hosts.cline import model  # lazy: only an apply_patch call loads the port
 
     try:
-        predicted = model.predict_patch(text, cwd, read_regular)
+        predicted = model.predict_patch(text, cwd, scope.read_regular)
     except model.TooCostly:
         why = "Cline's fuzzy matching of this patch could not be worked out in time"
         for target, op in _written(text, cwd, environ):
             added = "".join(line + "\n" for hunk in op.hunks for line in hunk.new)
-            decision = judge_bound(target, read_regular(target), added, env, window(), "apply_patch", why)
+            decision = judge_bound(target, scope.read_regular(target), added, env, window(), "apply_patch", why)
             if decision is not None:
                 return decision
         return None
@@ -207,3 +207,10 @@ def respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, s
             text = inner.get("additionalContext", "") if isinstance(inner, dict) else ""
         return jsonlite.dumps({"context": text} if text else {}), "", 0
     return FAIL_OPEN, "", 0
+
+
+if TYPE_CHECKING:  # mypy checks this module against the registry's Host Protocol; never run
+    from engramory.hosts import cline as _self
+    from engramory.hosts.protocol import Host
+
+    _host: Host = _self

@@ -38,7 +38,7 @@ from engramory import jsonlite, scope
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
     from typing import Any
 
     from engramory import patches
@@ -167,9 +167,7 @@ def parse_patch(text: str) -> "list[patches.FileOp]":
 
 
 def read_file(path: str) -> "bytes | None":
-    from engramory.guard import read_regular  # lazy: the ignored path must not load the guard
-
-    return read_regular(path)
+    return scope.read_regular(path)
 
 
 class Write:
@@ -280,15 +278,22 @@ def _patch_after(rest: str) -> "str | None":
     return None
 
 
+def shell_cut(command: str, seps: "Sequence[str]") -> "list[str]":
+    """`command` cut at every one of `seps`, one after the other, each from the right (so `&&&`
+    leaves `&` before its last `&&`): the pieces in order, empty ones kept. Plain string work,
+    for the PreToolUse `cd` and the PostToolUse words alike (`re` would double a hook's cost)."""
+    pieces = [command]
+    for sep in seps:
+        pieces = [p for piece in pieces for p in piece.rsplit(sep)]
+    return pieces
+
+
 def _cd_folder(prefix: str, cwd: "str | None") -> "str | None":
     """The folder a `cd <dir> &&` just before the apply_patch moves to (else `cwd`)."""
     text = prefix.rstrip()
     if not text.endswith("&&"):
         return cwd
-    last = text[:-2].rsplit("&&", 1)[-1]
-    for sep in (";", "||", "|", "("):
-        last = last.rsplit(sep, 1)[-1]
-    last = last.strip()
+    last = shell_cut(text[:-2], ("&&", ";", "||", "|", "("))[-1].strip()
     if not (last.startswith("cd ") or last.startswith("cd\t")):
         return cwd
     raw = last[3:].strip()
@@ -485,10 +490,8 @@ _SHELL_SPLIT = " \t\r\n;|&<>()'\"`="
 
 def _named_paths(command: str, name: str, cwd: "str | None") -> "list[str]":
     """Every word of `command` that ends in the index file name, as an absolute path."""
-    for sep in _SHELL_SPLIT:
-        command = command.replace(sep, " ")
     out: list[str] = []
-    for word in command.split(" "):
+    for word in shell_cut(command, _SHELL_SPLIT):
         if word.endswith(name) and (word == name or word[-len(name) - 1] in "/\\"):
             full = scope.resolve_path(word, cwd)
             if full not in out:
@@ -551,3 +554,10 @@ def session_start_respond(raw: bytes, env: "Mapping[str, str] | None" = None) ->
 
 # The event argument of the hook command -> the entry point (hooks/engramory_hook.py codex <event>).
 ENTRIES = {"PreToolUse": "respond", "PostToolUse": "post_tool_respond", "SessionStart": "session_start_respond"}
+
+
+if TYPE_CHECKING:  # mypy checks this module against the registry's Host Protocol; never run
+    from engramory.hosts import codex as _self
+    from engramory.hosts.protocol import Host
+
+    _host: Host = _self

@@ -263,14 +263,13 @@ def apply_patch(ops: "list[Any]", cwd: "str | None", target: str, before: "bytes
     that fails (an Add of a file that exists, an Update of one that does not or whose lines are
     not found) stops the patch, the ones before it staying applied."""
     from engramory import patches  # lazy: the patch parser only for a call that carries a patch
-    from engramory.guard import read_regular  # lazy: the ignored path must not load the guard
 
     files: dict[str, bytes | None] = {target: before}
     bound = 0
     for op in ops:
         source, dest = scope.resolve_path(op.path, cwd), scope.resolve_path(op.target, cwd)
         if source not in files:
-            files[source] = read_regular(source)
+            files[source] = scope.read_regular(source)
         old = files[source]
         if op.kind == patches.ADD:
             if old is not None:
@@ -343,3 +342,10 @@ def start(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str
 
 # The event argument of the hook command -> the entry point (hooks/engramory_hook.py copilot <event>).
 ENTRIES = {PRE: "respond", POST: "post", START: "start"}
+
+
+if TYPE_CHECKING:  # mypy checks this module against the registry's Host Protocol; never run
+    from engramory.hosts import copilot as _self
+    from engramory.hosts.protocol import Host
+
+    _host: Host = _self

@@ -81,3 +81,10 @@ DIALECT = claudelike.Dialect(NAME, TOOLS, ("file_path",), predict, index_paths, 
 # The entry point engramory.hosts.run calls (hooks/engramory_hook.py crush PreToolUse).
 respond = claudelike.entries(DIALECT)[0]
 ENTRIES = {"PreToolUse": "respond"}
+
+
+if TYPE_CHECKING:  # mypy checks this module against the registry's Host Protocol; never run
+    from engramory.hosts import crush as _self
+    from engramory.hosts.protocol import Host
+
+    _host: Host = _self

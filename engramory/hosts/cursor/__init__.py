@@ -133,7 +133,7 @@ def _patch_requests(
         if op.kind == patches.ADD:
             req.kind, req.content = edits.WRITE, op.content or ""
         elif guard.is_index(target, settings):
-            old = _read(source)
+            old = scope.read_regular(source)
             worst = worst_update(old, op) if old is not None else None
             if worst is not None:
                 req.kind, req.content = edits.WRITE, worst.decode("utf-8", "surrogateescape")
@@ -205,16 +205,12 @@ def _judge(req: "Request", env: "Mapping[str, str] | None") -> "Decision | None"
     from engramory import edits, guard  # lazy: the ignored path must not load the guard
 
     if req.kind == edits.PATCH and req.edits:
-        before = _read(req.path)
+        before = scope.read_regular(req.path)
         if before is not None or not _exists(req.path):
             return guard.judge_bound(req.path, before, req.edits[0][1], env, window(), req.tool, BOUND_WHY)
     return guard.evaluate(req, env, window())  # an index it cannot read: the guard's worst case
 
 
-def _read(path: "str") -> "bytes | None":
-    from engramory.guard import read_regular  # lazy: the ignored path must not load the guard
-
-    return read_regular(path)
 
 
 
@@ -324,3 +320,10 @@ def _n(value: "int") -> "str":
     from engramory.size import n  # lazy: sizes only when a change is judged, not on the ignored path
 
     return n(value)
+
+
+if TYPE_CHECKING:  # mypy checks this module against the registry's Host Protocol; never run
+    from engramory.hosts import cursor as _self
+    from engramory.hosts.protocol import Host
+
+    _host: Host = _self

@@ -134,11 +134,9 @@ def judge_patch(tool_input: "dict[str, Any]", cwd: "str | None", env: "Mapping[s
     for target in dict.fromkeys(t for t in targets if scope.interesting(t, environ)):
 
         def run(before: "bytes | None", target: str = target) -> "bytes | claudelike.Unknown | None":
-            from engramory.guard import read_regular  # lazy: the ignored path must not load the guard
-
-            after, why = droid_patch.predict(ops, resolve, target, before, read_regular)
+            after, why = droid_patch.predict(ops, resolve, target, before, scope.read_regular)
             if why:
-                return claudelike.Unknown(droid_patch.added_to(ops, resolve, target, read_regular), why)
+                return claudelike.Unknown(droid_patch.added_to(ops, resolve, target, scope.read_regular), why)
             return after
 
         decision = claudelike.judge(target, PATCH_TOOL, run, env, window())
@@ -154,3 +152,10 @@ DIALECT = claudelike.Dialect(NAME, TOOLS, ("file_path",), predict, index_paths, 
 # The entry points engramory.hosts.run calls (hooks/engramory_hook.py droid <event>).
 respond, post, start = claudelike.entries(DIALECT)
 ENTRIES = {"PreToolUse": "respond", "PostToolUse": "post", "SessionStart": "start"}
+
+
+if TYPE_CHECKING:  # mypy checks this module against the registry's Host Protocol; never run
+    from engramory.hosts import droid as _self
+    from engramory.hosts.protocol import Host
+
+    _host: Host = _self

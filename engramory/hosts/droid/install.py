@@ -23,7 +23,7 @@ SPEC = core.Spec(
     hooks=(("PreToolUse", "Create|Edit|ApplyPatch"), ("PostToolUse", "Execute|Read"), ("SessionStart", None)),
     tools={"PreToolUse": ("Create", "Edit", "ApplyPatch"), "PostToolUse": ("Execute", "Read")},
     handler=core.command_handler(TIMEOUT),
-    seconds=lambda handler: float(handler.get("timeout", 60)),
+    seconds=core.timeout_seconds(60),
     note="droid reads settings.json when a session starts: start a new session for the hooks to apply.",
 )
 

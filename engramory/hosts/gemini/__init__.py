@@ -326,12 +326,6 @@ def _index(path: str, env: "Mapping[str, str]") -> bool:
     return guarded_index(path, *names(env))
 
 
-def _read(path: str) -> "bytes | None":
-    from engramory.guard import read_regular  # lazy: the ignored path must not load the guard
-
-    return read_regular(path)
-
-
 def _str(value: "Any") -> str:
     return value if isinstance(value, str) else ""
 
@@ -388,7 +382,7 @@ def _index_decision(tool: str, tool_input: "dict[str, Any]", path: str, env: "Ma
     # lazy: the edit model only for a call that may change an index
     from engramory.hosts.gemini import model as ge
 
-    before = _read(path)
+    before = scope.read_regular(path)
     if before is None and _exists(path):
         return _unread_decision(tool, tool_input, path, env)
     outcome: Outcome
@@ -479,7 +473,7 @@ def _shell_decision(tool_input: "dict[str, Any]", cwd: str, env: "Mapping[str, s
         path = scope.resolve_path(word, base)
         if not guarded_index(path, name, paths):
             continue
-        before = _read(path)
+        before = scope.read_regular(path)
         if before is None:
             continue
         caps, notes = guard.caps_for(path, env, window())
@@ -552,11 +546,11 @@ def respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, s
         after_read(payload, environ)
         return "", "", 0
     if event in (AFTER_TOOL, SESSION_START):
-        # lazy: notices only on the after-tool and session-start paths
-        from engramory.hosts.gemini import notices as gemini_notices
+        from engramory.hosts import gemini as this  # passed to notices, which never import it back
+        from engramory.hosts.gemini import notices as gemini_notices  # lazy: AfterTool and SessionStart only
 
         handler = gemini_notices.after_tool if event == AFTER_TOOL else gemini_notices.session_start
-        return handler(payload, environ), "", 0
+        return handler(this, payload, environ), "", 0
     if event not in (BEFORE_TOOL, None):
         return "", "", 0
     decision = decide(payload, environ)
@@ -569,3 +563,10 @@ def main(argv: "list[str] | None" = None) -> int:
     from engramory.hosts import run  # lazy: the runtime only for the stand-alone entry
 
     return run(NAME)
+
+
+if TYPE_CHECKING:  # mypy checks this module against the registry's Host Protocol; never run
+    from engramory.hosts import gemini as _self
+    from engramory.hosts.protocol import Host
+
+    _host: Host = _self

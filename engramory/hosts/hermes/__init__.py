@@ -192,7 +192,7 @@ def decode(raw: bytes) -> str:
     return raw.decode("utf-8", "replace")
 
 
-def read_text(raw: bytes) -> str:
+def text_of(raw: bytes) -> str:
     """The text read_file_raw / patch_replace match against: no leading BOM."""
     text = decode(raw)
     return text[1:] if text.startswith("\ufeff") else text
@@ -289,9 +289,7 @@ def hermes_internals() -> dict[str, Any] | None:
 
 
 def read_file(path: str) -> bytes | None:
-    from engramory.guard import read_regular  # lazy: the ignored path must not load guard
-
-    return read_regular(path)
+    return scope.read_regular(path)
 
 
 def predict_replace(
@@ -301,7 +299,7 @@ def predict_replace(
     refuses the patch and writes nothing."""
     if before is None or not isinstance(old, str) or not isinstance(new, str):
         return None, False
-    text = read_text(before)
+    text = text_of(before)
     flag = _truthy(replace_all)
     estimate = False
     if internals is not None:
@@ -326,7 +324,7 @@ def predict_replace(
 # -- requests -----------------------------------------------------------------------------------
 
 
-def _write_request(tool: str, path: str, after: bytes) -> Request:
+def write_request(tool: str, path: str, after: bytes) -> Request:
     """A whole-file write whose predicted bytes (edits.predict) are `after`."""
     from engramory import edits  # lazy: the ignored path must not load edits
 
@@ -336,7 +334,7 @@ def _write_request(tool: str, path: str, after: bytes) -> Request:
     return req
 
 
-def _delete_request(tool: str, path: str) -> Request:
+def delete_request(tool: str, path: str) -> Request:
     from engramory import edits  # lazy: the ignored path must not load edits
 
     return edits.Request(tool, path, edits.DELETE)
@@ -374,7 +372,7 @@ def requests_for(
         path = resolve(raw, bases)
         if not guarded(path, env):
             return []
-        return [(_write_request(tool_name, path, write_bytes(read_file(path), content)), False)]
+        return [(write_request(tool_name, path, write_bytes(read_file(path), content)), False)]
     mode = args.get("mode", "replace")
     if mode == "replace":
         raw = args.get("path")
@@ -387,7 +385,7 @@ def requests_for(
             read_file(path), args.get("old_string"), args.get("new_string"), args.get("replace_all", False),
             hermes_internals(),
         )
-        return [] if after is None else [(_write_request(tool_name, path, after), estimated)]
+        return [] if after is None else [(write_request(tool_name, path, after), estimated)]
     if mode == "patch" and isinstance(args.get("patch"), str) and args["patch"]:
         return _patch_requests(tool_name, args["patch"], bases, env, notes)
     return []
@@ -408,13 +406,15 @@ def _patch_requests(
 ) -> list[tuple[Request, bool]]:
     if not _mentions_guarded(text, bases, env):
         return []  # the common case: a patch to files no store cares about
+    from engramory.hosts import hermes as this  # passed to v4a, which never imports it back
+
     # lazy: only a patch that names a guarded file loads the V4A code (and engramory.patches)
     from engramory.hosts.hermes import v4a
 
     internals = hermes_internals()
     if internals is not None:
-        return v4a.patch_with_hermes(tool, text, bases, env, internals)
-    return v4a.patch_emulated(tool, text, bases, env, notes)
+        return v4a.patch_with_hermes(this, tool, text, bases, env, internals)
+    return v4a.patch_emulated(this, tool, text, bases, env, notes)
 
 
 # -- the decision -------------------------------------------------------------------------------
@@ -439,7 +439,7 @@ def decide(
             # Our own exact prediction of what Hermes writes: judged as it is (a UTF-16LE
             # index that Hermes rewrites as UTF-8 is sized as UTF-8, not re-encoded).
             guard.trace_prediction(req, req.after, environ)
-            decision = guard.judge(req.path, guard.read_regular(req.path), req.after, env, win, req.tool, seen)
+            decision = guard.judge(req.path, scope.read_regular(req.path), req.after, env, win, req.tool, seen)
         else:
             decision = guard.evaluate(req, env, win, seen)
         if decision is None:
@@ -486,3 +486,10 @@ def respond(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str, str,
     """The registry's dialect entry: the shell hook's answer, always exit 0."""
     out, err = handle_shell(raw, env)
     return out, err, 0
+
+
+if TYPE_CHECKING:  # mypy checks this module against the registry's Host Protocol; never run
+    from engramory.hosts import hermes as _self
+    from engramory.hosts.protocol import Host
+
+    _host: Host = _self

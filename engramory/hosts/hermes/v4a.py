@@ -9,7 +9,10 @@ newlines (no final one), `@@ <line> @@` inserts after that line, and the whole p
 or nothing is. Only the data types (FileOp, Hunk, PatchError) are shared with engramory.patches.
 
 Loaded only for a patch-mode call that names a guarded file (engramory.hosts.hermes imports it
-lazily): the ignored path and the replace-mode deny never load it.
+lazily): the ignored path and the replace-mode deny never load it. What it needs of the dialect
+(path resolution, Hermes's reads and writes, its exact matcher, the requests) it takes from the
+package as an argument, `hermes`: the package passes itself, so this module never imports it back
+and the two form no import cycle.
 """
 
 from __future__ import annotations
@@ -18,27 +21,31 @@ import os
 import re
 
 from engramory import patches
-from engramory.hosts.hermes import (
-    REFUSED,
-    TAG,
-    UNKNOWN,
-    _delete_request,
-    _write_request,
-    guarded,
-    read_file,
-    read_text,
-    replace_estimate,
-    replace_exact,
-    resolve,
-    write_bytes,
-)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
-    from typing import Any
+    from typing import Any, Protocol
 
     from engramory.edits import Request
+
+    class Hermes(Protocol):
+        """What the V4A code takes from engramory.hosts.hermes (mypy checks the module against
+        it where the package passes itself)."""
+
+        TAG: str
+        REFUSED: str
+        UNKNOWN: str
+
+        def resolve(self, raw: str, bases: Sequence[str]) -> str: ...
+        def guarded(self, path: str, env: Mapping[str, str]) -> bool: ...
+        def read_file(self, path: str) -> bytes | None: ...
+        def text_of(self, raw: bytes) -> str: ...
+        def write_bytes(self, before: bytes | None, content: str) -> bytes: ...
+        def replace_exact(self, text: str, old: str, new: str, replace_all: bool) -> str: ...
+        def replace_estimate(self, text: str, old: str, new: str) -> str: ...
+        def write_request(self, tool: str, path: str, after: bytes) -> Request: ...
+        def delete_request(self, tool: str, path: str) -> Request: ...
 
 HEADER = re.compile(r"\*\*\*\s*(Update|Add|Delete)\s+File:\s*(.+)")
 MOVE = re.compile(r"\*\*\*\s*Move\s+File:\s*(.+?)\s*->\s*(.+)")
@@ -62,19 +69,20 @@ class DryRunFiles:
     """Hermes's file operations for its V4A code, on a copy held in memory: reads see the
     files as they are (and as earlier operations left them); nothing is written to disk."""
 
-    def __init__(self, bases: Sequence[str]) -> None:
+    def __init__(self, hermes: Hermes, bases: Sequence[str]) -> None:
+        self.hermes = hermes
         self.bases = list(bases)
         self.state: dict[str, bytes | None] = {}
         self.order: list[str] = []
         self.made_dirs: set[str] = set()  # write_file makes missing parents (mkdir -p)
 
     def path(self, raw: str) -> str:
-        return resolve(raw, self.bases)
+        return self.hermes.resolve(raw, self.bases)
 
     def current(self, path: str) -> bytes | None:
         if path in self.state:
             return self.state[path]
-        return read_file(path)
+        return self.hermes.read_file(path)
 
     def _set(self, path: str, data: bytes | None) -> None:
         if path not in self.order:
@@ -85,11 +93,11 @@ class DryRunFiles:
         data = self.current(self.path(raw))
         if data is None:
             return _Result(error="File not found: %s" % raw)
-        return _Result(content=read_text(data))
+        return _Result(content=self.hermes.text_of(data))
 
     def write_file(self, raw: str, content: str) -> _Result:
         path = self.path(raw)
-        self._set(path, write_bytes(self.current(path), content))
+        self._set(path, self.hermes.write_bytes(self.current(path), content))
         parent = os.path.dirname(path)
         while parent and parent not in self.made_dirs and os.path.dirname(parent) != parent:
             self.made_dirs.add(parent)
@@ -247,7 +255,7 @@ def _count_overlapping(text: str, pattern: str) -> int:
         start = pos + 1
 
 
-def apply_update(text: str, op: Any) -> tuple[str | None, bool]:
+def apply_update(hermes: Hermes, text: str, op: Any) -> tuple[str | None, bool]:
     """Hermes's _apply_update on `text`, exact matches only: (new text, estimated). None:
     Hermes refuses the patch. Hunks only a fuzzy match could place are sized by their text."""
     estimated = False
@@ -256,11 +264,11 @@ def apply_update(text: str, op: Any) -> tuple[str | None, bool]:
             continue
         if hunk.old:
             search, replacement = "\n".join(hunk.old), "\n".join(hunk.new)
-            result = replace_exact(text, search, replacement, False)
-            if result is REFUSED:
+            result = hermes.replace_exact(text, search, replacement, False)
+            if result is hermes.REFUSED:
                 return None, False
-            if result is UNKNOWN:
-                result = replace_estimate(text, search, replacement)
+            if result is hermes.UNKNOWN:
+                result = hermes.replace_estimate(text, search, replacement)
                 estimated = True
             text = result
             continue
@@ -283,24 +291,24 @@ def _requests(tool: str, files: DryRunFiles, env: Mapping[str, str], estimated: 
     """(request, estimated) for every guarded file the dry run wrote or deleted, in order."""
     out: list[tuple[Request, bool]] = []
     for path in files.order:
-        if not guarded(path, env):
+        if not files.hermes.guarded(path, env):
             continue
         data = files.state[path]
         if data is None:
-            out.append((_delete_request(tool, path), False))
+            out.append((files.hermes.delete_request(tool, path), False))
         else:
-            out.append((_write_request(tool, path, data), path in estimated))
+            out.append((files.hermes.write_request(tool, path, data), path in estimated))
     return out
 
 
 def patch_with_hermes(
-    tool: str, text: str, bases: Sequence[str], env: Mapping[str, str], internals: dict[str, Any]
+    hermes: Hermes, tool: str, text: str, bases: Sequence[str], env: Mapping[str, str], internals: dict[str, Any]
 ) -> list[tuple[Request, bool]]:
     """Inside Hermes: its own parser and apply code, on DryRunFiles."""
     ops, error = internals["parse"](text)
     if error or not ops:
         return []  # Hermes reports the parse error and writes nothing
-    files = DryRunFiles(bases)
+    files = DryRunFiles(hermes, bases)
     # When validation fails nothing is written and files.order stays empty; when one operation
     # fails in the apply phase, Hermes still carries out the others: judge what they write.
     internals["apply"](ops, files)
@@ -321,7 +329,7 @@ def _update(files: DryRunFiles, op: Any, estimated: set[str]) -> bool:
     before = files.current(source)
     if before is None:
         return False
-    after, guess = apply_update(read_text(before), op)
+    after, guess = apply_update(files.hermes, files.hermes.text_of(before), op)
     if after is None:
         return False
     files.write_file(op.path, after)
@@ -348,17 +356,17 @@ def _no_changes(ops: list[Any]) -> bool:
 
 
 def patch_emulated(
-    tool: str, text: str, bases: Sequence[str], env: Mapping[str, str], notes: list[str]
+    hermes: Hermes, tool: str, text: str, bases: Sequence[str], env: Mapping[str, str], notes: list[str]
 ) -> list[tuple[Request, bool]]:
     """Outside Hermes (the shell hook): the emulation above, on DryRunFiles."""
     try:
         ops = parse_v4a(text)
     except patches.PatchError as exc:
-        notes.append("%s: Hermes would refuse this patch (%s); nothing to check" % (TAG, exc))
+        notes.append("%s: Hermes would refuse this patch (%s); nothing to check" % (hermes.TAG, exc))
         return []
     if _no_changes(ops):
         return []  # Hermes: "Patch contains no changes"
-    files = DryRunFiles(bases)
+    files = DryRunFiles(hermes, bases)
     estimated: set[str] = set()
     for op in ops:
         if not _apply(files, op, estimated):

@@ -50,3 +50,10 @@ DIALECT = claudelike.Dialect(NAME, opencode.TOOLS, ("filePath",), opencode.predi
 def respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
     """The plugin's question -> (stdout JSON, stderr, 0): opencode's protocol, Kilo's window."""
     return opencode.respond(raw, env, DIALECT)
+
+
+if TYPE_CHECKING:  # mypy checks this module against the registry's Host Protocol; never run
+    from engramory.hosts import kilo as _self
+    from engramory.hosts.protocol import Host
+
+    _host: Host = _self

@@ -88,10 +88,8 @@ def config_path(env: "Mapping[str, str]") -> str:
 
 def workspace(env: "Mapping[str, str]") -> str:
     """The agent workspace: agents.defaults.workspace from the config, else ~/.openclaw/workspace."""
-    from engramory.guard import read_regular  # lazy: only a call that may touch an index reads the config
-
     path = config_path(env)
-    raw = read_regular(path)
+    raw = scope.read_regular(path)
     if raw is not None:
         try:
             data = jsonlite.loads(raw.decode("utf-8", "replace"))
@@ -446,3 +444,10 @@ def start_notice(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> 
     lines.extend(notices.reconcile_stores(indexes, "at session start", True))
     lines += notices.doctor_lines(roots, notice_env)
     return jsonlite.dumps({"context": masked("engramory: " + " ".join(lines))}) if lines else FAIL_OPEN
+
+
+if TYPE_CHECKING:  # mypy checks this module against the registry's Host Protocol; never run
+    from engramory.hosts import openclaw as _self
+    from engramory.hosts.protocol import Host
+
+    _host: Host = _self

@@ -8,7 +8,6 @@ Loaded only for an apply_patch call (the edit path of the hook stays off engramo
 from __future__ import annotations
 
 from engramory import patches, scope
-from engramory.guard import read_regular
 from engramory.hosts import claudelike
 from engramory.patches import (
     _ADD,
@@ -331,7 +330,7 @@ def predict_op(before: bytes | None, op: Any, source: str, target: str, added: s
         return None if before is not None and not rewrite else patches.apply_to(None, op)
     if source != target and before is not None:
         return None  # a move onto an existing file is refused
-    old = before if source == target else read_regular(source)
+    old = before if source == target else scope.read_regular(source)
     if old is None:
         return None
     try:

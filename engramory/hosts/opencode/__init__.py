@@ -177,7 +177,6 @@ def _patch(text: str, directory: "str | None", env: "Mapping[str, str] | None", 
            dialect: "claudelike.Dialect" = DIALECT, seen: "Session | None" = None) -> "Decision | None":
     # lazy: patches loads only for a patch that names a guarded file
     from engramory import patches
-    from engramory.guard import read_regular  # lazy: only once a guarded file is being written
 
     try:
         ops = patches.parse_v4a(text)
@@ -192,7 +191,7 @@ def _patch(text: str, directory: "str | None", env: "Mapping[str, str] | None", 
         def run(before: "bytes | None", op: "Any" = op, source: str = source, target: str = target) -> "bytes | None":
             if op.kind == patches.ADD:
                 return apply_patch_add(op.content or "")  # Add overwrites an existing file
-            old = before if source == target else read_regular(source)
+            old = before if source == target else scope.read_regular(source)
             return apply_patch_update(old, op.hunks) if old is not None else None
 
         decision = claudelike.judge(target, "apply_patch", run, env, _window(dialect), seen)
@@ -274,3 +273,10 @@ def respond(raw: bytes, env: "Mapping[str, str] | None" = None,
             text = inner.get("additionalContext", "") if isinstance(inner, dict) else ""
         return jsonlite.dumps({"context": text} if text else {}), "", 0
     return "{}", "", 0
+
+
+if TYPE_CHECKING:  # mypy checks this module against the registry's Host Protocol; never run
+    from engramory.hosts import opencode as _self
+    from engramory.hosts.protocol import Host
+
+    _host: Host = _self

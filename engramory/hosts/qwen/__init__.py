@@ -270,3 +270,10 @@ DIALECT = claudelike.Dialect(NAME, TOOLS, ("file_path",), predict, index_paths, 
 # The entry points engramory.hosts.run calls (hooks/engramory_hook.py qwen <event>).
 respond, post, start = claudelike.entries(DIALECT)
 ENTRIES = {"PreToolUse": "respond", "PostToolUse": "post", "SessionStart": "start"}
+
+
+if TYPE_CHECKING:  # mypy checks this module against the registry's Host Protocol; never run
+    from engramory.hosts import qwen as _self
+    from engramory.hosts.protocol import Host
+
+    _host: Host = _self

@@ -19,7 +19,7 @@ SPEC = core.Spec(
     script="engramory_qwen_hook.py",
     hooks=(("PreToolUse", "^(write_file|edit)$"), ("PostToolUse", "^run_shell_command$"), ("SessionStart", None)),
     handler=core.command_handler(TIMEOUT_MS),
-    seconds=lambda handler: float(handler.get("timeout", 60_000)) / 1000.0,
+    seconds=core.timeout_seconds(60_000, 1000),
     note="Qwen Code reads settings.json when a session starts: start a new session for the hooks to apply.",
 )
 

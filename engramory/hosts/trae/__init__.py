@@ -74,3 +74,10 @@ def respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, s
 
 
 ENTRIES = {"PreToolUse": "respond"}
+
+
+if TYPE_CHECKING:  # mypy checks this module against the registry's Host Protocol; never run
+    from engramory.hosts import trae as _self
+    from engramory.hosts.protocol import Host
+
+    _host: Host = _self

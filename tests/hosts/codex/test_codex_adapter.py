@@ -185,3 +185,44 @@ def test_refusals() -> None:
         _update(b"\xff\n", "@@\n+b\n")  # not UTF-8
     with pytest.raises(patches.PatchError):
         codex.parse_patch("*** Begin Patch\n*** Update File: f\n@@\n+x\n")  # no end line
+
+
+# -- one way of cutting a shell command (PreToolUse's `cd`, PostToolUse's words) ----------------
+
+_CD_SEPS = ("&&", ";", "||", "|", "(")
+
+
+def _old_last_piece(text: str) -> str:
+    """What _cd_folder took as the last command before `&&` until shell_cut (kept to compare)."""
+    last = text.rsplit("&&", 1)[-1]
+    for sep in _CD_SEPS[1:]:
+        last = last.rsplit(sep, 1)[-1]
+    return last
+
+
+def _old_words(command: str) -> list[str]:
+    """How _named_paths cut a command into words until shell_cut."""
+    for sep in codex._SHELL_SPLIT:
+        command = command.replace(sep, " ")
+    return command.split(" ")
+
+
+@pytest.mark.parametrize("text", [
+    "a&&&b", "a|&b", "x && cd 'my dir' ", "(cd sub", "a || cd x; cd y | cd z", "", "&&", "cd x&&&&",
+])
+def test_shell_cut_cuts_as_the_cd_reader_and_the_word_reader_did(text: str) -> None:
+    assert codex.shell_cut(text, _CD_SEPS)[-1] == _old_last_piece(text)
+    assert codex.shell_cut(text, codex._SHELL_SPLIT) == _old_words(text)
+
+
+def test_shell_cut_matches_the_two_readers_it_replaced_on_any_text() -> None:
+    hypothesis = pytest.importorskip("hypothesis")
+    st = hypothesis.strategies
+
+    @hypothesis.settings(max_examples=400, deadline=None)
+    @hypothesis.given(st.text(alphabet="ab &|;()'\"`=<>\t\r\n/", max_size=30))
+    def check(text: str) -> None:
+        assert codex.shell_cut(text, _CD_SEPS)[-1] == _old_last_piece(text)
+        assert codex.shell_cut(text, codex._SHELL_SPLIT) == _old_words(text)
+
+    check()

@@ -17,7 +17,6 @@ import pytest
 from engramory.hosts import gemini
 from engramory.hosts.gemini import install as install_gemini
 from engramory.hosts.gemini import model as ge
-from engramory.hosts.gemini import notices as gemini_notices
 
 ROOT = Path(__file__).resolve().parents[3]
 HOOK = ROOT / "hooks" / "engramory_gemini_hook.py"
@@ -106,14 +105,14 @@ def test_private_index_and_slug(tmp_path: Path, env: Dict[str, str]) -> None:
     assert gemini.index_paths(str(work), env) == [str(base / "tmp" / "my-project" / "memory" / "MEMORY.md")]
     (base / "tmp" / "other").mkdir(parents=True)
     (base / "tmp" / "other" / ".project_root").write_text(str(work))
-    assert gemini_notices.project_slug(str(work), env) == "other"
+    assert gemini.project_slug(str(work), env) == "other"
     (base / "projects.json").write_text(json.dumps({"projects": {str(work): "listed-1"}}))
-    assert gemini_notices.project_slug(str(work), env) == "listed-1"
-    assert gemini_notices.slugify("--A__b--") == "a-b" and gemini_notices.slugify("!!!") == "project"
+    assert gemini.project_slug(str(work), env) == "listed-1"
+    assert gemini.slugify("--A__b--") == "a-b" and gemini.slugify("!!!") == "project"
 
 
 def test_session_start_and_after_tool_notices(tmp_path: Path, env: Dict[str, str]) -> None:
-    index = Path(gemini_notices.private_index(str(tmp_path), env))
+    index = Path(gemini.private_index(str(tmp_path), env))
     index.parent.mkdir(parents=True)
     index.write_bytes(entries(220))
     env = dict(env, TMPDIR=str(tmp_path / "state"))
@@ -249,7 +248,7 @@ def test_a_symlinked_private_index_is_guarded_by_either_name(tmp_path: Path, env
     target = tmp_path / "docs" / "agent-memory.md"
     target.parent.mkdir()
     target.write_bytes(entries(200))
-    link = Path(gemini_notices.private_index(str(tmp_path), env))
+    link = Path(gemini.private_index(str(tmp_path), env))
     link.parent.mkdir(parents=True)
     link.symlink_to(target)
     for path in (target, link, Path("docs/agent-memory.md")):

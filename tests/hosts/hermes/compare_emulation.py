@@ -101,7 +101,7 @@ def main():
             args = {"mode": "patch", "patch": text}
             path = os.path.join(work, rel)
             notes = []
-            reqs = v4a.patch_emulated(tool, text, [work], env, notes)
+            reqs = v4a.patch_emulated(adapter, tool, text, [work], env, notes)
             mine = [(r, e) for r, e in reqs if r.path == path]
             if not reqs:
                 refused = True

@@ -134,7 +134,7 @@ def test_relative_paths_resolve_against_terminal_cwd_then_the_process_cwd(work, 
 def test_write_bytes_follow_hermes_line_ending_and_bom_rules(before, content, after):
     assert hermes.write_bytes(before, content) == after
     # and the request handed to the guard predicts exactly those bytes
-    req = hermes._write_request("write_file", "/x/MEMORY.md", after)
+    req = hermes.write_request("write_file", "/x/MEMORY.md", after)
     assert edits.predict(req, before) == after
 
 
@@ -272,9 +272,9 @@ def test_v4a_hermes_would_refuse_says_nothing(work):
 def test_v4a_addition_only_hunks_follow_hermes(work):
     text = "# head\n- a\n"
     op = hermes_v4a.parse_v4a(v4a("*** Update File: m", "@@ # head @@", "+- new"))[0]
-    assert hermes_v4a.apply_update(text, op) == ("# head\n- new\n- a\n", False)
+    assert hermes_v4a.apply_update(hermes, text, op) == ("# head\n- new\n- a\n", False)
     op = hermes_v4a.parse_v4a(v4a("*** Update File: m", "@@", "+- new"))[0]
-    assert hermes_v4a.apply_update(text + "\n\n", op) == ("# head\n- a\n- new\n", False)
+    assert hermes_v4a.apply_update(hermes, text + "\n\n", op) == ("# head\n- a\n- new\n", False)
 
 
 def test_v4a_delete_of_an_index_passes(work):
