@@ -308,13 +308,13 @@ class _Groups:
 
     def add(self, key: Hashable, n: Note) -> None:
         h = hash(key)
-        had = self.by.get(h)
-        if had is None:
-            self.by[h] = n
-        elif isinstance(had, list):
+        had = self.by.setdefault(h, n)  # one lookup for the usual key, seen first here
+        if had is n:
+            return
+        if isinstance(had, list):
             if had[-1] is not n:
                 had.append(n)
-        elif had is not n:
+        else:
             self.by[h] = [had, n]
 
     def get(self, key: str) -> list[Note]:
