@@ -366,31 +366,43 @@ STOPWORDS = frozenset(
 )
 
 
-def _duplicate_buckets(st: Store) -> tuple[_Groups, _Groups]:
-    """Each live note of a known type, bucketed by its description words and by its body text."""
+def check_duplicates_and_descriptions(st: Store, ctx: Context) -> Iterator[Finding]:
+    """near-duplicate, description-weak and description-collision, in one pass over the live
+    notes: each description's words are made once for both judgements (made twice, once per
+    check, they were the largest cost of the two)."""
     by_desc = _Groups()
     by_body = _Groups()
+    by_text = _Groups()
     stop = STOPWORDS
     for n in st.live:
-        t = n.type
-        if t not in _TYPE_SET or n.error is not None:
-            continue
-        desc = n.description
-        if desc:
-            words = set(descriptions.words(desc))
-            words.difference_update(stop)
-            if len(words) >= 3:
-                by_desc.add(t + ":" + " ".join(sorted(words)), n)
-        if n.body_key is not None:
-            by_body.add((t, n.body_key), n)
-    return by_desc, by_body
+        desc, error, t = n.description, n.error, n.type
+        ws = descriptions.words(desc) if desc else None
+        if t in _TYPE_SET and error is None:
+            if ws:
+                key_words = set(ws)
+                key_words.difference_update(stop)
+                if len(key_words) >= 3:
+                    by_desc.add(t + ":" + " ".join(sorted(key_words)), n)
+            if n.body_key is not None:
+                by_body.add((t, n.body_key), n)
+        if error is not None or desc is None or not desc.strip():
+            continue  # a missing or empty description is fm-missing-field / fm-empty-field
+        assert ws is not None
+        why = descriptions.weakness(desc, n.slug, ws)
+        if why:
+            yield Finding("description-weak", n.rel, n.fm.line_of.get("description", 1) if n.fm else 0,
+                          "%s; %s" % (why, descriptions.ADVICE))
+        key = " ".join(ws)
+        if key:
+            by_text.add(key, n)
+    yield from _near_duplicates(by_desc, by_body)
+    yield from _collisions(by_text)
 
 
-def check_duplicates(st: Store, ctx: Context) -> Iterator[Finding]:
+def _near_duplicates(by_desc: _Groups, by_body: _Groups) -> Iterator[Finding]:
     """Same type and either the same description words (any order, case and punctuation,
     stopwords aside) or the same body text once case and spacing are normalised. Each note
     gets two text keys and lands in a bucket: linear in the number of notes, never pairwise."""
-    by_desc, by_body = _duplicate_buckets(st)
     reported: set[str] = set()
     pairs: tuple[tuple[str, Iterable[list[Note]]], ...] = (
         ("the same description words", by_desc.groups()), ("the same body text", by_body.groups()))
@@ -416,20 +428,8 @@ def _desc_words(desc: str) -> list[str]:
     return descriptions.words(desc)
 
 
-def check_descriptions(st: Store, ctx: Context) -> Iterator[Finding]:
-    by_text = _Groups()
-    for n in st.live:
-        desc = n.description
-        if n.error is not None or desc is None or not desc.strip():
-            continue  # a missing or empty description is fm-missing-field / fm-empty-field
-        words = descriptions.words(desc)
-        why = descriptions.weakness(desc, n.slug, words)
-        if why:
-            yield Finding("description-weak", n.rel, n.fm.line_of.get("description", 1) if n.fm else 0,
-                          "%s; %s" % (why, descriptions.ADVICE))
-        key = " ".join(words)
-        if key:
-            by_text.add(key, n)
+def _collisions(by_text: _Groups) -> Iterator[Finding]:
+    """Notes whose descriptions have the same words in the same order."""
     for group in by_text.groups():
         if len(group) < 2:
             continue

@@ -40,8 +40,7 @@ from engramory.doctor.index import (
     check_walk,
 )
 from engramory.doctor.notes import (
-    check_descriptions,
-    check_duplicates,
+    check_duplicates_and_descriptions,
     check_files,
     check_frontmatter,
     check_labels_and_dates,
@@ -65,13 +64,13 @@ if TYPE_CHECKING:
 # doctor.codes.
 CHECKS: tuple[Callable[[Store, Context], Iterable[Finding]], ...] = (
     check_config, check_config_window, check_git, check_walk, check_index, check_pointers, check_graph, check_slugs,
-    check_files, check_frontmatter, check_labels_and_dates, check_content, check_duplicates,
-    check_descriptions, check_recall, check_sync,
+    check_files, check_frontmatter, check_labels_and_dates, check_content, check_duplicates_and_descriptions,
+    check_recall, check_sync,
 )
 
 
 # checks that never find an error: the quick (SessionStart) audit, which counts errors, skips them
-WARNINGS_ONLY = (check_duplicates, check_descriptions, check_recall)
+WARNINGS_ONLY = (check_duplicates_and_descriptions, check_recall)
 
 
 class _ContentBatch:
