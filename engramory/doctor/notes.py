@@ -107,7 +107,7 @@ def plainly_clean(n: Note, today: datetime.date) -> bool:
             or updated < created or updated > _future_limit(today)
             or not frontmatter.is_valid_date(created) or not frontmatter.is_valid_date(updated)):
         return False
-    return "---" not in n.body[:400]
+    return n.body.find("---", 0, 400) < 0  # "---" not in body[:400], without the copy
 
 
 def _problem_findings(n: Note, fm: frontmatter.Frontmatter) -> list[Finding]:
@@ -265,16 +265,18 @@ _LABEL_AFTER = re.compile(r"(?:\*\*|__|\*|_)?[ \t]*[:\uff1a]")
 _HOW_TO_APPLY = re.compile(r"how[ \t]+to[ \t]+apply")
 
 
-_PLAIN_LABELS = {label: ("**%s:**" % label, "%s:" % label) for label in ("why", "how to apply")}
+# the usual spellings, each at the text's start and after a newline
+_PLAIN_LABELS = {label: tuple((plain, "\n" + plain) for plain in ("**%s:**" % label, "%s:" % label))
+                 for label in ("why", "how to apply")}
 
 
 def has_label(low: str, label: str) -> bool:
     """Whether the lowercased body has `label` ("why" or "how to apply") as a line-start label.
     Only the first hit on a line can be a label (a label has nothing but markup before it),
     so after a miss the search moves on to the next line: each line is looked at once."""
-    for plain in _PLAIN_LABELS.get(label, ()):
+    for plain, after_newline in _PLAIN_LABELS.get(label, ()):
         # the usual spellings at the start of a line are labels: one substring search each
-        if low.startswith(plain) or "\n" + plain in low:
+        if low.startswith(plain) or after_newline in low:
             return True
     finder = _HOW_TO_APPLY if label != "why" else None
     pos = 0
