@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+import operator
 import re
 
 from engramory.doctor.codes import (
@@ -453,6 +454,9 @@ def _window_lines(st: Store) -> int:
     return raw.count(b"\n", 0, end) + (1 if end and not raw[:end].endswith(b"\n") else 0)
 
 
+_MTIME = operator.attrgetter("mtime")
+
+
 def check_recall(st: Store, ctx: Context) -> Iterator[Finding]:
     for n in st.live:
         if n.error is None and not n.host_reads:
@@ -466,7 +470,8 @@ def check_recall(st: Store, ctx: Context) -> Iterator[Finding]:
     window = _window_lines(st)
     in_window = {p.rel for p in st.pointers if p.exists and not p.escapes and p.line <= window}
     anywhere = {p.rel for p in st.pointers if p.exists and not p.escapes}
-    newest = sorted(st.notes, key=lambda n: -n.mtime)[:store_mod.HOST_CANDIDATES]
+    # newest first; reverse keeps notes of one mtime in name order, as a key of -mtime did
+    newest = sorted(st.notes, key=_MTIME, reverse=True)[:store_mod.HOST_CANDIDATES]
     candidates = {n.rel for n in newest}
     for n in st.live:
         if n.rel in in_window or n.rel in candidates or n.rel not in anywhere:

@@ -32,16 +32,16 @@ WRITE = os.environ.get("ENGRAMORY_WRITE_GOLDEN") == "1"
 MTIME = 1_767_225_600  # 2026-01-01: every file gets this plus its place in name order
 
 
-def _fixed_times(root: str) -> None:
+def _fixed_times(root: str, one: bool = False) -> None:
     """Modification times in name order, so the host's newest notes (recall-unreachable) are
-    the same on every machine and every copy."""
+    the same on every machine and every copy; with `one`, all the same (ties in name order)."""
     paths = []
     for folder, dirs, files in os.walk(root):
         dirs.sort()
         paths += [os.path.join(folder, name) for name in files]
     for k, path in enumerate(sorted(paths)):
         if not os.path.islink(path):
-            os.utime(path, (MTIME + k, MTIME + k))
+            os.utime(path, (MTIME, MTIME) if one else (MTIME + k, MTIME + k))
 
 
 def _adversarial_store(root: str) -> None:
@@ -58,7 +58,9 @@ def _adversarial_store(root: str) -> None:
 
 def _build(name: str, tmp_path: Path) -> str:
     root = str(tmp_path / "store")
-    if name.startswith("plain-"):
+    if name == "plain-300-one-mtime":
+        bench_doctor.make_plain_store(root, 300)
+    elif name.startswith("plain-"):
         bench_doctor.make_plain_store(root, int(name[6:]))
     elif name == "upstream-300":
         bench_doctor.make_store(root, 300)
@@ -66,13 +68,15 @@ def _build(name: str, tmp_path: Path) -> str:
         _adversarial_store(root)
     else:
         shutil.copytree(str(FIXTURES / name), root, symlinks=True)
-    _fixed_times(root)
+    _fixed_times(root, name.endswith("-one-mtime"))
     return root
 
 
 # plain-1000: its index is longer than the doctor parses (4 x 200 lines), so some 200 notes are
-# orphans, more than the text output keeps of one code while it reads (8 x 20 + 8)
-STORES = sorted(os.listdir(FIXTURES)) + ["plain-300", "plain-1000", "upstream-300", "adversarial"]
+# orphans, more than the text output keeps of one code while it reads (8 x 20 + 8);
+# plain-300-one-mtime: which 200 notes are the newest is decided among ties
+STORES = sorted(os.listdir(FIXTURES)) + ["plain-300", "plain-300-one-mtime", "plain-1000", "upstream-300",
+                                         "adversarial"]
 
 
 def _run(root: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> dict[str, object]:
