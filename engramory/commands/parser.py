@@ -6,15 +6,34 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 from engramory.exitcodes import EX_USAGE
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Parser(argparse.ArgumentParser):
     def __init__(self, *args: object, usage_exit: int = EX_USAGE, **kwargs: object) -> None:
         self.usage_exit = usage_exit
+        self._adding = False
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> Any:
+        self._adding = True
+        try:
+            return super().add_argument(*args, **kwargs)
+        finally:
+            self._adding = False
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        """While an argument is added, argparse makes a formatter only to check its metavar;
+        a formatter with no width given imports shutil (bz2, lzma, fnmatch) to ask the
+        terminal's. That check needs no width: help and usage still get the terminal's."""
+        if self._adding:
+            return self.formatter_class(prog=self.prog, width=80)  # type: ignore[call-arg]
+        return super()._get_formatter()
 
     def error(self, message: str) -> None:  # type: ignore[override]
         from engramory.store.secrets import emit  # argparse echoes the bad value: it may be a token

@@ -12,6 +12,7 @@ ERROR = "error"
 WARNING = "warning"
 INFO = "info"
 SEVERITIES = (ERROR, WARNING, INFO)
+_RANK = {s: k for k, s in enumerate(SEVERITIES)}  # SEVERITIES.index, one lookup per sort key
 REPORT_VERSION = 1
 INDEX_LINE_MAX = 200  # characters; the host's own advice is one index line under ~150-200
 FUTURE_SLACK_DAYS = 1  # a date "tomorrow" is a time-zone difference, not a mistake
@@ -104,7 +105,7 @@ class Finding:
         self.message = message
 
     def sort_key(self) -> tuple[str, int, int, str, str]:
-        return (self.path, self.line, SEVERITIES.index(self.severity), self.code, self.message)
+        return (self.path, self.line, _RANK[self.severity], self.code, self.message)
 
     def as_dict(self) -> dict[str, Any]:
         return {"code": self.code, "severity": self.severity, "path": self.path, "line": self.line,

@@ -308,13 +308,13 @@ class _Groups:
 
     def add(self, key: Hashable, n: Note) -> None:
         h = hash(key)
-        had = self.by.get(h)
-        if had is None:
-            self.by[h] = n
-        elif isinstance(had, list):
+        had = self.by.setdefault(h, n)  # one lookup for the usual key, seen first here
+        if had is n:
+            return
+        if isinstance(had, list):
             if had[-1] is not n:
                 had.append(n)
-        elif had is not n:
+        else:
             self.by[h] = [had, n]
 
     def get(self, key: str) -> list[Note]:
@@ -364,7 +364,8 @@ def check_graph(st: Store, ctx: Context) -> Iterator[Finding]:
     indexed = {p.rel for p in st.pointers if p.exists and not p.escapes}
     linked: set[str] = set()
     for n in st.live:
-        yield from _note_links(n, slugs, linked)
+        if n.links:  # most notes link nowhere: no generator made for them
+            yield from _note_links(n, slugs, linked)
     if not st.index_read:
         return  # with no index every note would be an orphan: index-missing says it once
     orphan = ("neither in the index nor [[linked]]: a session never loads it (at best the host's selector may "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+import operator
 import re
 
 from engramory.doctor.codes import (
@@ -107,7 +108,7 @@ def plainly_clean(n: Note, today: datetime.date) -> bool:
             or updated < created or updated > _future_limit(today)
             or not frontmatter.is_valid_date(created) or not frontmatter.is_valid_date(updated)):
         return False
-    return "---" not in n.body[:400]
+    return n.body.find("---", 0, 400) < 0  # "---" not in body[:400], without the copy
 
 
 def _problem_findings(n: Note, fm: frontmatter.Frontmatter) -> list[Finding]:
@@ -265,16 +266,18 @@ _LABEL_AFTER = re.compile(r"(?:\*\*|__|\*|_)?[ \t]*[:\uff1a]")
 _HOW_TO_APPLY = re.compile(r"how[ \t]+to[ \t]+apply")
 
 
-_PLAIN_LABELS = {label: ("**%s:**" % label, "%s:" % label) for label in ("why", "how to apply")}
+# the usual spellings, each at the text's start and after a newline
+_PLAIN_LABELS = {label: tuple((plain, "\n" + plain) for plain in ("**%s:**" % label, "%s:" % label))
+                 for label in ("why", "how to apply")}
 
 
 def has_label(low: str, label: str) -> bool:
     """Whether the lowercased body has `label` ("why" or "how to apply") as a line-start label.
     Only the first hit on a line can be a label (a label has nothing but markup before it),
     so after a miss the search moves on to the next line: each line is looked at once."""
-    for plain in _PLAIN_LABELS.get(label, ()):
+    for plain, after_newline in _PLAIN_LABELS.get(label, ()):
         # the usual spellings at the start of a line are labels: one substring search each
-        if low.startswith(plain) or "\n" + plain in low:
+        if low.startswith(plain) or after_newline in low:
             return True
     finder = _HOW_TO_APPLY if label != "why" else None
     pos = 0
@@ -366,31 +369,43 @@ STOPWORDS = frozenset(
 )
 
 
-def _duplicate_buckets(st: Store) -> tuple[_Groups, _Groups]:
-    """Each live note of a known type, bucketed by its description words and by its body text."""
+def check_duplicates_and_descriptions(st: Store, ctx: Context) -> Iterator[Finding]:
+    """near-duplicate, description-weak and description-collision, in one pass over the live
+    notes: each description's words are made once for both judgements (made twice, once per
+    check, they were the largest cost of the two)."""
     by_desc = _Groups()
     by_body = _Groups()
+    by_text = _Groups()
     stop = STOPWORDS
     for n in st.live:
-        t = n.type
-        if t not in _TYPE_SET or n.error is not None:
-            continue
-        desc = n.description
-        if desc:
-            words = set(descriptions.words(desc))
-            words.difference_update(stop)
-            if len(words) >= 3:
-                by_desc.add(t + ":" + " ".join(sorted(words)), n)
-        if n.body_key is not None:
-            by_body.add((t, n.body_key), n)
-    return by_desc, by_body
+        desc, error, t = n.description, n.error, n.type
+        ws = descriptions.words(desc) if desc else None
+        if t in _TYPE_SET and error is None:
+            if ws:
+                key_words = set(ws)
+                key_words.difference_update(stop)
+                if len(key_words) >= 3:
+                    by_desc.add(t + ":" + " ".join(sorted(key_words)), n)
+            if n.body_key is not None:
+                by_body.add((t, n.body_key), n)
+        if error is not None or desc is None or not desc.strip():
+            continue  # a missing or empty description is fm-missing-field / fm-empty-field
+        assert ws is not None
+        why = descriptions.weakness(desc, n.slug, ws)
+        if why:
+            yield Finding("description-weak", n.rel, n.fm.line_of.get("description", 1) if n.fm else 0,
+                          "%s; %s" % (why, descriptions.ADVICE))
+        key = " ".join(ws)
+        if key:
+            by_text.add(key, n)
+    yield from _near_duplicates(by_desc, by_body)
+    yield from _collisions(by_text)
 
 
-def check_duplicates(st: Store, ctx: Context) -> Iterator[Finding]:
+def _near_duplicates(by_desc: _Groups, by_body: _Groups) -> Iterator[Finding]:
     """Same type and either the same description words (any order, case and punctuation,
     stopwords aside) or the same body text once case and spacing are normalised. Each note
     gets two text keys and lands in a bucket: linear in the number of notes, never pairwise."""
-    by_desc, by_body = _duplicate_buckets(st)
     reported: set[str] = set()
     pairs: tuple[tuple[str, Iterable[list[Note]]], ...] = (
         ("the same description words", by_desc.groups()), ("the same body text", by_body.groups()))
@@ -416,20 +431,8 @@ def _desc_words(desc: str) -> list[str]:
     return descriptions.words(desc)
 
 
-def check_descriptions(st: Store, ctx: Context) -> Iterator[Finding]:
-    by_text = _Groups()
-    for n in st.live:
-        desc = n.description
-        if n.error is not None or desc is None or not desc.strip():
-            continue  # a missing or empty description is fm-missing-field / fm-empty-field
-        words = descriptions.words(desc)
-        why = descriptions.weakness(desc, n.slug, words)
-        if why:
-            yield Finding("description-weak", n.rel, n.fm.line_of.get("description", 1) if n.fm else 0,
-                          "%s; %s" % (why, descriptions.ADVICE))
-        key = " ".join(words)
-        if key:
-            by_text.add(key, n)
+def _collisions(by_text: _Groups) -> Iterator[Finding]:
+    """Notes whose descriptions have the same words in the same order."""
     for group in by_text.groups():
         if len(group) < 2:
             continue
@@ -451,6 +454,9 @@ def _window_lines(st: Store) -> int:
     return raw.count(b"\n", 0, end) + (1 if end and not raw[:end].endswith(b"\n") else 0)
 
 
+_MTIME = operator.attrgetter("mtime")
+
+
 def check_recall(st: Store, ctx: Context) -> Iterator[Finding]:
     for n in st.live:
         if n.error is None and not n.host_reads:
@@ -464,7 +470,8 @@ def check_recall(st: Store, ctx: Context) -> Iterator[Finding]:
     window = _window_lines(st)
     in_window = {p.rel for p in st.pointers if p.exists and not p.escapes and p.line <= window}
     anywhere = {p.rel for p in st.pointers if p.exists and not p.escapes}
-    newest = sorted(st.notes, key=lambda n: -n.mtime)[:store_mod.HOST_CANDIDATES]
+    # newest first; reverse keeps notes of one mtime in name order, as a key of -mtime did
+    newest = sorted(st.notes, key=_MTIME, reverse=True)[:store_mod.HOST_CANDIDATES]
     candidates = {n.rel for n in newest}
     for n in st.live:
         if n.rel in in_window or n.rel in candidates or n.rel not in anywhere:

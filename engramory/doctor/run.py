@@ -18,6 +18,7 @@ Why/How labels (an error for protocol notes) are not errors for that form.
 from __future__ import annotations
 
 import gc
+import operator
 import os
 
 from engramory import automemory
@@ -39,8 +40,7 @@ from engramory.doctor.index import (
     check_walk,
 )
 from engramory.doctor.notes import (
-    check_descriptions,
-    check_duplicates,
+    check_duplicates_and_descriptions,
     check_files,
     check_frontmatter,
     check_labels_and_dates,
@@ -64,13 +64,13 @@ if TYPE_CHECKING:
 # doctor.codes.
 CHECKS: tuple[Callable[[Store, Context], Iterable[Finding]], ...] = (
     check_config, check_config_window, check_git, check_walk, check_index, check_pointers, check_graph, check_slugs,
-    check_files, check_frontmatter, check_labels_and_dates, check_content, check_duplicates,
-    check_descriptions, check_recall, check_sync,
+    check_files, check_frontmatter, check_labels_and_dates, check_content, check_duplicates_and_descriptions,
+    check_recall, check_sync,
 )
 
 
 # checks that never find an error: the quick (SessionStart) audit, which counts errors, skips them
-WARNINGS_ONLY = (check_duplicates, check_descriptions, check_recall)
+WARNINGS_ONLY = (check_duplicates_and_descriptions, check_recall)
 
 
 class _ContentBatch:
@@ -122,13 +122,16 @@ def run_checks(st: Store, ctx: Context | None = None, skip: Iterable[str] = (), 
 class Capped:
     """What the text output needs, without holding every finding: per code the first `cap`
     findings in sort order, and how many there were of each code and severity. A store of
-    200,000 broken notes then costs a page of findings, not a million objects."""
+    200,000 broken notes then costs a page of findings, not a million objects. Each finding is
+    kept with its sort key, made once: trimming a code's list every 8 x cap findings re-sorts
+    the ones kept, and on a store of 10,000 orphans remaking their keys cost more than the
+    findings themselves."""
 
     __slots__ = ("cap", "kept", "per_code", "counts", "error_codes")
 
     def __init__(self, cap: int = OUTPUT_CAP) -> None:
         self.cap = cap
-        self.kept: dict[str, list[Finding]] = {}
+        self.kept: dict[str, list[tuple[tuple[str, int, int, str, str], Finding]]] = {}
         self.per_code: dict[str, int] = {}
         self.counts = {s: 0 for s in SEVERITIES}
         self.error_codes: set[str] = set()
@@ -140,16 +143,18 @@ class Capped:
         return out
 
     def append(self, f: Finding) -> None:
-        self.counts[f.severity] += 1
-        self.per_code[f.code] = self.per_code.get(f.code, 0) + 1
-        if f.severity == ERROR:
-            self.error_codes.add(f.code)
-        kept = self.kept.get(f.code)
+        severity, code = f.severity, f.code
+        self.counts[severity] += 1
+        per_code = self.per_code
+        per_code[code] = per_code.get(code, 0) + 1
+        if severity == ERROR:
+            self.error_codes.add(code)
+        kept = self.kept.get(code)
         if kept is None:
-            kept = self.kept[f.code] = []
-        kept.append(f)
+            kept = self.kept[code] = []
+        kept.append((f.sort_key(), f))
         if len(kept) >= 8 * self.cap + 8:
-            kept.sort(key=Finding.sort_key)
+            kept.sort(key=_first)  # stable, as sorting the findings by their keys was
             del kept[self.cap:]
 
     def extend(self, findings: Iterable[Finding]) -> None:
@@ -158,9 +163,11 @@ class Capped:
 
     def shown(self) -> list[Finding]:
         """The findings the text output prints, in sort order."""
-        out = [f for kept in self.kept.values() for f in sorted(kept, key=Finding.sort_key)[:self.cap]]
-        out.sort(key=Finding.sort_key)
-        return out
+        out = [pair for kept in self.kept.values() for pair in sorted(kept, key=_first)[:self.cap]]
+        out.sort(key=_first)
+        return [f for _, f in out]
+
+_first = operator.itemgetter(0)  # a pair's sort key
 
 
 def _audit(root: str, ctx: Context | None, skip: Iterable[str], env: Mapping[str, str] | None,

@@ -18,6 +18,7 @@ not be read, and why) and `doctor` turns it into findings. Nothing here writes.
 
 from __future__ import annotations
 
+import operator
 import os
 import posixpath
 import re
@@ -550,6 +551,9 @@ def _resolve(store: Store, p: Pointer, by_fold: dict[str, Note] | None) -> None:
     p.is_file = stat.S_ISREG(st.st_mode)
 
 
+_REL = operator.attrgetter("rel")  # the notes' sort key, read in C
+
+
 def load(root: str, env: Mapping[str, str] | None = None, visit: Callable[[Note], None] | None = None,
          deadline: float | None = None) -> Store:
     """Read the store at `root`. Raises OSError only when `root` itself is not a folder
@@ -566,7 +570,7 @@ def load(root: str, env: Mapping[str, str] | None = None, visit: Callable[[Note]
     store.case_insensitive = case_insensitive(root, store.index_name)
     _read_index(store)
     _walk(store, deadline)
-    store.notes.sort(key=lambda n: n.rel)
+    store.notes.sort(key=_REL)
     store.streamed = visit is not None
     by_rel = store.by_rel
     for note in store.notes:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 
 from engramory.doctor.codes import MAX_PER_NOTE, Finding
-from engramory.sync import gitops
 from engramory.sync.indexparse import MARKER_RE
 
 TYPE_CHECKING = False
@@ -39,6 +38,8 @@ def marker_lines(text: str) -> list[int]:
 
 def _git_facts(root: str, index_name: str) -> tuple[str, str, str] | None:
     """(top, the index relative to it, the store folder relative to it), or None outside git."""
+    # lazy: gitops loads subprocess, and the SessionStart audit and `doctor --skip store-in-git` run no git
+    from engramory.sync import gitops
 
     try:
         top = gitops.toplevel(root)
@@ -58,6 +59,9 @@ def shared_by_sync(root: str, index_name: str = "MEMORY.md") -> bool:
     facts = _git_facts(root, index_name)
     if facts is None:
         return False
+    # lazy: as in _git_facts (git ran there, so this costs nothing more)
+    from engramory.sync import gitops
+
     try:
         return gitops.check_attr(facts[0], "merge", facts[1]) == DRIVER
     except gitops.GitError:
@@ -83,6 +87,9 @@ def _git_findings(st: Store) -> Iterator[Finding]:
     facts = _git_facts(st.root, st.index_name)
     if facts is None:
         return
+    # lazy: as in _git_facts (git ran there, so this costs nothing more)
+    from engramory.sync import gitops
+
     top, index_rel, prefix = facts
     try:
         attr = gitops.check_attr(top, "merge", index_rel)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import re
 from pathlib import Path
 
 import jsonschema
@@ -196,3 +197,56 @@ def test_fast_path_reads_exactly_like_the_careful_reader(body_lines, crlf, bom, 
     nl = "\r\n" if crlf else "\n"
     text = ("\ufeff" if bom else "") + nl.join(["---"] + body_lines + ["---", tail])
     assert summary(parse(text)) == summary(frontmatter._parse_lines(text, 1 if bom else 0))
+
+
+# -- the five-field block `engramory new` writes, read in one match ------------------------------
+
+canon_values = st.one_of(word_values, raw_values, st.sampled_from(["yes", "No", "OFF", "null", "True", "on", "a b ", "a  b",
+                                                                    "a:b", "a #b", "a#", "\u00e9", "a\tb", "-a", ""]),
+                         word_values.map(lambda v: v + " "), word_values.map(lambda v: " " + v))
+canon_dates = st.one_of(st.sampled_from(["2025-01-01", "2026-02-28", "2024-02-29", "2025-02-29", "2026-13-01",
+                                         "0000-01-01", "2026-01-01 ", "2026-1-01", "yes"]), raw_values)
+
+
+CANON_GOOD = ("user-a", "what the note is about", "feedback", "2025-01-01", "2026-01-01", "---\n")
+
+
+@st.composite
+def five_field_blocks(draw: st.DrawFn) -> tuple[str, bool]:
+    """(text, bom): the block `engramory new` writes with one or two of its parts odd."""
+    odd = draw(st.sets(st.sampled_from(range(6)), max_size=2))
+    hostile = (canon_values, canon_values, st.one_of(st.sampled_from(["user", "project", "reference"]), canon_values),
+               canon_dates, canon_dates, st.sampled_from(["---", "--- \n", "---\r\n", "---x\n"]))
+    name, desc, type_, created, updated, close = (draw(hostile[k]) if k in odd else CANON_GOOD[k] for k in range(6))
+    bom = draw(st.booleans())
+    tail = draw(st.sampled_from(["body\n", "", "\n---\nname: x\n---\n"]))
+    return ("%s---\nname: %s\ndescription: %s\ntype: %s\ncreated: %s\nupdated: %s\n%s%s" % (
+        "\ufeff" if bom else "", name, desc, type_, created, updated, close, tail)), bom
+
+
+@settings(max_examples=2000, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(five_field_blocks())
+def test_the_five_field_block_reads_as_the_line_loop_reads_it(block):
+    text, bom = block
+    fast = summary(parse(text))
+    real = frontmatter._CANON_BLOCK
+    frontmatter._CANON_BLOCK = re.compile(r"(?!)")  # never matches: the line loop reads every block
+    try:
+        loop = summary(parse(text))
+    finally:
+        frontmatter._CANON_BLOCK = real
+    assert fast == loop
+    assert fast == summary(frontmatter._parse_lines(text, 1 if bom else 0))
+
+
+def test_the_five_field_block_is_read_in_one_match(monkeypatch):
+    """The one-match path is taken for the usual note (else the test above holds vacuously)."""
+    def refuse(lines):
+        raise AssertionError("the line loop ran")
+
+    monkeypatch.setattr(frontmatter, "_parse_flat", refuse)
+    block = "---\nname: user-a\ndescription: what it is about, in words\ntype: user\ncreated: 2025-01-01\n" \
+            "updated: 2026-01-01\n---\n"
+    fm = parse(block + "body\n")
+    assert fm.fields["description"] == "what it is about, in words" and fm.line_of["updated"] == 6
+    assert fm.body_start == len(block) and fm.body_line == 8 and not fm.problems
