@@ -305,14 +305,23 @@ class Query:
         self.inner = self._inner()
 
     def _inner(self) -> list[int]:
-        """The places in `terms` of the terms of the phrase's inner words (all but its first and
-        last). A text holding the phrase holds each inner word between two spaces, so it has each
-        of their terms: a field that lacks one cannot hold the phrase (see `could_phrase`)."""
+        """The places in `terms` of the terms a text holding the phrase must have: those of its
+        inner words (all but its first and last), which it holds between two spaces, and the
+        inner parts of a first or last word that is one joined run (`tests/conftest.py`): the
+        text's run around it may be longer at its open end, but it is split at the same joiners.
+        A field lacking one of these terms cannot hold the phrase (see `could_phrase`)."""
         place = {t: i for i, t in enumerate(self.terms)}
         out: set[int] = set()
-        for word in self.phrase.split(" ")[1:-1]:
-            if word.lower() == word:  # tokens() lowercases again: only a word that stays as it is
+        words = self.phrase.split(" ")
+        for k, word in enumerate(words):
+            if word.lower() != word:  # tokens() lowercases again: only a word that stays as it is
+                continue
+            if 0 < k < len(words) - 1:
                 out.update(place[t] for t in tokens(word) if t in place)
+            elif ASCII_RE.fullmatch(word):
+                parts = WORD_SPLIT_RE.split(word)
+                inner = parts[1 if k == 0 else 0: -1 if k == len(words) - 1 else len(parts)]
+                out.update(place[t] for t in map(_stem, inner) if t in place)
         return sorted(out)
 
     def could_phrase(self, tfs: Sequence[tuple[int, int, int] | None]) -> bool:

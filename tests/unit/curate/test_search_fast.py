@@ -40,11 +40,11 @@ def test_the_words_of_any_text_are_the_patterns(text: str) -> None:
 
 
 WORDS = ["run", "runs", "running", "all", "tests", "test", "before", "claiming", "fixed", "cut-off", "cutoff",
-         "foo.test.ts:42", "the", "of", "部署流程", "デプロイ", "x", "bodies", "body", "—", "it's", "Fix", "ÉTÉ"]
+         "foo.test.ts:42", "tests/conftest.py", "a/b-c.d", "x:1", "the", "of", "部署流程", "デプロイ", "x", "bodies", "body", "—", "it's", "Fix", "ÉTÉ"]
 
 
 @given(st.lists(st.sampled_from(WORDS), min_size=1, max_size=12), st.lists(st.sampled_from(WORDS), max_size=8),
-       st.integers(0, 11), st.integers(2, 6), st.booleans(), st.sampled_from(["", "a", "s", "-x", "中"]))
+       st.integers(0, 11), st.integers(2, 6), st.booleans(), st.sampled_from(["", "a", "s", "-x", "中", "q.", "/", ".py", "é"]))
 @settings(max_examples=600, deadline=None)
 def test_a_note_holding_the_phrase_is_never_ruled_out(words: list[str], other: list[str], start: int, n: int,
                                                       in_description: bool, glue: str) -> None:
@@ -67,6 +67,11 @@ def test_the_inner_words_rule_out_notes_and_the_edges_do_not() -> None:
     q = search.Query("run all tests before claiming fixed")
     assert [q.terms[i] for i in q.inner] == ["all", "test", "before", "claim"]
     assert search.Query("two words").inner == []  # no inner word: nothing is ruled out
+    one = search.Query("tests/conftest.py")
+    assert [one.terms[i] for i in one.inner] == ["conftest"]  # a file name's inner parts
+    assert search.Query("foo.test.ts:42 fails").inner == [2, 3, 4]  # test, ts, 42: all but its open end
+    longer = search.Doc.stored("n.md", False, None, "n", "", "see mytests/conftest.pyc here", 3, 2)
+    assert one.could_phrase(search.term_counts(longer, one.terms)) and one.phrase in longer.body
     half = search.Doc.stored("n.md", False, None, "n", "run all tests", "before claiming fixed", 3, 2)
     assert not q.could_phrase(search.term_counts(half, q.terms))  # split across fields: no phrase there
     edge = search.Doc.stored("n.md", False, None, "n", "rerun all tests before claiming fixedly", "", 3, 2)
@@ -102,3 +107,71 @@ def test_the_phrase_bonus_reads_only_notes_that_can_hold_the_phrase(fixture_stor
     # the five hits and the few notes holding every inner term in one field; not the hundreds
     # whose score with the most bonus could still reach the top five
     assert len(read) <= 12, len(read)
+
+
+# --- the freshness check's listing ----------------------------------------------------------------------
+
+
+def _odd_folder(root: Path) -> None:
+    import os
+
+    (root / "archive").mkdir(parents=True)
+    for name in ("a.md", "B.MD", "c.Md", "notes.txt", ".hidden.md", "MEMORY.md", "archive/x.md", "archive/MEMORY.md"):
+        (root / name).write_text("---\ndescription: d %s\n---\nbody\n" % name, encoding="utf-8")
+    (root / "dir.md").mkdir()
+    (root / "link.md").symlink_to(root / "a.md")
+    (root / "dangling.md").symlink_to(root / "nowhere.md")
+    os.mkfifo(str(root / "fifo.md"))
+
+
+def test_the_listing_by_dir_fd_is_the_scandir_listing(tmp_path: Path) -> None:
+    import os
+
+    _odd_folder(tmp_path)
+    assert searchrefresh._FAST  # this machine takes the fast path
+    for folder, top in ((str(tmp_path), True), (str(tmp_path / "archive"), False)):
+        with os.scandir(folder) as it:
+            slow = searchrefresh._stamped(folder, list(it), top)
+        fast = searchrefresh._listed(folder, top)
+        assert fast is not None
+        assert fast[0] == slow[0] and fast[1] == slow[1]
+        assert [fast[2][j] for j in range(len(fast[2]))] == [slow[2][j] for j in range(len(slow[2]))]
+    names = searchrefresh.listing(str(tmp_path))[0][0]
+    assert sorted(names) == ["B.MD", "a.md", "c.Md"]
+    gone = searchrefresh._listed(str(tmp_path / "missing"), True)
+    assert gone is not None and gone[0] == [] and len(gone[1]) == 0
+
+
+def test_a_note_gone_between_listing_and_lstat_falls_back_to_scandir(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    _odd_folder(tmp_path)
+    real = os.stat
+
+    def vanish(path: object, *args: object, **kwargs: object) -> os.stat_result:
+        if path == "c.Md":
+            raise FileNotFoundError(path)
+        return real(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "stat", vanish)
+    assert searchrefresh._FAST and searchrefresh._listed(str(tmp_path), True) is None
+    assert sorted(searchrefresh.listing(str(tmp_path))[0][0]) == ["B.MD", "a.md", "c.Md"]  # scandir's answer
+
+
+def test_an_edit_in_place_same_size_new_mtime_is_found_on_the_next_search(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    monkeypatch.setattr(searchrefresh, "RACY_NS", 0)
+    for i in range(30):
+        (tmp_path / ("n%02d.md" % i)).write_text("---\ndescription: note %d\ntype: user\n---\nplain words\n" % i)
+    assert searchindex.build(str(tmp_path))
+    assert [h.doc.rel for h in searchindex.search(str(tmp_path), "walrus")] == []
+    path = tmp_path / "n07.md"
+    before = path.stat()
+    path.write_text("---\ndescription: note 7\ntype: user\n---\nwalrus word\n")  # same size
+    assert path.stat().st_size == before.st_size and path.stat().st_ino == before.st_ino
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 10**9))
+    out = searchindex.lookup(str(tmp_path), search.Query("walrus"), None, 10, True, None)
+    assert out.hits is not None and [h.doc.rel for h in out.hits] == ["n07.md"] and out.reread == 1
