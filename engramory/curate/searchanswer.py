@@ -2,7 +2,8 @@
 checked: the postings of the query's term hashes give the candidates and their counts; every
 text the ranking needs (a candidate the index cannot vouch for, the phrase bonus, the snippets,
 the notes the secret scan flags) is read from the note's file and checked against the hash the
-index holds for it. A file whose bytes differ raises Stale: the scan answers, never the index."""
+index holds for it. A file whose bytes differ raises Stale: every note is read again
+(searchindex), never answered by what the index held for it."""
 
 from __future__ import annotations
 

@@ -49,7 +49,8 @@ class Unreadable(Exception):
 
 
 class Stale(Exception):
-    """A note's bytes differ from the hash the index holds for it: the scan answers."""
+    """A note's bytes differ from the hash the index holds for it: every note is read again
+    (searchindex._read_again), or the scan answers."""
 
 
 _FINGERPRINT: list[str] = []
