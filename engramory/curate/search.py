@@ -342,10 +342,11 @@ def score(q: Query, count: int, sums: Sequence[int], cands: Sequence[Candidate],
     idf = _idf(len(q.terms), count, cands)
     base: list[tuple[float, str, bool, object, bool]] = []
     phrased = q.use_phrase
+    test = phrased and bool(q.inner)  # no inner term: every note could hold the phrase
     for key, rel, archived, lengths, tfs in cands:
         s = _bm25(tfs, lengths, idf, avg)
         if s > 0:
-            base.append((s, rel, archived, key, phrased and q.could_phrase(tfs)))
+            base.append((s, rel, archived, key, q.could_phrase(tfs) if test else phrased))
     if limit <= 0:
         return []
     if not phrased:

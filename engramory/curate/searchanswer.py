@@ -50,12 +50,17 @@ class Files:
             raise Stale(paths[j])
         return S.Doc(("archive/" if k else "") + names[j], bool(k), got[0].decode("utf-8", "replace"))
 
-    def rel(self, did: int) -> str:
-        where = self.pos.get(did)
-        if where is None:
-            raise Unreadable("a note's record is missing")
-        k, j = where
-        return ("archive/" if k else "") + self.now[k][0][j]
+    def rels(self, ids: Iterable[int]) -> list[str]:
+        """The path of each note, relative to the store, from the folder listing."""
+        pos, now = self.pos, self.now
+        out = []
+        for did in ids:
+            where = pos.get(did)
+            if where is None:
+                raise Unreadable("a note's record is missing")
+            k, j = where
+            out.append(("archive/" if k else "") + now[k][0][j])
+        return out
 
 
 def _pool(st: State, code: int | None, include_archive: bool) -> tuple[int, list[int]]:
@@ -91,15 +96,18 @@ class Ask:
 
     def _term(self, i: int, ids: array.array[int], vals: array.array[int]) -> None:
         n = len(self.q.terms)
+        kind, tcode, top, code = self.st.kind, self.st.tcode, self.top_kind, self.code
+        found, probed = self.found, self.probed
         for did, cd, cn, cb, flag in zip(ids, vals[0::4], vals[1::4], vals[2::4], vals[3::4]):
-            if not self.in_pool(did):
+            kd = kind[did]  # in_pool, inline: this loop runs once per posting of every query term
+            if not kd or kd > top or (code is not None and tcode[did] != code):
                 continue
-            tfs = self.found.get(did)
+            tfs = found.get(did)
             if tfs is None:
-                tfs = self.found[did] = [None] * n
+                tfs = found[did] = [None] * n
             tfs[i] = (cd, cn, cb)
             if flag:
-                self.probed.add(did)
+                probed.add(did)
 
     def flagged(self, files: Files) -> None:
         """The notes the secret scan flags, which have no postings: counted from their files."""
@@ -139,10 +147,9 @@ def answer(conn: Connection, st: State, now: Listing, q: S.Query, type_: str | N
     ask.postings(conn)
     ask.flagged(files)
     ask.unsure(files)
-    lens = st.lens
-    cands: list[S.Candidate] = [(did, files.rel(did), st.kind[did] == 2,
-                                 (lens[3 * did], lens[3 * did + 1], lens[3 * did + 2]), tfs)
-                                for did, tfs in ask.found.items()]
+    lens, kind = st.lens, st.kind
+    cands: list[S.Candidate] = [(did, rel, kind[did] == 2, (lens[3 * did], lens[3 * did + 1], lens[3 * did + 2]), tfs)
+                                for (did, tfs), rel in zip(ask.found.items(), files.rels(ask.found))]
 
     def fetch(keys: list[object]) -> dict[object, tuple[str, str]]:
         docs = files.get(k for k in keys if isinstance(k, int))
