@@ -1,7 +1,7 @@
 """`engramory search`'s command line read without argparse (commands/search.quick), held to the
 argparse parser, which stays its one definition: every shape quick reads, it reads as argparse
 does; every other shape it leaves to argparse (None); and the whole command prints the same
-bytes and exits the same either way. Plus: a warm search imports no argparse, typing or shutil,
+bytes and exits the same either way. Plus: a warm search imports no argparse, typing, shutil or json,
 nor the writing commands' modules (datetime it does: sqlite3 imports it)."""
 
 from __future__ import annotations
@@ -139,6 +139,6 @@ def test_a_warm_search_imports_only_what_it_needs(store: Path) -> None:
                          capture_output=True, text=True, check=True, timeout=60)
     loaded = set(got.stdout.splitlines()[-1].split())
     assert "engramory.curate.searchindex" in loaded  # the index answered
-    unwanted = {"argparse", "typing", "shutil", "engramory.curate.notes", "engramory.commands.parser",
+    unwanted = {"argparse", "typing", "shutil", "json", "engramory.curate.notes", "engramory.commands.parser",
                 "engramory.store.reader", "gettext", "textwrap", "locale"} & loaded
     assert not unwanted, unwanted
