@@ -340,20 +340,25 @@ def score(q: Query, count: int, sums: Sequence[int], cands: Sequence[Candidate],
     for (`texts`) only for notes that could still reach the top `limit` with it."""
     avg = [(sums[i] / count) or 1.0 for i in range(len(FIELDS))]
     idf = _idf(len(q.terms), count, cands)
-    base: list[tuple[float, str, bool, object, bool]] = []
-    phrased = q.use_phrase
-    test = phrased and bool(q.inner)  # no inner term: every note could hold the phrase
+    base = []
     for key, rel, archived, lengths, tfs in cands:
         s = _bm25(tfs, lengths, idf, avg)
         if s > 0:
-            base.append((s, rel, archived, key, q.could_phrase(tfs) if test else phrased))
+            base.append((s, rel, archived, key, tfs))
     if limit <= 0:
         return []
-    if not phrased:
+    if not q.use_phrase:
         done = [(_final(s, archived), rel, key) for s, rel, archived, key, _ in base]
         done.sort(key=lambda x: (-x[0], x[1]))
         return [(s, key) for s, _, key in done[:limit]]
-    return _with_phrase(q.phrase, base, texts, limit)
+    if len(base) > limit:
+        # the bonus only adds: `limit` notes score at least the limit-th best score without it,
+        # so a note whose score with the most bonus stays below that cannot enter the top
+        floor = sorted([_final(x[0], x[2]) for x in base], reverse=True)[limit - 1]
+        base = [x for x in base if _bound(x[0], x[2]) >= floor]
+    test = bool(q.inner)  # no inner term: every note could hold the phrase
+    return _with_phrase(q.phrase, [(s, rel, archived, key, q.could_phrase(tfs) if test else True)
+                                   for s, rel, archived, key, tfs in base], texts, limit)
 
 
 def _idf(n: int, count: int, cands: Sequence[Candidate]) -> list[float | None]:
