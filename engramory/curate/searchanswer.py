@@ -40,6 +40,11 @@ class Files:
         return self.docs
 
     def _read(self, did: int, digest: bytes | None) -> S.Doc:
+        k, rel, text = self._text(did, digest)
+        return S.Doc(rel, bool(k), text)
+
+    def _text(self, did: int, digest: bytes | None) -> tuple[int, str, str]:
+        """(folder, path in the store, text) of a note, its bytes checked against `digest`."""
         where = self.pos.get(did)
         if where is None or digest is None:
             raise Unreadable("a note's record is missing")
@@ -48,7 +53,30 @@ class Files:
         got = read_note(paths[j])
         if got is None or self.st.keyed.data(got[0]) != digest:
             raise Stale(paths[j])
-        return S.Doc(("archive/" if k else "") + names[j], bool(k), got[0].decode("utf-8", "replace"))
+        return k, ("archive/" if k else "") + names[j], got[0].decode("utf-8", "replace")
+
+    def phrase_fields(self, ids: list[int], phrase: str) -> dict[int, tuple[str, str]]:
+        """(description, body) of each note, for the phrase bonus; ("", "") for one whose whole
+        text lacks the phrase, told without parsing its frontmatter. That is sound for a phrase
+        of ASCII without a quote, in a text without a backslash: the body is a slice of the text,
+        the description its frontmatter's value, which without escapes is slices of the text
+        joined by a quote (a single-quoted '' ); lowercasing maps character by character (only
+        a capital sigma looks at its neighbours, and it never becomes ASCII), so a phrase in
+        either field, lowercased, is in the text, lowercased (tests/unit/curate/test_search_fast.py)."""
+        want = [did for did in ids if did not in self.docs]
+        hashes = note_hashes(self.conn, want) if want else {}
+        plain = phrase.isascii() and "'" not in phrase
+        out: dict[int, tuple[str, str]] = {}
+        for did in ids:
+            d = self.docs.get(did)
+            if d is None:
+                k, rel, text = self._text(did, hashes.get(did))
+                if plain and "\\" not in text and phrase not in text.lower():
+                    out[did] = ("", "")
+                    continue
+                d = self.docs[did] = S.Doc(rel, bool(k), text)
+            out[did] = (d.description, d.body)
+        return out
 
     def rels(self, ids: Iterable[int]) -> list[str]:
         """The path of each note, relative to the store, from the folder listing."""
@@ -152,8 +180,8 @@ def answer(conn: Connection, st: State, now: Listing, q: S.Query, type_: str | N
                                 for (did, tfs), rel in zip(ask.found.items(), files.rels(ask.found))]
 
     def fetch(keys: list[object]) -> dict[object, tuple[str, str]]:
-        docs = files.get(k for k in keys if isinstance(k, int))
-        return {k: (docs[k].description, docs[k].body) for k in keys if isinstance(k, int)}
+        got = files.phrase_fields([k for k in keys if isinstance(k, int)], q.phrase)
+        return {k: v for k, v in got.items()}
 
     best = S.score(q, count, sums, cands, fetch, limit)
     docs = files.get(k for _, k in best if isinstance(k, int))

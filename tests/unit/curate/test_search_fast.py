@@ -175,3 +175,50 @@ def test_an_edit_in_place_same_size_new_mtime_is_found_on_the_next_search(tmp_pa
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 10**9))
     out = searchindex.lookup(str(tmp_path), search.Query("walrus"), None, 10, True, None)
     assert out.hits is not None and [h.doc.rel for h in out.hits] == ["n07.md"] and out.reread == 1
+
+
+# --- the phrase test by the raw text ---------------------------------------------------------------------
+
+PIECES = ["a", "b", "ab", " ", "  ", "'", "''", '"', ":", " #", "#", "\u03a3", "\u0130", "\u212a", "K", "x y", "-", "\t",
+          "\u00e9", "\u4e2d", "\r"]
+
+
+@given(st.lists(st.sampled_from(PIECES), max_size=8), st.sampled_from(["plain", "single", "double"]),
+       st.lists(st.sampled_from(PIECES + ["\n"]), max_size=8), st.integers(0, 40), st.integers(1, 8))
+@settings(max_examples=1500, deadline=None)
+def test_a_phrase_in_a_field_is_in_the_raw_text_without_backslashes(desc: list[str], style: str, body: list[str],
+                                                                    start: int, n: int) -> None:
+    """What Files.phrase_fields relies on to skip parsing a note's frontmatter."""
+    value = "".join(desc)
+    if style == "single":
+        line = "'%s'" % value.replace("'", "''")
+    elif style == "double":
+        line = '"%s"' % value.replace('"', "")
+    else:
+        line = value
+    text = "---\ndescription: %s\ntype: user\n---\n%s\n" % (line, "".join(body))
+    d = search.Doc("n.md", False, text)
+    for field in (d.description.lower(), d.body.lower()):
+        phrase = " ".join(field[start:start + n].split())
+        if len(phrase) >= 1 and phrase.isascii() and "'" not in phrase and "\\" not in text and phrase in field:
+            assert phrase in text.lower(), (phrase, text)
+
+
+def test_the_phrase_bonus_parses_only_notes_whose_text_holds_the_phrase(fixture_store: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    query = "Makefile check target"
+    docs = search.load(str(fixture_store))
+    want = [(h.doc.rel, h.score, h.line, h.snippet) for h in reference_rank.rank(docs, query, None, 5)]
+    made: list[str] = []
+    real = search.Doc.__init__
+
+    def counting(self: search.Doc, rel: str, archived: bool, text: str) -> None:
+        made.append(rel)
+        real(self, rel, archived, text)
+
+    monkeypatch.setattr(searchrefresh, "RACY_NS", 0)
+    monkeypatch.setattr(search.Doc, "__init__", counting)
+    out = searchindex.lookup(str(fixture_store), search.Query(query), None, 5, True, None)
+    assert out.hits is not None and not out.problem
+    assert [(h.doc.rel, h.score, h.line, h.snippet) for h in out.hits] == want
+    assert len(made) <= 10, len(made)  # not the hundreds of notes whose body says "check"
