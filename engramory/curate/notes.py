@@ -12,9 +12,12 @@ import os
 import re
 import sys
 
-from engramory import automemory, scope
+from engramory.curate.root import Refusal as Refusal
+from engramory.curate.root import default_root as default_root
+from engramory.curate.root import fail as fail
+from engramory.curate.root import is_path_like as is_path_like
+from engramory.curate.root import resolve_root as resolve_root
 from engramory.curate.search import tokens
-from engramory.exitcodes import EX_NOINPUT, EX_REFUSED, EX_USAGE
 from engramory.layout import comment_lines
 from engramory.size import n as n
 from engramory.store import descriptions, frontmatter, secrets
@@ -34,15 +37,6 @@ SLUG_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*\Z")
 DERIVED_WORDS = 7
 NEEDS_LABELS = ("feedback", "project")
 ARCHIVE = "archive"
-
-
-class Refusal(Exception):
-    """A command declines: nothing is written. `code` is the exit code."""
-
-    def __init__(self, message: str, code: int = EX_REFUSED) -> None:
-        super().__init__(message)
-        self.code = code
-
 
 
 def today() -> str:
@@ -291,47 +285,6 @@ def near_duplicate(st: Store, type_: str, description: str, body: str, skip: str
 
 # -- the store and the command line ------------------------------------------------------------
 
-def default_root() -> str:
-
-    found = automemory.memory_dir(os.getcwd())
-    if found is None:
-        raise Refusal("CLAUDE_CODE_PROJECT_DIR_NAME is not a plain folder name; pass the store folder as ROOT",
-                      EX_USAGE)
-    return found
-
-
-def resolve_root(given: str | None, create: bool = False) -> tuple[str, bool]:
-    """(root, chosen by default). The default is the project's Claude Code auto-memory folder;
-    `create` makes that default folder when it does not exist yet (the host would too)."""
-    if given:
-        root = os.path.expanduser(given)
-        if os.path.basename(root.rstrip("/")) in _index_names() and os.path.isfile(root):
-            root = os.path.dirname(root) or "."
-        if not os.path.isdir(root):
-            raise Refusal("%s is not a folder; pass the folder that holds MEMORY.md" % given, EX_NOINPUT)
-        return root, False
-    root = default_root()
-    if not os.path.isdir(root):
-        if not create:
-            raise Refusal("this project has no memory folder yet (%s); pass ROOT, or save a first note with "
-                          "`engramory new`" % root, EX_NOINPUT)
-        os.makedirs(root, exist_ok=True)
-    return root, True
-
-
-def _index_names() -> set[str]:
-    """MEMORY.md and the index name the environment sets (ENGRAMORY_INDEX_NAME)."""
-
-    return {scope.INDEX_NAME, scope.index_name(os.environ)[0]}
-
-
-def is_path_like(arg: str) -> bool:
-    """Whether a trailing argument names the store: it has a '/', is '.' or '..', starts
-    with '~', or is a folder holding an index (MEMORY.md, or the name the environment sets)."""
-    return ("/" in arg or os.sep in arg or arg in (".", "..") or arg.startswith("~")
-            or any(os.path.isfile(os.path.join(arg, name)) for name in _index_names()))
-
-
 def emit(as_json: bool, obj: dict[str, object], text: str) -> None:
     """A receipt, through the one masker (engramory.store.secrets)."""
 
@@ -339,14 +292,6 @@ def emit(as_json: bool, obj: dict[str, object], text: str) -> None:
         secrets.emit_json(obj, indent=2)  # ASCII: undecodable names survive
     else:
         secrets.emit(text if text.endswith("\n") else text + "\n")
-
-
-def fail(as_json: bool, message: str, code: int) -> int:
-
-    if as_json:
-        secrets.emit_json({"ok": False, "error": message, "exit": code})
-    secrets.emit("engramory: %s\n" % message, sys.stderr)
-    return code
 
 
 def read_stdin(limit: int) -> str:

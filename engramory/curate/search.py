@@ -92,6 +92,16 @@ def _words(low: str) -> list[str]:
     """Words and CJK runs of lowercased text, each CJK run cut into character bigrams."""
     if low.isascii():
         return ASCII_RE.findall(low)
+    odd = [c for c in set(low) if c > "\x7f"]
+    if not any(c.isalnum() or c >= "\u3040" for c in odd):
+        # every non-ASCII character here (a dash, a quote, an arrow) is one no token holds, as a
+        # space is: the same words as TOKEN_PATTERN's, without compiling it (ms of a search's start)
+        return ASCII_RE.findall(low.translate({ord(c): " " for c in odd}))
+    return pattern_words(low)
+
+
+def pattern_words(low: str) -> list[str]:
+    """`_words` by TOKEN_PATTERN itself, whatever the text (the tests hold the shortcuts to it)."""
     out: list[str] = []
     if not _TOKEN_RE:
         _TOKEN_RE.append(re.compile(TOKEN_PATTERN))
@@ -284,7 +294,7 @@ class Query:
     """A query as the ranking sees it: its distinct terms (stopwords dropped unless nothing
     else is left), the substring each term's text must contain, and the verbatim phrase."""
 
-    __slots__ = ("terms", "probes", "phrase", "use_phrase")
+    __slots__ = ("terms", "probes", "phrase", "use_phrase", "inner")
 
     def __init__(self, query: str) -> None:
         all_terms = list(dict.fromkeys(tokens(query)))
@@ -292,6 +302,33 @@ class Query:
         self.probes = [probe(t) for t in self.terms]
         self.phrase = " ".join(query.lower().split())
         self.use_phrase = len(self.phrase) >= 4 and len(all_terms) > 1
+        self.inner = self._inner()
+
+    def _inner(self) -> list[int]:
+        """The places in `terms` of the terms a text holding the phrase must have: those of its
+        inner words (all but its first and last), which it holds between two spaces, and the
+        inner parts of a first or last word that is one joined run (`tests/conftest.py`): the
+        text's run around it may be longer at its open end, but it is split at the same joiners.
+        A field lacking one of these terms cannot hold the phrase (see `could_phrase`)."""
+        place = {t: i for i, t in enumerate(self.terms)}
+        out: set[int] = set()
+        words = self.phrase.split(" ")
+        for k, word in enumerate(words):
+            if word.lower() != word:  # tokens() lowercases again: only a word that stays as it is
+                continue
+            if 0 < k < len(words) - 1:
+                out.update(place[t] for t in tokens(word) if t in place)
+            elif ASCII_RE.fullmatch(word):
+                parts = WORD_SPLIT_RE.split(word)
+                inner = parts[1 if k == 0 else 0: -1 if k == len(words) - 1 else len(parts)]
+                out.update(place[t] for t in map(_stem, inner) if t in place)
+        return sorted(out)
+
+    def could_phrase(self, tfs: Sequence[tuple[int, int, int] | None]) -> bool:
+        """Whether a note with these per-term (description, name, body) counts can hold the
+        phrase in its description or its body: False only when each lacks an inner term."""
+        got = [tfs[i] for i in self.inner]
+        return all(c is not None and c[0] for c in got) or all(c is not None and c[2] for c in got)
 
 
 def score(q: Query, count: int, sums: Sequence[int], cands: Sequence[Candidate], texts: Texts,
@@ -303,18 +340,25 @@ def score(q: Query, count: int, sums: Sequence[int], cands: Sequence[Candidate],
     for (`texts`) only for notes that could still reach the top `limit` with it."""
     avg = [(sums[i] / count) or 1.0 for i in range(len(FIELDS))]
     idf = _idf(len(q.terms), count, cands)
-    base: list[tuple[float, str, bool, object]] = []
+    base = []
     for key, rel, archived, lengths, tfs in cands:
         s = _bm25(tfs, lengths, idf, avg)
         if s > 0:
-            base.append((s, rel, archived, key))
+            base.append((s, rel, archived, key, tfs))
     if limit <= 0:
         return []
     if not q.use_phrase:
-        done = [(s * ARCHIVE_FACTOR if archived else s, rel, key) for s, rel, archived, key in base]
+        done = [(_final(s, archived), rel, key) for s, rel, archived, key, _ in base]
         done.sort(key=lambda x: (-x[0], x[1]))
         return [(s, key) for s, _, key in done[:limit]]
-    return _with_phrase(q.phrase, base, texts, limit)
+    if len(base) > limit:
+        # the bonus only adds: `limit` notes score at least the limit-th best score without it,
+        # so a note whose score with the most bonus stays below that cannot enter the top
+        floor = sorted([_final(x[0], x[2]) for x in base], reverse=True)[limit - 1]
+        base = [x for x in base if _bound(x[0], x[2]) >= floor]
+    test = bool(q.inner)  # no inner term: every note could hold the phrase
+    return _with_phrase(q.phrase, [(s, rel, archived, key, q.could_phrase(tfs) if test else True)
+                                   for s, rel, archived, key, tfs in base], texts, limit)
 
 
 def _idf(n: int, count: int, cands: Sequence[Candidate]) -> list[float | None]:
@@ -344,27 +388,33 @@ def _bm25(tfs: Sequence[tuple[int, int, int] | None], lengths: tuple[int, int, i
     return s
 
 
-def _bound(s: float, archived: bool) -> float:
-    """The most a base score can become with the phrase bonus (at most PHRASE_BONUS * 1.5)."""
-    top = s + PHRASE_BONUS * 1.5
-    return top * ARCHIVE_FACTOR if archived else top
+def _final(s: float, archived: bool) -> float:
+    return s * ARCHIVE_FACTOR if archived else s
 
 
-def _with_phrase(phrase: str, base: list[tuple[float, str, bool, object]], texts: Texts,
+def _bound(s: float, archived: bool, could: bool = True) -> float:
+    """The most a base score can become with the phrase bonus (at most PHRASE_BONUS * 1.5);
+    the score itself for a note that cannot hold the phrase (Query.could_phrase)."""
+    return _final(s + PHRASE_BONUS * 1.5 if could else s, archived)
+
+
+def _with_phrase(phrase: str, base: list[tuple[float, str, bool, object, bool]], texts: Texts,
                  limit: int) -> list[tuple[float, object]]:
     """The top `limit` with the phrase bonus: a note whose score with the most bonus stays
-    below the limit-th exact score cannot enter the top, so its text is never asked for."""
-    order = sorted(base, key=lambda x: (-_bound(x[0], x[2]), x[1]))
+    below the limit-th exact score cannot enter the top, so its text is never asked for; nor
+    is the text of a note that cannot hold the phrase (its score is exact already)."""
+    order = sorted(base, key=lambda x: (-_bound(x[0], x[2], x[4]), x[1]))
     best: list[tuple[float, str, object]] = []
     i = 0
     while i < len(order):
-        if len(best) >= limit and _bound(order[i][0], order[i][2]) < best[limit - 1][0]:
+        if len(best) >= limit and _bound(order[i][0], order[i][2], order[i][4]) < best[limit - 1][0]:
             break
         chunk = order[i:i + 64]
         i += len(chunk)
-        text = texts([x[3] for x in chunk])
-        for s, rel, archived, key in chunk:
-            best.append((_bonus(phrase, text[key], s, archived), rel, key))
+        want = [x[3] for x in chunk if x[4]]
+        text = texts(want) if want else {}
+        for s, rel, archived, key, could in chunk:
+            best.append((_bonus(phrase, text[key], s, archived) if could else _final(s, archived), rel, key))
         best.sort(key=lambda x: (-x[0], x[1]))
         del best[limit:]
     return [(s, key) for s, _, key in best]
@@ -376,7 +426,7 @@ def _bonus(phrase: str, text: tuple[str, str], s: float, archived: bool) -> floa
         s += PHRASE_BONUS * 1.5
     elif phrase in body.lower():
         s += PHRASE_BONUS
-    return s * ARCHIVE_FACTOR if archived else s
+    return _final(s, archived)
 
 
 def term_counts(d: Doc, terms: Sequence[str]) -> list[tuple[int, int, int] | None]:

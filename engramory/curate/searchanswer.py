@@ -2,7 +2,8 @@
 checked: the postings of the query's term hashes give the candidates and their counts; every
 text the ranking needs (a candidate the index cannot vouch for, the phrase bonus, the snippets,
 the notes the secret scan flags) is read from the note's file and checked against the hash the
-index holds for it. A file whose bytes differ raises Stale: the scan answers, never the index."""
+index holds for it. A file whose bytes differ raises Stale: every note is read again
+(searchindex), never answered by what the index held for it."""
 
 from __future__ import annotations
 
@@ -39,6 +40,11 @@ class Files:
         return self.docs
 
     def _read(self, did: int, digest: bytes | None) -> S.Doc:
+        k, rel, text = self._text(did, digest)
+        return S.Doc(rel, bool(k), text)
+
+    def _text(self, did: int, digest: bytes | None) -> tuple[int, str, str]:
+        """(folder, path in the store, text) of a note, its bytes checked against `digest`."""
         where = self.pos.get(did)
         if where is None or digest is None:
             raise Unreadable("a note's record is missing")
@@ -47,14 +53,42 @@ class Files:
         got = read_note(paths[j])
         if got is None or self.st.keyed.data(got[0]) != digest:
             raise Stale(paths[j])
-        return S.Doc(("archive/" if k else "") + names[j], bool(k), got[0].decode("utf-8", "replace"))
+        return k, ("archive/" if k else "") + names[j], got[0].decode("utf-8", "replace")
 
-    def rel(self, did: int) -> str:
-        where = self.pos.get(did)
-        if where is None:
-            raise Unreadable("a note's record is missing")
-        k, j = where
-        return ("archive/" if k else "") + self.now[k][0][j]
+    def phrase_fields(self, ids: list[int], phrase: str) -> dict[int, tuple[str, str]]:
+        """(description, body) of each note, for the phrase bonus; ("", "") for one whose whole
+        text lacks the phrase, told without parsing its frontmatter. That is sound for a phrase
+        of ASCII without a quote, in a text without a backslash: the body is a slice of the text,
+        the description its frontmatter's value, which without escapes is slices of the text
+        joined by a quote (a single-quoted '' ); lowercasing maps character by character (only
+        a capital sigma looks at its neighbours, and it never becomes ASCII), so a phrase in
+        either field, lowercased, is in the text, lowercased (tests/unit/curate/test_search_fast.py)."""
+        want = [did for did in ids if did not in self.docs]
+        hashes = note_hashes(self.conn, want) if want else {}
+        plain = phrase.isascii() and "'" not in phrase
+        out: dict[int, tuple[str, str]] = {}
+        for did in ids:
+            d = self.docs.get(did)
+            if d is None:
+                k, rel, text = self._text(did, hashes.get(did))
+                if plain and "\\" not in text and phrase not in text.lower():
+                    out[did] = ("", "")
+                    continue
+                d = self.docs[did] = S.Doc(rel, bool(k), text)
+            out[did] = (d.description, d.body)
+        return out
+
+    def rels(self, ids: Iterable[int]) -> list[str]:
+        """The path of each note, relative to the store, from the folder listing."""
+        pos, now = self.pos, self.now
+        out = []
+        for did in ids:
+            where = pos.get(did)
+            if where is None:
+                raise Unreadable("a note's record is missing")
+            k, j = where
+            out.append(("archive/" if k else "") + now[k][0][j])
+        return out
 
 
 def _pool(st: State, code: int | None, include_archive: bool) -> tuple[int, list[int]]:
@@ -90,15 +124,18 @@ class Ask:
 
     def _term(self, i: int, ids: array.array[int], vals: array.array[int]) -> None:
         n = len(self.q.terms)
+        kind, tcode, top, code = self.st.kind, self.st.tcode, self.top_kind, self.code
+        found, probed = self.found, self.probed
         for did, cd, cn, cb, flag in zip(ids, vals[0::4], vals[1::4], vals[2::4], vals[3::4]):
-            if not self.in_pool(did):
+            kd = kind[did]  # in_pool, inline: this loop runs once per posting of every query term
+            if not kd or kd > top or (code is not None and tcode[did] != code):
                 continue
-            tfs = self.found.get(did)
+            tfs = found.get(did)
             if tfs is None:
-                tfs = self.found[did] = [None] * n
+                tfs = found[did] = [None] * n
             tfs[i] = (cd, cn, cb)
             if flag:
-                self.probed.add(did)
+                probed.add(did)
 
     def flagged(self, files: Files) -> None:
         """The notes the secret scan flags, which have no postings: counted from their files."""
@@ -138,14 +175,13 @@ def answer(conn: Connection, st: State, now: Listing, q: S.Query, type_: str | N
     ask.postings(conn)
     ask.flagged(files)
     ask.unsure(files)
-    lens = st.lens
-    cands: list[S.Candidate] = [(did, files.rel(did), st.kind[did] == 2,
-                                 (lens[3 * did], lens[3 * did + 1], lens[3 * did + 2]), tfs)
-                                for did, tfs in ask.found.items()]
+    lens, kind = st.lens, st.kind
+    cands: list[S.Candidate] = [(did, rel, kind[did] == 2, (lens[3 * did], lens[3 * did + 1], lens[3 * did + 2]), tfs)
+                                for (did, tfs), rel in zip(ask.found.items(), files.rels(ask.found))]
 
     def fetch(keys: list[object]) -> dict[object, tuple[str, str]]:
-        docs = files.get(k for k in keys if isinstance(k, int))
-        return {k: (docs[k].description, docs[k].body) for k in keys if isinstance(k, int)}
+        got = files.phrase_fields([k for k in keys if isinstance(k, int)], q.phrase)
+        return {k: v for k, v in got.items()}
 
     best = S.score(q, count, sums, cands, fetch, limit)
     docs = files.get(k for _, k in best if isinstance(k, int))

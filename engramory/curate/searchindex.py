@@ -7,7 +7,8 @@ engramory.curate.searchrefresh; the answer, engramory.curate.searchanswer.
 It is never trusted over the files. Every search lists the store and its archive and stats
 every note; a changed, new or gone note is read or dropped in one SQLite write transaction
 before the query is answered from the same transaction, and every text a hit shows is read
-from its file and checked against its hash (a mismatch: the scan answers). A missing,
+from its file and checked against its hash (a mismatch: every note is read and hashed again and
+the ones that differ indexed again, _read_again; the scan answers only if that fails). A missing,
 unreadable or outdated index (another engramory version: the fingerprint) is rebuilt in a
 temporary file and moved into place (SQLite's backup API over a readable one, so its locking
 holds); the search itself then reads every note. Up to INLINE_MAX notes the build runs in the
@@ -42,6 +43,7 @@ INLINE_MAX = 100  # notes: a missing index is built by the search itself up to t
 PARENT_WAIT = 2.0  # seconds a detached build waits for the search that started it to end
 BUSY_S = 5.0  # how long a search waits for another process's write before it scans instead
 RACY_NS = searchrefresh.RACY_NS
+STALE_TRIES = 2  # times a search reads every note again on finding one changed under its stamp, before the scan answers
 FORMAT = searchrecords.FORMAT
 
 
@@ -106,7 +108,7 @@ def lookup(root: str, q: S.Query, type_: str | None, limit: int, include_archive
         out.problem = _unreadable(where, exc)
         out.rebuild = True
         out.hits = None
-    except Stale:  # a note's bytes are not what the index read: the scan answers, the index is built again
+    except Stale:  # notes kept changing under their stamps while read again: the scan answers, the index is built again
         out.rebuild = True
         out.hits = None
     finally:
@@ -133,16 +135,44 @@ def _answer(conn: sqlite3.Connection, out: Outcome, root: str, q: S.Query, how: 
         if not st.fingerprint:
             out.rebuild = True
             return
-        todo = sum(len(names) for names, _, _ in now)
         out.reread = searchrefresh.refresh(conn, st, now, t0)
-        if out.reread > max(INLINE_MAX, todo // 4):
-            out.rebuild = True  # read all the same; a build packs the ids again
-    hits = searchanswer.answer(conn, st, now, q, type_, limit, include_archive)
+    for tries in range(STALE_TRIES, -1, -1):
+        try:
+            hits = searchanswer.answer(conn, st, now, q, type_, limit, include_archive)
+            break
+        except Stale:
+            got = _read_again(conn, now, t0) if tries else None
+            if got is None:
+                raise
+            st = got[0]
+            out.reread += got[1]
+    if out.reread > max(INLINE_MAX, sum(len(names) for names, _, _ in now) // 4):
+        out.rebuild = True  # read all the same; a build packs the ids again
     cut_here = searchanswer.cut_list(st, now, include_archive)
     conn.execute("COMMIT")
     out.hits = hits
     if cut is not None:
         cut.extend(cut_here)
+
+
+def _read_again(conn: sqlite3.Connection, now: searchrefresh.Listing, t0: int) -> tuple[State, int] | None:
+    """After a note was found whose bytes are not the ones its stamp stood for (changed within
+    its stamp's clock tick, or on a file system whose stamps do not move): every listed note is
+    read under the write lock and its bytes' keyed hash compared with the stored one (as a note
+    due a second read is); one that differs is indexed again from those bytes. This is sound:
+    the stamps were shown not to vouch for this store, so none is trusted; every note the index
+    then holds for the listed folders is the bytes just read, which is what a rebuild from them
+    would hold (terms, counts, lengths, the pool's sums) but for the ids, and the answer from it
+    is the scan's. Cheaper than the rebuild it replaces: a read and a hash per note, the
+    tokenizer only for the ones that differ. The state and the notes indexed again; None: the
+    index is of another version now (built again meanwhile), so the caller lets the scan answer."""
+    conn.execute("COMMIT")
+    conn.execute("BEGIN IMMEDIATE")
+    st = load_state(conn, fingerprint())
+    if not st.fingerprint:
+        return None
+    st.racy = set(st.positions(len(now)))
+    return st, searchrefresh.refresh(conn, st, now, t0)
 
 
 def _unreadable(where: str, exc: BaseException) -> str:

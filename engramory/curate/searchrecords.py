@@ -18,7 +18,6 @@ A note's path is the folder listing's (read on every search anyway), matched by 
 from __future__ import annotations
 
 import array
-import json
 import sys
 import zlib
 
@@ -27,7 +26,7 @@ try:  # the blake2 module itself: hashlib would load OpenSSL first, a few ms of 
 except ImportError:  # an interpreter without it: hashlib's
     from hashlib import blake2b
 
-from engramory import scope
+from engramory import jsonlite, scope
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -49,7 +48,8 @@ class Unreadable(Exception):
 
 
 class Stale(Exception):
-    """A note's bytes differ from the hash the index holds for it: the scan answers."""
+    """A note's bytes differ from the hash the index holds for it: every note is read again
+    (searchindex._read_again), or the scan answers."""
 
 
 _FINGERPRINT: list[str] = []
@@ -160,7 +160,7 @@ def load_state(conn: Connection, want: str) -> State:
     """The state; one with an empty fingerprint when the index is of another version."""
     blobs = _blobs(conn)
     try:
-        meta = json.loads(blobs["meta"])
+        meta = _loads(blobs["meta"])
         if meta["fingerprint"] != want:
             return State()
         st = State(blobs["salt"])
@@ -189,7 +189,18 @@ def _fill(st: State, meta: dict[str, object], blobs: dict[str, bytes]) -> None:
             raise Unreadable("its stamps do not match its names")
 
 
+def _loads(data: bytes) -> dict[str, object]:
+    """The meta record (json.dumps wrote it): by jsonlite when small, so that a warm search does
+    not import json and its regexes; by json when large (the racy ids of a store just built)."""
+    if len(data) <= 4096:
+        return jsonlite.loads(data.decode("ascii"))  # type: ignore[no-any-return]
+    import json
+
+    return json.loads(data)  # type: ignore[no-any-return]
+
+
 def save_state(conn: Connection, st: State) -> None:
+    import json  # writing only: a search that changed nothing never saves
     meta = {"fingerprint": st.fingerprint, "notes": len(st.kind), "types": st.types,
             "cut": {str(k): v for k, v in st.cut.items()}, "racy": sorted(st.racy),
             "secret": sorted(st.secret), "agg": st.agg}

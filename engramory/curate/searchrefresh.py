@@ -10,7 +10,10 @@ import array
 import bisect
 import os
 import zlib
-from stat import S_ISREG
+from functools import partial
+from itertools import chain
+from operator import attrgetter
+from stat import S_IFMT, S_IFREG, S_ISREG
 
 from engramory import scope
 from engramory.curate import search as S
@@ -30,7 +33,8 @@ if TYPE_CHECKING:
     from sqlite3 import Connection
     from typing import Dict, List, Tuple
 
-    Listing = List[Tuple[List[str], "array.array[int]", List[str]]]  # per folder: names, stamps, paths
+    Folder = Tuple[List[str], "array.array[int]", "Paths"]  # names, stamps, paths
+    Listing = List[Folder]  # per folder searched
     # (doc, hash of its bytes, size when cut short or 0, flagged by the secret scan)
     Fresh = List[Tuple[S.Doc, bytes, int, bool]]
     Post = Dict[bytes, Tuple["array.array[int]", "array.array[int]"]]
@@ -39,25 +43,76 @@ RACY_NS = 3 * 10**9  # a note changed this close to its read is read again (coar
 _INO_MASK = (1 << 63) - 1
 
 
+class Paths:
+    """The paths of a folder's notes, made when asked for (a search reads a few of them)."""
+
+    __slots__ = ("folder", "names")
+
+    def __init__(self, folder: str, names: list[str]) -> None:
+        self.folder, self.names = folder, names
+
+    def __getitem__(self, j: int) -> str:
+        return os.path.join(self.folder, self.names[j])
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
+_FAST = (os.stat in os.supports_dir_fd and os.stat in os.supports_follow_symlinks and os.listdir in os.supports_fd
+         and hasattr(os, "O_DIRECTORY"))
+_STAMP = attrgetter("st_size", "st_mtime_ns", "st_ctime_ns", "st_ino")
+_MODE = attrgetter("st_mode")
+
+
 def listing(root: str, include_archive: bool = True) -> Listing:
     """Per folder searched (the store, then archive/): its notes in directory order (the ones
     search.note_entries lists), a stamp of four integers each (size, mtime_ns, ctime_ns, inode)
-    and their paths. One scandir and one lstat a note, nothing else: every search pays this."""
+    and their paths. One listing and one lstat a note, nothing else: every search pays this,
+    so the names are filtered, stat'ed and packed by C loops (map, attrgetter, array)."""
     out: Listing = []
     for folder, _, archived in S.folders(root, include_archive):
-        try:
-            with os.scandir(folder) as it:
-                found = list(it)
-        except OSError:
-            found = []
-        out.append(_stamped(found, not archived))
+        got: Folder | None = _listed(folder, not archived) if _FAST else None
+        if got is None:  # no dir_fd here, or a note went between the listing and its lstat
+            try:
+                with os.scandir(folder) as it:
+                    found = list(it)
+            except OSError:
+                found = []
+            got = _stamped(folder, found, not archived)
+        out.append(got)
     return out
 
 
-def _stamped(found: list[os.DirEntry[str]], top: bool) -> tuple[list[str], array.array[int], list[str]]:
+def _listed(folder: str, top: bool) -> Folder | None:
+    """`_stamped`'s answer by os.listdir and an lstat by dir_fd of each name; None: ask it."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return [], array.array("q"), Paths(folder, [])
+    try:
+        index = S.INDEX if top else None
+        names = [n for n in os.listdir(fd) if (n[-3:] == ".md" or n.lower().endswith(".md")) and n[0] != "."
+                 and n != index]
+        sts = list(map(partial(os.stat, dir_fd=fd, follow_symlinks=False), names))
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if set(map(S_IFMT, map(_MODE, sts))) - {S_IFREG}:  # a symlink (lstat), a folder, a FIFO: not a note
+        keep = [j for j, st in enumerate(sts) if S_ISREG(st.st_mode)]
+        names, sts = [names[j] for j in keep], [sts[j] for j in keep]
+    try:
+        stamps = array.array("q", chain.from_iterable(map(_STAMP, sts)))
+    except OverflowError:  # an inode number past 2**63: masked, one by one
+        stamps = array.array("q", [v for st in sts for v in (st.st_size, st.st_mtime_ns, st.st_ctime_ns,
+                                                              st.st_ino & _INO_MASK)])
+    return names, stamps, Paths(folder, names)
+
+
+def _stamped(folder: str, found: list[os.DirEntry[str]], top: bool) -> Folder:
+    """The notes of `found` (a scandir of `folder`) stat'ed one by one: where dir_fd is missing."""
     names: list[str] = []
     flat: list[int] = []
-    paths: list[str] = []
     for entry in found:
         name = entry.name
         if name[0] == "." or (name[-3:] != ".md" and not name.lower().endswith(".md")) or (top and name == S.INDEX):
@@ -69,9 +124,8 @@ def _stamped(found: list[os.DirEntry[str]], top: bool) -> tuple[list[str], array
         if not S_ISREG(st.st_mode):  # a symlink (lstat), a folder, a FIFO: not a note
             continue
         names.append(name)
-        paths.append(entry.path)
         flat += (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino & _INO_MASK)
-    return names, array.array("q", flat), paths
+    return names, array.array("q", flat), Paths(folder, names)
 
 
 def same_folder(st: State, k: int, names: list[str], stamps: array.array[int]) -> bool:
@@ -109,7 +163,7 @@ class Pass:
         self.recheck = note_hashes(conn, st.racy) if st.racy else {}
         self.new_racy = {d for d in st.racy if st.kind[d] > folders}  # in a folder not listed this time
 
-    def folder(self, k: int, names: list[str], stamps: array.array[int], paths: list[str]) -> None:
+    def folder(self, k: int, names: list[str], stamps: array.array[int], paths: Paths) -> None:
         st = self.st
         old_names, old_stamps, old_ids = st.folder(k)
         hashed = st.keyed.names(names)

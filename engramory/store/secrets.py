@@ -34,7 +34,6 @@ Standard library only; Python 3.9+.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import sys
@@ -263,4 +262,6 @@ def emit(text: str, stream: IO[str] | None = None) -> None:
 
 def emit_json(obj: Any, *, stream: IO[str] | None = None, **dumps: Any) -> None:
     """Write `obj` as one JSON document and a newline, every string in it masked."""
+    import json  # only for --json output: json pulls in its decoder's regexes, ms of every command's start
+
     (stream or sys.stdout).write(json.dumps(redact_json(obj), **dumps) + "\n")

@@ -429,7 +429,7 @@ def test_a_note_the_secret_scan_flags_gets_no_postings(tmp_path: Path) -> None:
     assert [h[0] for h in indexed(tmp_path, "keys token")] == ["b.md"]
 
 
-def test_a_note_whose_bytes_are_not_its_stored_hash_is_answered_by_the_scan(
+def test_notes_whose_bytes_are_not_their_stored_hash_are_indexed_again_not_rebuilt(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import sqlite3
 
@@ -443,7 +443,69 @@ def test_a_note_whose_bytes_are_not_its_stored_hash_is_answered_by_the_scan(
     with sqlite3.connect(str(searchindex.path(str(tmp_path)))) as conn:
         conn.execute("UPDATE notes SET hash = ?", (b"\0" * 16,))  # as if both were edited unseen
     out = searchindex.lookup(str(tmp_path), search.Query("quokka"), None, 10, True, None)
+    assert out.hits is not None and not out.rebuild and out.problem == "" and out.reread == 2
+    assert as_result(out.hits) == reference(tmp_path, "quokka")
+    assert indexed(tmp_path, "quokka") == reference(tmp_path, "quokka")  # and the hashes are right again
+    with sqlite3.connect(str(searchindex.path(str(tmp_path)))) as conn:
+        assert all(h != b"\0" * 16 for h, in conn.execute("SELECT hash FROM notes"))
+
+
+def _forge_stamps(root: Path) -> None:
+    """Make the index take the files as they are now for what it read: what a note changed
+    under an unmoved stamp looks like (ctime cannot be set back, so it is done on the index)."""
+    import sqlite3
+
+    from engramory.curate import searchrecords, searchrefresh
+
+    conn = sqlite3.connect(str(searchindex.path(str(root))), isolation_level=None)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        st = searchrecords.load_state(conn, searchindex.fingerprint())
+        for k, (names, stamps, _) in enumerate(searchrefresh.listing(str(root))):
+            listed, _old, ids, hashed = st.stamps[k]
+            assert listed == st.keyed.listing(names)  # the same names in the same order
+            st.stamps[k] = (listed, stamps.tobytes(), ids, hashed)
+        searchrecords.save_state(conn, st)
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+
+
+def test_a_note_changed_under_its_stamp_makes_every_note_read_again(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """One note found changed under an unmoved stamp shows the stamps do not vouch for this
+    store: the others are hashed again too, so one the query's terms never led to is found."""
+    from engramory.curate import searchrefresh
+
+    monkeypatch.setattr(searchrefresh, "RACY_NS", 0)
+    note(tmp_path, "a.md", "reference", "quokka habits", "quokka body")
+    note(tmp_path, "b.md", "reference", "other", "quokka too")
+    note(tmp_path, "c.md", "reference", "plain", "nothing here")
+    for i in range(20):
+        note(tmp_path, "n%02d.md" % i, "user", "filler %d" % i, "words")
+    assert searchindex.build(str(tmp_path))
+    note(tmp_path, "a.md", "reference", "habits", "a body")  # quokka gone: the index still lists it
+    note(tmp_path, "c.md", "reference", "plain", "a quokka now")  # quokka new: no posting leads here
+    _forge_stamps(tmp_path)
+    out = searchindex.lookup(str(tmp_path), search.Query("quokka"), None, 10, True, None)
+    assert out.hits is not None and not out.rebuild and out.problem == ""
+    assert out.reread == 2  # a.md and c.md indexed again; the 21 others read, hashed, kept
+    assert as_result(out.hits) == reference(tmp_path, "quokka")
+    assert sorted(h.doc.rel for h in out.hits) == ["b.md", "c.md"]
+    assert indexed(tmp_path, "quokka") == reference(tmp_path, "quokka")
+
+
+def test_notes_that_keep_changing_under_their_stamps_are_answered_by_the_scan(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from engramory.curate import searchanswer, searchrecords, searchrefresh
+
+    monkeypatch.setattr(searchrefresh, "RACY_NS", 0)
+    note(tmp_path, "a.md", "reference", "quokka habits", "quokka body")
+    assert searchindex.build(str(tmp_path))
+
+    def always_stale(self: object, did: int, digest: object) -> object:
+        raise searchrecords.Stale("a.md")
+
+    monkeypatch.setattr(searchanswer.Files, "_read", always_stale)
+    out = searchindex.lookup(str(tmp_path), search.Query("quokka"), None, 10, True, None)
     assert out.hits is None and out.rebuild and out.problem == ""  # never the index's word over the file
-    got = searchindex.search(str(tmp_path), "quokka")
-    assert as_result(got) == reference(tmp_path, "quokka")
-    assert indexed(tmp_path, "quokka") == reference(tmp_path, "quokka")  # rebuilt (a small store: inline)
