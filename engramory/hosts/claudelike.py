@@ -187,7 +187,7 @@ def patch_keeping_endings(old: bytes, op: "Any") -> "tuple[bytes | None, int]":
     (all CRLF stays CRLF; mixed ones are restored line by line, so only bounded here: lines
     exact, bytes within one per line break) and its missing final newline."""
     from engramory import patches  # lazy: the patch parser only for a call that carries a patch
-    from engramory.edits import encode  # lazy: only a call that may change an index needs this
+    from engramory.scope import encode  # loaded already (the one UTF-8 writer): no import on this path
 
     bom = old.startswith(b"\xef\xbb\xbf")
     raw = old[3 if bom else 0 :].decode("utf-8", "replace")

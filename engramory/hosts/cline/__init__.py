@@ -74,8 +74,7 @@ def _units(text: str) -> int:
 
 
 def apply_editor(before: "bytes | None", args: "dict[str, Any]") -> "bytes | None":
-    # lazy: edits loads only for a call that reaches prediction, never on the ignored path
-    from engramory.edits import encode
+    from engramory.scope import encode  # loaded already (the one UTF-8 writer): no import on this path
 
     new = args.get("new_text")
     if not isinstance(new, str) or _units(new) > MAX_INPUT:

@@ -113,7 +113,7 @@ def _original_offset(text: str, lf_offset: int) -> int:
 def predict_with_bound(before: "bytes | None", tool_input: "dict[str, Any]", kind: str) -> "tuple[bytes | None, int]":
     """(predicted bytes or None for "refused", the byte bound: the real result's size is
     within that many bytes of the prediction; its line count is exact)."""
-    from engramory.edits import encode  # lazy: only a call that may change an index needs this
+    from engramory.scope import encode  # loaded already (the one UTF-8 writer): no import on this path
 
     if kind == WRITE:
         content = tool_input.get("file_text")

@@ -219,8 +219,7 @@ def _spliced(content: str, matched: "list[tuple[int, int, str]]") -> "str | None
 
 def _restored(raw: str, after: str, bom: bool) -> "tuple[bytes, int]":
     """The edited LF text written with the file's BOM and endings, and the byte bound."""
-    # lazy: edits loads only for a call that reaches prediction, never on the ignored path
-    from engramory.edits import encode
+    from engramory.scope import encode  # loaded already (the one UTF-8 writer): no import on this path
 
     head = BOM if bom else b""
     crlf, lf_total = raw.count("\r\n"), raw.count("\n")
@@ -259,8 +258,7 @@ def apply_edits(before: "bytes | None", edits: "list[tuple[str, str]]") -> "tupl
 
 
 def apply_write(content: str) -> bytes:
-    # lazy: edits loads only for a call that reaches prediction, never on the ignored path
-    from engramory.edits import encode
+    from engramory.scope import encode  # loaded already (the one UTF-8 writer): no import on this path
 
     return encode(content[1:] if content.startswith("\ufeff") else content)
 

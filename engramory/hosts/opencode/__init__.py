@@ -69,10 +69,7 @@ def _decode(raw: bytes) -> "tuple[bool, str]":
 
 
 def _encode(text: str, bom: bool) -> bytes:
-    # lazy: edits loads only for a call that reaches prediction, never on the ignored path
-    from engramory.edits import encode
-
-    return (BOM if bom else b"") + encode(_strip_bom(text)[1])
+    return (BOM if bom else b"") + scope.encode(_strip_bom(text)[1])
 
 
 def apply_edit(before: "bytes | None", old: str, new: str, replace_all: bool) -> "bytes | None":
