@@ -22,11 +22,13 @@ and `os` is not imported (the guard's hot path): plain stats through engramory.s
 small read of a `.git` file and of each settings file.
 """
 
+import sys
+
 from engramory import scope
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping, Sequence
     from typing import Any
 
 PROJECT_NAME_MAX = 200  # the host cuts longer project folder names and appends a hash
@@ -195,3 +197,156 @@ def index_for(cwd: "str | None", env: "Mapping[str, str]") -> "str | None":
     for project in project_candidates({"cwd": cwd}, env):
         return auto_memory_index(project, env)
     return None
+
+
+# --- what the backstop watches, and whether any of it moved ---------------------------------
+#
+# engramory.notices (the PostToolUse and SessionStart backstops) watches the known indexes of a
+# session, their store folders and their store configs by size:mtime stamps kept in a small
+# per-session state file. Those pieces live here, beside the auto-memory index they start
+# from, so that an after-tool hook can tell with one stat per watched file, before it imports
+# notices (and the size and config modules under it), that nothing moved since the last look:
+# the common case, a shell command that touched no index (`unchanged`). notices re-exports them.
+
+STATE_MAX_BYTES = 1 << 16
+
+
+def known_indexes(payload: "Mapping[str, Any]", env: "Mapping[str, str] | None" = None) -> "list[str]":
+    """Every index this session is known to use: ENGRAMORY_INDEX_PATH entries, then the
+    auto-memory index of each project candidate. Paths may not exist."""
+    if env is None:
+        env = scope.environ()
+    out: list[str] = []
+    for p in scope.index_paths(env) or ():
+        if p not in out:
+            out.append(p)
+    for project in project_candidates(payload, env):
+        index = auto_memory_index(project, env)
+        if index is not None and index not in out:
+            out.append(index)
+    return out
+
+
+def state_dir(env: "Mapping[str, str]") -> "str | None":
+    """Where per-session state lives: the plugin's data folder when run as a plugin, else a
+    private folder of this user under the system temp dir. None when neither is usable."""
+    plugin_data = env.get("CLAUDE_PLUGIN_DATA", "").strip()
+    if plugin_data and scope.isabs(plugin_data):
+        return scope.join(plugin_data, "backstop")
+    # tempfile.gettempdir() imports random and friends: read the usual variables instead.
+    tmp = env.get("TMPDIR") or env.get("TEMP") or env.get("TMP")
+    if not tmp:
+        tmp = "/tmp" if sys.platform != "win32" else None
+    if not tmp:
+        return None
+    uid = scope.getuid()
+    return scope.join(tmp, "engramory-backstop-%s" % (uid if uid is not None else "user"))
+
+
+def _session_key(session_id: object) -> str:
+    text = session_id if isinstance(session_id, str) else ""
+    key = "".join(c for c in text if c.isascii() and (c.isalnum() or c in "-_"))[:100]
+    return key or "no-session"
+
+
+def state_path(env: "Mapping[str, str]", session_id: object) -> "str | None":
+    folder = state_dir(env)
+    if folder is None:
+        return None
+    return scope.join(folder, "%s.state" % _session_key(session_id))
+
+
+def config_state_path(spath: "str | None") -> "str | None":
+    """The state file of the store configs, beside the session's state file `spath`."""
+    return spath[: -len(".state")] + ".config.state" if spath else None
+
+
+def signature(path: str) -> str:
+    """size:mtime_ns of `path`, or "-" when it is missing: a change means "look again"."""
+    try:
+        st = scope.stat(path)
+    except (OSError, ValueError):
+        return "-"
+    return "%d:%d" % (st.st_size, st.st_mtime_ns)
+
+
+def folder_key(index: str) -> str:
+    """The state key of an index's store folder (a trailing slash: never an index path)."""
+    return scope.dirname(index) + "/"
+
+
+def load_state(path: "str | None") -> "dict[str, str]":
+    """{index path: signature} as last seen; empty when there is no usable state."""
+    if path is None:
+        return {}
+    try:
+        # stat first: never blocks on a FIFO (config.read_bounded's reading)
+        raw = scope.read_bounded(path, STATE_MAX_BYTES - 1)[0][:STATE_MAX_BYTES]
+    except OSError:
+        return {}
+    out: dict[str, str] = {}
+    for line in raw.decode("utf-8", "replace").splitlines():
+        sig, sep, index = line.partition(" ")
+        if sep and index:
+            out[index] = sig
+    return out
+
+
+def config_paths(indexes: "Sequence[str]") -> "list[str]":
+    """The store config beside each index, once each."""
+    out = []
+    for index in indexes:
+        p = scope.join(scope.dirname(index), scope.CONFIG_NAME)
+        if p not in out:
+            out.append(p)
+    return out
+
+
+def unchanged(payload: "Mapping[str, Any]", env: "Mapping[str, str]", configs: bool = True) -> bool:
+    """Whether an after-tool hook (PostToolUse, or the late re-check on UserPromptSubmit) has
+    nothing to say and nothing to record: no known index, or every one of them, its store
+    folder and (`configs`: for the hooks that watch them, notices.after_tool_or_late) its
+    store config stamped in the session's state files as they are now. Then engramory.notices
+    would report nothing, review nothing and write no state, so the hook answers without
+    importing it. Any doubt (no state file, a stamp missing or moved) is False: notices looks,
+    as it always did."""
+    indexes = known_indexes(payload, env)
+    if not indexes:
+        return True
+    spath = state_path(env, payload.get("session_id"))
+    if spath is None:
+        return False
+    state = load_state(spath)
+    for p in indexes:
+        if state.get(p) != signature(p) or state.get(folder_key(p)) != signature(scope.dirname(p)):
+            return False
+    if not configs:
+        return True
+    seen = load_state(config_state_path(spath))
+    return all(seen.get(p) == signature(p) for p in config_paths(indexes))
+
+
+def watch_env(payload: "Mapping[str, Any]", index_paths: "Callable[[str, Mapping[str, str]], list[str]]",
+              env: "Mapping[str, str]") -> "dict[str, str]":
+    """`env` with a host's own indexes (`index_paths(cwd, env)`) added to the ones the backstop
+    watches (ENGRAMORY_INDEX_PATH)."""
+    cwd = payload.get("cwd")
+    extra = index_paths(cwd if isinstance(cwd, str) and cwd else scope.environ().get("PWD", ""), env)
+    out = dict(env)
+    if extra:
+        have = [p for p in env.get(scope.ENV_INDEX_PATH, "").split(scope.pathsep) if p.strip()]
+        out[scope.ENV_INDEX_PATH] = scope.pathsep.join(have + [p for p in extra if p not in have])
+    return out
+
+
+def watched(event: str, payload: "Mapping[str, Any]", index_paths: "Callable[[str, Mapping[str, str]], list[str]]",
+            env: "Mapping[str, str] | None") -> "dict[str, str] | None":
+    """The environment engramory.notices answers `event` ("PostToolUse" after a shell tool,
+    "SessionStart") in for a host whose own indexes `index_paths` names (`watch_env`), or None
+    when there is nothing to answer: after a tool whose call moved nothing the backstop watches
+    (`unchanged`; notices.post_tool watches no store config), which most shell commands are.
+    The caller imports notices only for a mapping (notices.backstop)."""
+    notice_env = watch_env(payload, index_paths, dict(scope.environ() if env is None else env))
+    if event == "PostToolUse" and unchanged(payload, notice_env, configs=False):
+        return None
+    return notice_env

@@ -22,6 +22,7 @@ A guard that predicts by plain byte replacement would let a CRLF or curly-quoted
 past its cap, because the host applies edits that a naive guard thinks cannot match.
 """
 
+from engramory.scope import encode as encode  # the one UTF-8 writer, in scope; part of this interface
 from engramory.scope import raw_path, resolve_path
 
 TYPE_CHECKING = False
@@ -431,15 +432,6 @@ def apply_edit(text: str, old: str, new: str, replace_all: bool) -> "str | None"
     if new == "" and not actual.endswith("\n") and (actual + "\n") in text:
         actual += "\n"  # deleting a line takes its line break with it
     return text.replace(actual, new) if replace_all else text.replace(actual, new, 1)
-
-
-def encode(text: str) -> bytes:
-    """UTF-8 as the host's runtime writes it: a lone surrogate becomes U+FFFD."""
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        fixed = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-        return fixed.encode("utf-8")
 
 
 def decode(raw: bytes) -> "tuple[str, str]":

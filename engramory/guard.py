@@ -29,6 +29,7 @@ from engramory.judge import (
     SECRET_HINTS,
     SECRET_KEYS,
     SHOW_OUTSIDE,
+    TRACE_ENV,
     Decision,
     caps_for,
     decide,
@@ -74,9 +75,6 @@ if TYPE_CHECKING:
     from engramory.size import Window
     from engramory.stale import Session
 
-# Test-only: when set, every prediction for a guarded index is appended to this file as one
-# JSON line, so the end-to-end suite can compare it with the bytes the real host wrote.
-TRACE_ENV = "ENGRAMORY_TRACE_FILE"
 
 
 def judge_bound(

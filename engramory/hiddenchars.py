@@ -13,8 +13,6 @@ cannot disagree about a code point.
   more, or one with nothing to vary, carries hidden data (the "emoji smuggling" trick).
 """
 
-from __future__ import annotations
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
@@ -28,11 +26,11 @@ _ALWAYS_RANGES = (
 _SELECTOR_RANGES = ((0xFE00, 0xFE0F), (0xE0100, 0xE01EF))
 
 
-def _codes(ranges: tuple[tuple[int, int], ...]) -> frozenset[int]:
+def _codes(ranges: "tuple[tuple[int, int], ...]") -> "frozenset[int]":
     return frozenset(o for lo, hi in ranges for o in range(lo, hi + 1))
 
 
-def _class(ranges: tuple[tuple[int, int], ...]) -> str:
+def _class(ranges: "tuple[tuple[int, int], ...]") -> str:
     return "".join(chr(lo) if lo == hi else "%s-%s" % (chr(lo), chr(hi)) for lo, hi in ranges)
 
 
@@ -41,10 +39,10 @@ SELECTORS = _codes(_SELECTOR_RANGES)
 # Everything that is hidden somewhere: what an excerpt drops before it is printed.
 ANY = ALWAYS | SELECTORS | {ZWJ}
 
-_PATTERNS: dict[str, re.Pattern[str]] = {}
+_PATTERNS: "dict[str, re.Pattern[str]]" = {}
 
 
-def _pattern(kind: str) -> re.Pattern[str]:
+def _pattern(kind: str) -> "re.Pattern[str]":
     """A compiled pattern, made on first use: the guard's deny path reads the table through
     engramory.layout and must not pay for importing `re`."""
     rx = _PATTERNS.get(kind)
@@ -58,12 +56,12 @@ def _pattern(kind: str) -> re.Pattern[str]:
     return rx
 
 
-def always_re() -> re.Pattern[str]:
+def always_re() -> "re.Pattern[str]":
     """Matches one character that is hidden wherever it stands (ALWAYS)."""
     return _pattern("always")
 
 
-def any_re() -> re.Pattern[str]:
+def any_re() -> "re.Pattern[str]":
     """Matches one character that is hidden somewhere (ANY): what a reader never sees."""
     return _pattern("any")
 
@@ -73,7 +71,7 @@ def _visible(ch: str) -> bool:
     return not (ch.isspace() or o < 0x20 or 0x7F <= o < 0xA0 or o in ANY)
 
 
-def contextual(text: str) -> list[tuple[int, int, int]]:
+def contextual(text: str) -> "list[tuple[int, int, int]]":
     """(start, end, code point) of each zero-width joiner, and each run of variation selectors,
     in `text` that hides text by the rules above: a joiner not between two emoji, a run
     longer than one or with no visible character before it. The code point is the joiner's

@@ -31,6 +31,14 @@ if TYPE_CHECKING:
 DENY = "deny"
 NUDGE = "nudge"
 SHOW_OUTSIDE = 3
+# Test-only: when set, every prediction for a guarded index is appended to this file as one
+# JSON line, so the end-to-end suites can compare it with the bytes the real host wrote
+# (engramory.guard and the hosts that predict their own bytes write it).
+TRACE_ENV = "ENGRAMORY_TRACE_FILE"
+# engramory.stale's record folder under a store, `<store>/.engramory/seen` (its SEEN_DIR;
+# tests/unit/kernel/test_stale.py holds the spellings equal): `session_for` looks for it with
+# one stat, so a write to a store no session has a record in never imports engramory.stale
+SEEN_DIR = (".engramory", "seen")
 
 # What every secret engramory.store.secrets finds holds: its token formats' literal starts (the
 # GitHub one spelt out), and its assignment keys, casefolded as it folds them. A text with none
@@ -169,6 +177,20 @@ def judge(
     if seen is None:
         return decision
     return stale_decision(path, tool, before, after, seen, decision)
+
+
+def session_for(host: str, session_id: object, path: str) -> "Session | None":
+    """The session (engramory.stale.Session) a host passes to `judge` as `seen` for a write of
+    `path`, or None when no session of `path`'s store has a record: then the stale-write rule
+    has nothing to judge or update (stale.lost_lines and stale.note_write return at once on
+    that same stat), and engramory.stale is not imported. The hosts ask here, not stale."""
+    if not isinstance(session_id, str) or not session_id:
+        return None
+    if not scope.isdir(scope.join(scope.dirname(scope.realpath(path)), *SEEN_DIR)):
+        return None
+    from engramory import stale  # lazy: only a store with a record folder judges stale writes
+
+    return stale.session(host, session_id)
 
 
 def stale_decision(

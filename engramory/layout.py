@@ -9,7 +9,6 @@ engramory.store.secrets): a deny names the entries that would fall outside, and 
 import on a deny is a tenth of a millisecond.
 """
 
-from engramory import hiddenchars
 from engramory.size import CHARS, HEAD_TAIL, JS_SPACE, UTF16, text_units
 
 TYPE_CHECKING = False
@@ -480,18 +479,22 @@ def lost_entries(window: "Window", before: bytes, after: bytes, removed: "list[s
 # control, invisible and bidirectional characters, and put in quotes.
 
 # What is hidden (zero-width, bidi, soft hyphen, BOM, tags, joiners and variation selectors)
-# is engramory.hiddenchars' one table; an excerpt drops all of it.
-HIDDEN = hiddenchars.ANY
+# is engramory.hiddenchars' one table; an excerpt drops all of it. Every code point of it is
+# past ASCII, so an ASCII text (a deny's usual excerpt) is cleaned without importing it.
 
 
 def clean(text: str) -> str:
     """`text` with control characters shown as spaces and hidden characters removed."""
+    if text.isascii():
+        return "".join(" " if ch < " " or ch == "\x7f" else ch for ch in text)
+    from engramory.hiddenchars import ANY as hidden  # lazy: only a text past ASCII can hide anything
+
     out = []
     for ch in text:
         o = ord(ch)
         if o < 0x20 or 0x7F <= o < 0xA0:
             out.append(" ")
-        elif o in HIDDEN or 0xD800 <= o < 0xE000:
+        elif o in hidden or 0xD800 <= o < 0xE000:
             continue
         else:
             out.append(ch)

@@ -16,15 +16,24 @@ say (then one hookSpecificOutput object), failures of our own go to stderr (fail
 Imports only what the interpreter has already loaded, plus our own modules: hot path.
 """
 
-import sys
+from engramory import jsonlite, scope
 
-from engramory import config, jsonlite, scope
-from engramory.automemory import (  # noqa: F401 - part of this module's interface
-    auto_memory_index,
-    claude_config_dir,
-    project_candidates,
-    sanitize_project_path,
-)
+# part of this module's interface: the watched indexes and the session state live in automemory
+# (the after-tool hooks' cheap test reads them without importing this module)
+from engramory.automemory import STATE_MAX_BYTES as STATE_MAX_BYTES
+from engramory.automemory import _session_key as _session_key
+from engramory.automemory import auto_memory_index as auto_memory_index
+from engramory.automemory import claude_config_dir as claude_config_dir
+from engramory.automemory import config_paths as config_paths
+from engramory.automemory import config_state_path as config_state_path
+from engramory.automemory import folder_key as folder_key
+from engramory.automemory import known_indexes as known_indexes
+from engramory.automemory import load_state as load_state
+from engramory.automemory import project_candidates as project_candidates
+from engramory.automemory import sanitize_project_path as sanitize_project_path
+from engramory.automemory import signature as signature
+from engramory.automemory import state_dir as state_dir
+from engramory.automemory import state_path as state_path
 from engramory.hosts import NEEDED, WANTED, run_respond, top_fields  # noqa: F401 - NEEDED, WANTED: read here by the hosts and tests
 from engramory.size import OK, OVER
 
@@ -36,25 +45,7 @@ if TYPE_CHECKING:
 POST_TOOL_USE = "PostToolUse"
 SESSION_START = "SessionStart"
 STDIN_LIMIT = 64 << 20
-STATE_MAX_BYTES = 1 << 16
 STATE_MAX_AGE = 7 * 24 * 3600  # state files of sessions idle this long are pruned at start
-
-
-def known_indexes(payload: "Mapping[str, Any]", env: "Mapping[str, str] | None" = None) -> "list[str]":
-    """Every index this session is known to use: ENGRAMORY_INDEX_PATH entries, then the
-    auto-memory index of each project candidate. Paths may not exist."""
-    if env is None:
-        env = scope.environ()
-    out: list[str] = []
-    settings = config.from_env(env)
-    for p in settings.index_paths or ():
-        if p not in out:
-            out.append(p)
-    for project in project_candidates(payload, env):
-        index = auto_memory_index(project, env)
-        if index is not None and index not in out:
-            out.append(index)
-    return out
 
 
 # -- measuring (engramory.describe: the one reader and describer) ------------------------
@@ -119,22 +110,6 @@ def start_line(r: "Reading") -> str:
 # -- per-session state -------------------------------------------------------------------
 
 
-def state_dir(env: "Mapping[str, str]") -> "str | None":
-    """Where per-session state lives: the plugin's data folder when run as a plugin, else a
-    private folder of this user under the system temp dir. None when neither is usable."""
-    plugin_data = env.get("CLAUDE_PLUGIN_DATA", "").strip()
-    if plugin_data and scope.isabs(plugin_data):
-        return scope.join(plugin_data, "backstop")
-    # tempfile.gettempdir() imports random and friends: read the usual variables instead.
-    tmp = env.get("TMPDIR") or env.get("TEMP") or env.get("TMP")
-    if not tmp:
-        tmp = "/tmp" if sys.platform != "win32" else None
-    if not tmp:
-        return None
-    uid = scope.getuid()
-    return scope.join(tmp, "engramory-backstop-%s" % (uid if uid is not None else "user"))
-
-
 def _private_dir(path: str) -> bool:
     """Create `path` for this user only; refuse one that another user owns or that is a
     link, since a shared temp dir is writable by everyone."""
@@ -153,54 +128,11 @@ def _private_dir(path: str) -> bool:
     return uid is None or st.st_uid == uid()
 
 
-def _session_key(session_id: object) -> str:
-    text = session_id if isinstance(session_id, str) else ""
-    key = "".join(c for c in text if c.isascii() and (c.isalnum() or c in "-_"))[:100]
-    return key or "no-session"
-
-
-def state_path(env: "Mapping[str, str]", session_id: object) -> "str | None":
-    folder = state_dir(env)
-    if folder is None:
-        return None
-    return scope.join(folder, "%s.state" % _session_key(session_id))
-
-
-def signature(path: str) -> str:
-    """size:mtime_ns of `path`, or "-" when it is missing: a change means "look again"."""
-    try:
-        st = scope.stat(path)
-    except (OSError, ValueError):
-        return "-"
-    return "%d:%d" % (st.st_size, st.st_mtime_ns)
-
-
-def folder_key(index: str) -> str:
-    """The state key of an index's store folder (a trailing slash: never an index path)."""
-    return scope.dirname(index) + "/"
-
-
 def folder_stamps(indexes: "Sequence[str]") -> "dict[str, str]":
     """{folder key: signature} of each index's store folder: one stat each. A folder's mtime
     moves when a note in it is deleted, created or replaced (rm, mv, sed -i), not when one
     is appended to in place; SessionStart's full review catches those."""
     return {folder_key(p): signature(scope.dirname(p)) for p in indexes}
-
-
-def load_state(path: "str | None") -> "dict[str, str]":
-    """{index path: signature} as last seen; empty when there is no usable state."""
-    if path is None:
-        return {}
-    try:
-        raw = config.read_bounded(path, STATE_MAX_BYTES)  # stat first: never blocks on a FIFO
-    except OSError:
-        return {}
-    out: dict[str, str] = {}
-    for line in raw.decode("utf-8", "replace").splitlines():
-        sig, sep, index = line.partition(" ")
-        if sep and index:
-            out[index] = sig
-    return out
 
 
 def save_state(path: "str | None", state: "Mapping[str, str]") -> None:
@@ -432,6 +364,12 @@ def reconcile_stores(indexes: "Sequence[str]", source: str, notice: bool) -> "li
 # -- entry points ------------------------------------------------------------------------
 
 
+def backstop(event: str, payload: "Mapping[str, Any]", env: "Mapping[str, str]") -> str:
+    """PostToolUse (`event` POST_TOOL_USE) or SessionStart for a host's own hook, in the
+    environment automemory.watched made (its indexes added to the watched ones)."""
+    return post_tool(payload, env) if event == POST_TOOL_USE else session_start(payload, env)
+
+
 TAG = "engramory backstop hook"
 
 
@@ -523,15 +461,6 @@ def late_check(payload: "Mapping[str, Any]", env: "Mapping[str, str] | None" = N
     return render(USER_PROMPT_SUBMIT, "\n\n".join(messages))
 
 
-def config_paths(indexes: "Sequence[str]") -> "list[str]":
-    out = []
-    for index in indexes:
-        p = scope.join(scope.dirname(index), config.CONFIG_NAME)
-        if p not in out:
-            out.append(p)
-    return out
-
-
 def config_messages(
     payload: "Mapping[str, Any]", env: "Mapping[str, str] | None", when: str, indexes: "list[str] | None" = None
 ) -> "list[str]":
@@ -543,7 +472,7 @@ def config_messages(
     if not paths:
         return []
     spath = state_path(env, payload.get("session_id"))
-    spath = spath[: -len(".state")] + ".config.state" if spath else None
+    spath = config_state_path(spath)
     state = load_state(spath)
     now = {p: signature(p) for p in paths}
     changed = [p for p in paths if p in state and state[p] != now[p]]

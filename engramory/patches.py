@@ -29,8 +29,6 @@ refuses the patch or applies it fuzzily, and `size_delta` then gives the change 
 itself states.
 """
 
-from __future__ import annotations
-
 # the shapes both formats share, re-exported (engramory.unified imports them from there, not from here)
 from engramory.patchops import ADD as ADD
 from engramory.patchops import DELETE as DELETE
@@ -81,12 +79,12 @@ class Rules:
                  "fuzzy", "empty_matches", "retry_blank", "insert_here", "joined", "seek", "anchor")
 
     def __init__(
-        self, name: str, *, strict: bool = False, lf_only: bool = False, space: str | None = RUST_SPACE,
-        plain: dict[int, str] | None = None, keep_context: bool = True, after_blank: bool = True,
-        blank_tail: bool = True, eof: str = EOF_FORWARD, fuzzy: bool = True, empty_matches: bool = True,
-        retry_blank: bool = True, insert_here: bool = False, joined: bool = False,
-        seek: Seek | None = None, anchor: Seek | None = None,
-    ) -> None:
+        self, name: "str", *, strict: "bool" = False, lf_only: "bool" = False, space: "str | None" = RUST_SPACE,
+        plain: "dict[int, str] | None" = None, keep_context: "bool" = True, after_blank: "bool" = True,
+        blank_tail: "bool" = True, eof: "str" = EOF_FORWARD, fuzzy: "bool" = True, empty_matches: "bool" = True,
+        retry_blank: "bool" = True, insert_here: "bool" = False, joined: "bool" = False,
+        seek: "Seek | None" = None, anchor: "Seek | None" = None,
+    ) -> "None":
         self.name = name
         self.strict = strict  # refuse what Codex refuses (parse errors, text that is not UTF-8)
         self.lf_only = lf_only  # only LF ends a line (a CR stays in the line's text)
@@ -109,7 +107,7 @@ class Rules:
         self.seek = seek
         self.anchor = anchor
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> "str":
         return "Rules(%s)" % self.name
 
 
@@ -130,7 +128,7 @@ EXACT = Rules("exact", fuzzy=False)
 # --- parsing --------------------------------------------------------------------------------
 
 
-def _patch_lines(text: str) -> list[str]:
+def _patch_lines(text: "str") -> "list[str]":
     # Codex strips one `\r` from the end of every patch line (measured: `+c\r` writes `c`).
     lines = [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
     while lines and not lines[0].strip():
@@ -143,7 +141,7 @@ def _patch_lines(text: str) -> list[str]:
     return lines
 
 
-def parse_v4a(text: str, rules: Rules = LF) -> list[FileOp]:
+def parse_v4a(text: "str", rules: "Rules" = LF) -> "list[FileOp]":
     """The file operations of a V4A patch, in order. Raises PatchError when it is not one
     (with `rules.strict`: when Codex would refuse it; otherwise read a little more leniently,
     which can only make a guard judge more)."""
@@ -164,7 +162,7 @@ def parse_v4a(text: str, rules: Rules = LF) -> list[FileOp]:
     return ops
 
 
-def _v4a_add(body: list[str], i: int, rules: Rules) -> tuple[FileOp, int]:
+def _v4a_add(body: "list[str]", i: "int", rules: "Rules") -> "tuple[FileOp, int]":
     op = FileOp(ADD, _path(body[i][len(_ADD):]), V4A)
     i += 1
     added: list[str] = []
@@ -175,11 +173,11 @@ def _v4a_add(body: list[str], i: int, rules: Rules) -> tuple[FileOp, int]:
     return op, i
 
 
-def _v4a_delete(body: list[str], i: int, rules: Rules) -> tuple[FileOp, int]:
+def _v4a_delete(body: "list[str]", i: "int", rules: "Rules") -> "tuple[FileOp, int]":
     return FileOp(DELETE, _path(body[i][len(_DELETE):]), V4A), i + 1
 
 
-def _v4a_update(body: list[str], i: int, rules: Rules) -> tuple[FileOp, int]:
+def _v4a_update(body: "list[str]", i: "int", rules: "Rules") -> "tuple[FileOp, int]":
     op = FileOp(UPDATE, _path(body[i][len(_UPDATE):]), V4A)
     i += 1
     if i < len(body) and body[i].startswith(_MOVE):
@@ -194,7 +192,7 @@ def _v4a_update(body: list[str], i: int, rules: Rules) -> tuple[FileOp, int]:
 _V4A_OPS = ((_ADD, _v4a_add), (_DELETE, _v4a_delete), (_UPDATE, _v4a_update))
 
 
-def _v4a_op(body: list[str], i: int, rules: Rules) -> tuple[FileOp | None, int]:
+def _v4a_op(body: "list[str]", i: "int", rules: "Rules") -> "tuple[FileOp | None, int]":
     """The file operation whose header is body[i] and the index after it; None for a blank line."""
     line = body[i]
     for prefix, read in _V4A_OPS:
@@ -205,7 +203,7 @@ def _v4a_op(body: list[str], i: int, rules: Rules) -> tuple[FileOp | None, int]:
     raise PatchError("%r is not a valid hunk header (line %d)" % (line[:80], i + 2))
 
 
-def _v4a_hunks(body: list[str], i: int, op: FileOp, strict: bool) -> int:
+def _v4a_hunks(body: "list[str]", i: "int", op: "FileOp", strict: "bool") -> "int":
     hunk: Hunk | None = None
     while i < len(body):
         line = body[i]
@@ -235,7 +233,7 @@ def _v4a_hunks(body: list[str], i: int, op: FileOp, strict: bool) -> int:
     return i
 
 
-def _hunk_line(hunk: Hunk, line: str, path: str) -> None:
+def _hunk_line(hunk: "Hunk", line: "str", path: "str") -> "None":
     if line == "" or line[0] == " ":
         hunk.kept.append((len(hunk.old), len(hunk.new)))
         hunk.old.append(line[1:])
@@ -248,7 +246,7 @@ def _hunk_line(hunk: Hunk, line: str, path: str) -> None:
         raise PatchError("unexpected line found in update hunk of %s: %r" % (path, line[:80]))
 
 
-def parse(text: str, rules: Rules = LF) -> list[FileOp]:
+def parse(text: "str", rules: "Rules" = LF) -> "list[FileOp]":
     """V4A or unified diff, whichever `text` is. Raises PatchError for neither."""
     if BEGIN in text[:4096]:
         return parse_v4a(text, rules)
@@ -260,7 +258,7 @@ def parse(text: str, rules: Rules = LF) -> list[FileOp]:
 
 # --- applying -------------------------------------------------------------------------------
 
-def _keys(rules: Rules) -> tuple[Callable[[str], str], ...]:
+def _keys(rules: "Rules") -> "tuple[Callable[[str], str], ...]":
     # Codex's order: exact, then trailing whitespace ignored, then both ends, then typography.
     space = rules.space
     if not rules.fuzzy:
@@ -273,11 +271,11 @@ def _keys(rules: Rules) -> tuple[Callable[[str], str], ...]:
     )
 
 
-def _exact(s: str) -> str:
+def _exact(s: "str") -> "str":
     return s
 
 
-def seek(lines: Sequence[str], pattern: Sequence[str], start: int, at_eof: bool, rules: Rules = CODEX) -> int | None:
+def seek(lines: "Sequence[str]", pattern: "Sequence[str]", start: "int", at_eof: "bool", rules: "Rules" = CODEX) -> "int | None":
     """Codex's seek_sequence: where `pattern` first occurs at or after `start` (at the end
     when `at_eof`), matching ever more loosely."""
     if not pattern:
@@ -298,7 +296,7 @@ def seek(lines: Sequence[str], pattern: Sequence[str], start: int, at_eof: bool,
     return None
 
 
-def split_lines(text: str, lf_only: bool = False) -> list[tuple[str, str | None]]:
+def split_lines(text: "str", lf_only: "bool" = False) -> "list[tuple[str, str | None]]":
     """(text, ending) for every line: CRLF, LF and a lone CR end a line (with `lf_only`, LF
     alone, and a CR stays in the text); an unterminated last line has ending None. A BOM is
     part of the first line."""
@@ -321,7 +319,7 @@ def split_lines(text: str, lf_only: bool = False) -> list[tuple[str, str | None]
     return out
 
 
-def _context_index(texts: list[str], hunk: Hunk, rules: Rules, index: int, path: str) -> int:
+def _context_index(texts: "list[str]", hunk: "Hunk", rules: "Rules", index: "int", path: "str") -> "int":
     """Where a hunk's old lines are looked for from, after its `@@ context` line if any."""
     if hunk.context is None:
         return index
@@ -334,7 +332,7 @@ def _context_index(texts: list[str], hunk: Hunk, rules: Rules, index: int, path:
     return found + 1
 
 
-def _insertion_point(texts: list[str], rules: Rules, index: int) -> int:
+def _insertion_point(texts: "list[str]", rules: "Rules", index: "int") -> "int":
     if rules.insert_here:
         return index
     if not rules.after_blank and texts and texts[-1] == "":
@@ -342,7 +340,7 @@ def _insertion_point(texts: list[str], rules: Rules, index: int) -> int:
     return len(texts)
 
 
-def _old_lines(texts: list[str], hunk: Hunk, rules: Rules, index: int, path: str) -> tuple[int, list[str], list[str]]:
+def _old_lines(texts: "list[str]", hunk: "Hunk", rules: "Rules", index: "int", path: "str") -> "tuple[int, list[str], list[str]]":
     """(where the hunk's old lines are, the old lines, the new lines) as the hunk is applied."""
     pattern, new = hunk.old, hunk.new
     at = (rules.seek or _seek_with(rules))(texts, pattern, index, hunk.at_eof)
@@ -357,7 +355,7 @@ def _old_lines(texts: list[str], hunk: Hunk, rules: Rules, index: int, path: str
     return at, pattern, new
 
 
-def _between_context(at: int, pattern: list[str], new: list[str], kept: list[tuple[int, int]]) -> list[tuple[int, int, list[str]]]:
+def _between_context(at: "int", pattern: "list[str]", new: "list[str]", kept: "list[tuple[int, int]]") -> "list[tuple[int, int, list[str]]]":
     """Only the runs between context lines, rewritten: context keeps the file's bytes."""
     out: list[tuple[int, int, list[str]]] = []
     old_start = new_start = 0
@@ -372,7 +370,7 @@ def _between_context(at: int, pattern: list[str], new: list[str], kept: list[tup
     return out
 
 
-def _replacements(texts: list[str], hunks: list[Hunk], rules: Rules, path: str) -> list[tuple[int, int, list[str]]]:
+def _replacements(texts: "list[str]", hunks: "list[Hunk]", rules: "Rules", path: "str") -> "list[tuple[int, int, list[str]]]":
     out: list[tuple[int, int, list[str]]] = []
     index = 0
     for hunk in hunks:
@@ -390,7 +388,7 @@ def _replacements(texts: list[str], hunks: list[Hunk], rules: Rules, path: str) 
     return out
 
 
-def update(before: bytes, hunks: list[Hunk], rules: Rules = CODEX, path: str = "the file") -> bytes:
+def update(before: "bytes", hunks: "list[Hunk]", rules: "Rules" = CODEX, path: "str" = "the file") -> "bytes":
     """The bytes of a file holding `before` after a V4A update's hunks. PatchError when the
     host refuses (with `rules.strict`: not UTF-8; any rules: old lines or context not found).
     Without `rules.strict`, bytes that are not UTF-8 come back out unchanged."""
@@ -404,11 +402,11 @@ def update(before: bytes, hunks: list[Hunk], rules: Rules = CODEX, path: str = "
     return _encode(update_text(text, hunks, rules, path))
 
 
-def _seek_with(rules: Rules) -> Seek:
+def _seek_with(rules: "Rules") -> "Seek":
     return lambda lines, pattern, start, at_eof: seek(lines, pattern, start, at_eof, rules)
 
 
-def update_text(text: str, hunks: list[Hunk], rules: Rules = CODEX, path: str = "the file") -> str:
+def update_text(text: "str", hunks: "list[Hunk]", rules: "Rules" = CODEX, path: "str" = "the file") -> "str":
     """`update` on text already decoded."""
     if rules.joined:
         texts = text.split("\n")
@@ -438,13 +436,13 @@ def update_text(text: str, hunks: list[Hunk], rules: Rules = CODEX, path: str = 
     return "".join(t + (e if e is not None else pref) for t, e in out)
 
 
-def apply_v4a_to(before: bytes | None, op: FileOp, rules: Rules = LF) -> bytes | None:
+def apply_v4a_to(before: "bytes | None", op: "FileOp", rules: "Rules" = LF) -> "bytes | None":
     """The bytes of `op.target` after a V4A op, or None when that cannot be predicted (the old
     lines are not in the file, or the file is missing for an update). DELETE gives b""."""
     return _apply(before, op, lambda old: update(old, op.hunks, rules))
 
 
-def apply_to(before: bytes | None, op: FileOp, rules: Rules = LF) -> bytes | None:
+def apply_to(before: "bytes | None", op: "FileOp", rules: "Rules" = LF) -> "bytes | None":
     """`op.target`'s bytes after the op, whichever format it came from; None = not exact."""
     if op.format == V4A:
         return apply_v4a_to(before, op, rules)
@@ -454,7 +452,7 @@ def apply_to(before: bytes | None, op: FileOp, rules: Rules = LF) -> bytes | Non
     return unified.apply_unified(before, op)
 
 
-def size_delta(op: FileOp) -> tuple[int, int]:
+def size_delta(op: "FileOp") -> "tuple[int, int]":
     """(lines, bytes) the op's text says it adds to the file (negative: removes), counting
     each hunk line with its newline. The estimate for when the exact result is unknown."""
     if op.kind == ADD:

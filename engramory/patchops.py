@@ -4,8 +4,6 @@ byte helpers both parsers and appliers share. A leaf, so that patches and unifie
 and never each other (patches.parse and patches.apply_to reach unified one way only).
 Standard library only."""
 
-from __future__ import annotations
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -27,7 +25,7 @@ class Hunk:
 
     __slots__ = ("context", "old", "new", "at_eof", "start", "old_no_eol", "new_no_eol", "kept")
 
-    def __init__(self) -> None:
+    def __init__(self) -> "None":
         self.context: str | None = None  # V4A `@@ <line>`: seek to this line first
         self.old: list[str] = []
         self.new: list[str] = []
@@ -37,7 +35,7 @@ class Hunk:
         self.new_no_eol = False
         self.kept: list[tuple[int, int]] = []  # (old index, new index) of each context line
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> "str":
         return "Hunk(-%d +%d)" % (len(self.old), len(self.new))
 
 
@@ -46,7 +44,7 @@ class FileOp:
 
     __slots__ = ("kind", "path", "move_to", "content", "hunks", "format")
 
-    def __init__(self, kind: str, path: str, fmt: str) -> None:
+    def __init__(self, kind: "str", path: "str", fmt: "str") -> "None":
         self.kind = kind
         self.path = path
         self.move_to: str | None = None
@@ -55,40 +53,40 @@ class FileOp:
         self.format = fmt
 
     @property
-    def target(self) -> str:
+    def target(self) -> "str":
         """The file that holds the result (the destination of a move)."""
         return self.move_to or self.path
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> "str":
         return "FileOp(%r, %r%s, %d hunks)" % (
             self.kind, self.path, ", move_to=%r" % self.move_to if self.move_to else "", len(self.hunks),
         )
 
 
-def _lines(text: str) -> list[str]:
+def _lines(text: "str") -> "list[str]":
     lines = text.replace("\r\n", "\n").split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     return lines
 
 
-def _path(raw: str) -> str:
+def _path(raw: "str") -> "str":
     path = raw.strip()
     if not path or "\x00" in path:
         raise PatchError("a file operation names no usable path")
     return path
 
 
-def _decode(before: bytes) -> str:
+def _decode(before: "bytes") -> "str":
     # surrogateescape: bytes that are not UTF-8 come back out unchanged
     return before.decode("utf-8", "surrogateescape")
 
 
-def _encode(text: str) -> bytes:
+def _encode(text: "str") -> "bytes":
     return text.encode("utf-8", "surrogateescape")
 
 
-def _apply(before: bytes | None, op: FileOp, updated: Callable[[bytes], bytes | None]) -> bytes | None:
+def _apply(before: "bytes | None", op: "FileOp", updated: "Callable[[bytes], bytes | None]") -> "bytes | None":
     if op.kind == ADD:
         assert op.content is not None
         return _encode(op.content)

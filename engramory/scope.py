@@ -268,6 +268,17 @@ def read_bounded(path: str, limit: int, regular_only: bool = True, offset: int =
         _close(fd)
 
 
+def encode(text: str) -> bytes:
+    """UTF-8 as the host's runtime writes it: a lone surrogate becomes U+FFFD. (Here, not in
+    engramory.edits, which re-exports it: the hosts that predict their own bytes encode them
+    on a deny that needs nothing else of edits.)"""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        fixed = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+        return fixed.encode("utf-8")
+
+
 # --- which files the guard keeps -----------------------------------------------------------
 # Past this the index is not read: an Edit is then judged from its payload (every Edit that
 # reaches PreToolUse is applied by Claude Code 2.1.332), a Write from its content. 1 MiB is

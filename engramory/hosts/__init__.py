@@ -237,6 +237,19 @@ def top_fields(raw: bytes, wanted: "frozenset[str]" = WANTED, needed: "Sequence[
         return parse_object(raw)
 
 
+def path_of(tool_input: "Any", keys: "tuple[str, ...]") -> "str | None":
+    """The file a tool's arguments (a dict) name under the first of `keys` that holds one, or
+    None: the one reading of a path argument for the Claude-shaped dialects (claudelike) and
+    the JS plugins (plugin), here since both are on every hook's path."""
+    if not isinstance(tool_input, dict):
+        return None
+    for key in keys:
+        value = tool_input.get(key)
+        if isinstance(value, str) and value and "\x00" not in value:
+            return value
+    return None
+
+
 # --- the hook runtime, the one process under every entry script ---------------------------
 #
 # It lives here because every hook imports this package anyway, and each module import costs

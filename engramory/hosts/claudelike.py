@@ -18,6 +18,7 @@ reads its own keys into those three.
 """
 
 from engramory import jsonlite, scope
+from engramory.hosts import path_of as path_of  # the one reading of a path argument (also the plugins')
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -76,12 +77,6 @@ def parse(raw: bytes) -> "dict[str, Any] | None":
     return payload if isinstance(payload, dict) else None
 
 
-def path_of(tool_input: "dict[str, Any]", keys: "tuple[str, ...]") -> "str | None":
-    for key in keys:
-        value = tool_input.get(key)
-        if isinstance(value, str) and value and "\x00" not in value:
-            return value
-    return None
 
 
 # -- the decision, on bytes this host's edit model predicted ---------------------------------
@@ -113,33 +108,44 @@ def judge(
     the bytes the host will write, None when it refuses the call (then nothing is said), or
     an `Unknown` (then guard.judge_bound judges the worst case). `seen`: the session, for the
     stale-write rule (guard.judge)."""
-    from engramory import config, guard  # lazy: the ignored path must not load the guard
+    # lazy: the ignored path must not load the decision; the host predicts, so engramory.judge
+    # decides without engramory.guard (the Claude-shaped edit model), and engramory.worstcase
+    # comes only with a change whose result is bounded, not known
+    from engramory import config  # lazy: the ignored path must not load the decision
+    from engramory import judge as verdict  # lazy: the ignored path must not load the decision
 
     environ = scope.environ() if env is None else env
-    if not guard.is_index(path, config.from_env(environ)):
-        return guard.judge(path, None, b"", environ, window, tool)  # a store's read-only rules only
+    if not verdict.is_index(path, config.from_env(environ)):
+        return verdict.judge(path, None, b"", environ, window, tool)  # a store's read-only rules only
     before: bytes | None = None
     try:
         st = scope.stat(path)
         if st.st_mode & 0o170000 != 0o100000:  # a FIFO would block the read: never open it
-            return guard.judge_bound(path, None, "", environ, window, tool, why="it is not a regular file")
-        if st.st_size > guard.READ_LIMIT:
-            return guard.judge_bound(path, None, "", environ, window, tool, why="it is too large to read",
-                                     before_size=(None, st.st_size))
-        before = scope.read_bounded(path, guard.READ_LIMIT)[0]
+            return judge_bound(path, None, "", environ, window, tool, "it is not a regular file")
+        if st.st_size > scope.READ_LIMIT:
+            return judge_bound(path, None, "", environ, window, tool, "it is too large to read", (None, st.st_size))
+        before = scope.read_bounded(path, scope.READ_LIMIT)[0]
     except FileNotFoundError:
         before = None
     except OSError as exc:
-        return guard.judge_bound(path, None, "", environ, window, tool, why=exc.strerror or exc.__class__.__name__)
+        return judge_bound(path, None, "", environ, window, tool, exc.strerror or exc.__class__.__name__)
     after = predict(before)
-    target = environ.get(guard.TRACE_ENV)
+    target = environ.get(verdict.TRACE_ENV)
     if target:
         trace(target, path, tool, after)
     if after is None:
         return None  # the host refuses this call itself and writes nothing
     if isinstance(after, Unknown):
-        return guard.judge_bound(path, before, after.added, environ, window, tool, after.why)
-    return guard.judge(path, before, after, environ, window, tool, seen)
+        return judge_bound(path, before, after.added, environ, window, tool, after.why)
+    return verdict.judge(path, before, after, environ, window, tool, seen)
+
+
+def judge_bound(path: str, before: "bytes | None", added: str, env: "Mapping[str, str] | None", window: "Window | None",
+           tool: str, why: str, before_size: "tuple[int | None, int] | None" = None) -> "Decision | None":
+    """guard.judge_bound, without the guard: the worst case of a change whose result is bounded."""
+    from engramory import worstcase  # lazy: the worst-case paths are rare; a plain deny never loads them
+
+    return worstcase.judge_bound(path, before, added, env, window, tool, why, before_size)
 
 
 def trace(target: str, path: str, tool: str, after: "bytes | Unknown | None") -> None:
@@ -161,7 +167,7 @@ def lenient(decision: "Decision | None", bound: int) -> "Decision | None":
     """For a host whose matcher is predicted within `bound` bytes (lines exact): a deny that
     rests on bytes alone, inside that bound of the cap or of the size now, is not certain (the
     edit may really shrink the index), so it is let through. Copilot CLI and OpenClaw use it."""
-    from engramory.guard import DENY  # lazy: the ignored path must not load the guard
+    from engramory.judge import DENY  # lazy: the ignored path must not load the decision
 
     if decision is None or decision.action != DENY or bound <= 0 or decision.after is None or decision.caps is None:
         return decision
@@ -181,7 +187,7 @@ def patch_keeping_endings(old: bytes, op: "Any") -> "tuple[bytes | None, int]":
     (all CRLF stays CRLF; mixed ones are restored line by line, so only bounded here: lines
     exact, bytes within one per line break) and its missing final newline."""
     from engramory import patches  # lazy: the patch parser only for a call that carries a patch
-    from engramory.edits import encode  # lazy: only a call that may change an index needs this
+    from engramory.scope import encode  # loaded already (the one UTF-8 writer): no import on this path
 
     bom = old.startswith(b"\xef\xbb\xbf")
     raw = old[3 if bom else 0 :].decode("utf-8", "replace")
@@ -201,7 +207,7 @@ def patch_keeping_endings(old: bytes, op: "Any") -> "tuple[bytes | None, int]":
 
 
 def render_pre(decision: "Decision") -> str:
-    from engramory.guard import DENY  # lazy: the ignored path must not load the guard
+    from engramory.judge import DENY  # lazy: the ignored path must not load the decision
 
     if decision.action == DENY:
         inner = {"hookEventName": PRE, "permissionDecision": "deny", "permissionDecisionReason": decision.message}
@@ -233,7 +239,7 @@ def pre_decision(payload: "dict[str, Any]", dialect: Dialect, env: "Mapping[str,
     if not scope.interesting(full, environ):
         return None
     win = dialect.window() if dialect.window is not None else None
-    seen = _session(payload, dialect) if dialect.read_tools else None
+    seen = _session(payload, dialect, full) if dialect.read_tools else None
     return judge(full, tool, lambda before: dialect.predict(kind, before, tool_input), env, win, seen)
 
 
@@ -248,14 +254,20 @@ def render_exit(decision: "Decision | None") -> "tuple[str, str, int]":
     that is not a deny is silence and exit 0 (never an affirmative allow)."""
     if decision is None:
         return "", "", 0  # the common case: engramory.guard is never imported
-    from engramory.guard import DENY  # lazy: the ignored path must not load the guard
+    from engramory.judge import DENY  # lazy: the ignored path must not load the decision
 
     if decision.action != DENY:
         return "", "", 0
     return "", decision.message.rstrip("\n") + "\n", 2
 
 
-def _session(payload: "Mapping[str, Any]", dialect: Dialect) -> "Session | None":
+def _session(payload: "Mapping[str, Any]", dialect: Dialect, path: "str | None" = None) -> "Session | None":
+    """The session for the stale-write rule: for a write of `path`, only when its store keeps
+    a record (judge.session_for: one stat, engramory.stale not imported otherwise)."""
+    if path is not None:
+        from engramory.judge import session_for  # lazy: only for a write of an index
+
+        return session_for(dialect.name, payload.get("session_id"), path)
     from engramory import stale  # lazy: the stale-write record only for a call on an index
 
     return stale.session(dialect.name, payload.get("session_id"))
@@ -282,27 +294,22 @@ def after_read(payload: "Mapping[str, Any]", dialect: Dialect, env: "Mapping[str
 
 def _notice_env(payload: "Mapping[str, Any]", dialect: Dialect, env: "Mapping[str, str]") -> "dict[str, str]":
     """`env` with this host's own indexes added to the ones the backstop watches."""
-    cwd = payload.get("cwd")
-    extra = dialect.index_paths(cwd if isinstance(cwd, str) and cwd else scope.environ().get("PWD", ""), env)
-    out = dict(env)
-    if extra:
-        import os
+    from engramory import automemory  # lazy: the backstop's paths only, not the guard's
 
-        have = [p for p in env.get(scope.ENV_INDEX_PATH, "").split(os.pathsep) if p.strip()]
-        out[scope.ENV_INDEX_PATH] = os.pathsep.join(have + [p for p in extra if p not in have])
-    return out
+    return automemory.watch_env(payload, dialect.index_paths, env)
 
 
 def notice(event: str, payload: "dict[str, Any]", dialect: Dialect, env: "Mapping[str, str] | None") -> str:
-    import os
+    """The backstop's answer after a shell tool (POST) or at session start, Claude-shaped ("" for
+    none): engramory.notices is imported only when something it watches moved (automemory.watched)."""
+    from engramory import automemory  # lazy: the backstop's paths only, not the guard's
 
-    from engramory import notices  # lazy: notices only on the after-tool and session-start paths
+    notice_env = automemory.watched(event, payload, dialect.index_paths, env)
+    if notice_env is None:
+        return ""
+    from engramory import notices  # lazy: notices only when something it watches may have moved
 
-    base = dict(os.environ) if env is None else dict(env)
-    notice_env = _notice_env(payload, dialect, base)
-    if event == POST:
-        return notices.post_tool(payload, notice_env)
-    return notices.session_start(payload, notice_env)
+    return notices.backstop(event, payload, notice_env)
 
 
 def respond(raw: bytes, dialect: Dialect, event: str = PRE, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":

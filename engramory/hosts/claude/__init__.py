@@ -153,9 +153,17 @@ def main(argv: "list[str] | None" = None) -> int:
 
 def post(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
     """PostToolUse (and the late re-check on UserPromptSubmit): the host-neutral backstop."""
-    from engramory.notices import post_tool_respond  # not on the guard's path
+    from engramory import automemory  # lazy: the after-tool path's cheap test, not the guard's
+    from engramory.hosts import top_fields  # the runtime's flat reader (notices.post_tool_respond's)
 
-    return post_tool_respond(raw, env)
+    payload = top_fields(raw)
+    if payload is None:
+        return "", "", 0
+    if automemory.unchanged(payload, scope.environ() if env is None else env):
+        return "", "", 0  # nothing notices watches moved: it is not imported
+    from engramory.notices import after_tool_or_late  # not on the guard's path
+
+    return after_tool_or_late(payload, env), "", 0
 
 
 def start(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":

@@ -5,7 +5,7 @@
 more than 3 s ends the whole run, so the plugin bounds every call to well under that and lets
 the tool run when the guard is slow, missing or broken.
 
-Protocol: one JSON object on stdin, one on stdout, as for opencode:
+Protocol: the JS-plugin dialect (engramory.hosts.plugin), with Cline's keys:
 `{"event": "before", "tool", "input", "cwd"}` -> `{"deny": R}` | `{"note": T}` | `{}`;
 `{"event": "after" | "start", "tool", "cwd", "sessionID"}` -> `{"context": T}` | `{}`.
 
@@ -30,15 +30,15 @@ Edit model, ported from Cline 3.0.65's `@cline/core` editor (exact, no fuzz):
 Relative paths resolve against the workspace (the run's cwd) and must stay inside it.
 """
 
-from engramory import jsonlite, scope
-from engramory.hosts import claudelike
+from engramory import scope
+from engramory.hosts import plugin
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from engramory.guard import Decision
+    from engramory.judge import Decision
     from engramory.size import Window
 
 # --- registry declarations (see engramory/hosts/__init__.py) ---
@@ -46,7 +46,7 @@ NAME = "cline"
 TITLE = "Cline CLI"
 VERIFIED = "3.0.65"
 INSTALLER = "engramory.hosts.cline.install"
-FAIL_OPEN = "{}"
+FAIL_OPEN = plugin.EMPTY
 SHELL_TOOLS = ("run_commands",)
 MAX_INPUT = 6000  # the editor refuses old_text / new_text longer than this (after the hook)
 
@@ -74,8 +74,7 @@ def _units(text: str) -> int:
 
 
 def apply_editor(before: "bytes | None", args: "dict[str, Any]") -> "bytes | None":
-    # lazy: edits loads only for a call that reaches prediction, never on the ignored path
-    from engramory.edits import encode
+    from engramory.scope import encode  # loaded already (the one UTF-8 writer): no import on this path
 
     new = args.get("new_text")
     if not isinstance(new, str) or _units(new) > MAX_INPUT:
@@ -132,8 +131,7 @@ def _known(after: "bytes | None") -> "Any":
 
 
 def _patch(text: str, cwd: "str | None", env: "Mapping[str, str] | None", environ: "Mapping[str, str]") -> "Decision | None":
-    # lazy: the guard loads only once a guarded file is being written
-    from engramory.guard import judge_bound
+    from engramory.hosts import claudelike  # lazy: the host-side judge, only once a guarded file is written
     from engramory.hosts.cline import model  # lazy: only an apply_patch call loads the port
 
     try:
@@ -142,7 +140,7 @@ def _patch(text: str, cwd: "str | None", env: "Mapping[str, str] | None", enviro
         why = "Cline's fuzzy matching of this patch could not be worked out in time"
         for target, op in _written(text, cwd, environ):
             added = "".join(line + "\n" for hunk in op.hunks for line in hunk.new)
-            decision = judge_bound(target, scope.read_regular(target), added, env, window(), "apply_patch", why)
+            decision = claudelike.judge_bound(target, scope.read_regular(target), added, env, window(), "apply_patch", why)
             if decision is not None:
                 return decision
         return None
@@ -171,42 +169,23 @@ def before_tool(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> "
         return _patch(text, base, env, environ) if isinstance(text, str) else None
     if tool != "editor":
         return None
-    raw = claudelike.path_of(args, ("path",))
+    raw = plugin.path_of(args, ("path",))
     if raw is None:
         return None
     full = scope.resolve_path(raw, base)
     if not scope.interesting(full, environ):
         return None
+    from engramory.hosts import claudelike  # lazy: the host-side judge, only for a guarded file
+
     return claudelike.judge(full, "editor", lambda before: apply_editor(before, args), env, window())
 
 
-DIALECT = claudelike.Dialect(NAME, {}, ("path",), lambda kind, before, args: None, index_paths, window)
+PLUGIN = plugin.Plugin(NAME, before_tool, index_paths, window, shell_tools=SHELL_TOOLS, cwd_key="cwd")
 
 
 def respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
-    """The plugin's question -> (stdout JSON, stderr, 0)."""
-    payload = claudelike.parse(raw)
-    if payload is None:
-        return FAIL_OPEN, "", 0
-    event = payload.get("event")
-    if event == "before":
-        d = before_tool(payload, env)
-        if d is None:
-            return FAIL_OPEN, "", 0
-        from engramory.guard import DENY  # only with a decision: the ignored path stays off the guard
-
-        return jsonlite.dumps({"deny": d.message} if d.action == DENY else {"note": d.message}), "", 0
-    if event in ("after", "start"):
-        if event == "after" and payload.get("tool") not in SHELL_TOOLS:
-            return FAIL_OPEN, "", 0
-        shaped = {"session_id": payload.get("sessionID"), "cwd": payload.get("cwd"), "tool_name": payload.get("tool")}
-        rendered = claudelike.notice(claudelike.POST if event == "after" else claudelike.START, shaped, DIALECT, env)
-        text = ""
-        if rendered:
-            inner = jsonlite.loads(rendered).get("hookSpecificOutput", {})
-            text = inner.get("additionalContext", "") if isinstance(inner, dict) else ""
-        return jsonlite.dumps({"context": text} if text else {}), "", 0
-    return FAIL_OPEN, "", 0
+    """The plugin's question -> (stdout JSON, stderr, 0) (engramory.hosts.plugin)."""
+    return plugin.respond(raw, env, PLUGIN)
 
 
 if TYPE_CHECKING:  # mypy checks this module against the registry's Host Protocol; never run

@@ -8,7 +8,7 @@ apply_patch call: the editor's path stays off engramory.patches.
 from __future__ import annotations
 
 from engramory import patches, scope
-from engramory.edits import encode
+from engramory.scope import encode
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from engramory import patches
-    from engramory.guard import Decision
+    from engramory.judge import Decision
     from engramory.size import Window
 
 # --- registry declarations (see engramory/hosts/__init__.py) ---
@@ -311,12 +311,13 @@ def judge(path: str, tool: str, before: "bytes | None", after: "bytes | None", e
           session_id: "object" = None) -> "Decision | None":
     """The core's decision on one predicted write (after None: the file is removed), with the
     stale-write rule for the session whose shell reads PostToolUse recorded (`after_shell`)."""
-    # lazy, both: the ignored path must load neither the guard nor the stale-write record (a
-    # write to a guarded file only; one stat when no read was recorded)
-    from engramory import guard, stale
+    # lazy: the ignored path must not load the decision. Codex predicts its own bytes, so the
+    # decision is engramory.judge's without engramory.guard (the Claude-shaped edit model), and
+    # the stale-write record is imported only for a store that keeps one (judge.session_for)
+    from engramory import judge as verdict
 
-    seen = stale.session(NAME, session_id)
-    return guard.judge(path, before, after if after is not None else b"", env, window(), tool, seen)
+    seen = verdict.session_for(NAME, session_id, path)
+    return verdict.judge(path, before, after if after is not None else b"", env, window(), tool, seen)
 
 
 def render_deny(reason: str) -> str:
@@ -449,7 +450,7 @@ def handle(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, st
         decision = judge(w.path, tool, w.before, w.after, environ, payload.get("session_id"))
         if decision is None:
             continue
-        from engramory.guard import DENY  # lazy: the ignored path must not load the guard
+        from engramory.judge import DENY  # lazy: the ignored path must not load the decision
 
         if decision.action == DENY:
             return render_deny(decision.message), "", 0
@@ -529,9 +530,9 @@ def after_shell(payload: "Mapping[str, Any]", env: "Mapping[str, str]") -> None:
 def post_tool_respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
     """PostToolUse (after Bash): what the agent saw of an index (`after_shell`), then the shared
     backstop, also watching the AGENTS.md-named index."""
-    from engramory import notices  # lazy: notices only on the after-tool and session-start paths
+    from engramory.hosts import parse_object  # the runtime's parser: loaded by every hook
 
-    payload = notices.parse(raw)
+    payload = parse_object(raw)
     if payload is None:
         return "", "", 0
     notice_env = backstop_env(payload, scope.environ() if env is None else env)
@@ -539,6 +540,14 @@ def post_tool_respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tu
         after_shell(payload, notice_env)
     except Exception:  # noqa: BLE001 - a read that cannot be recorded is no record: fail open
         pass
+    # lazy, both: after most shell commands nothing the backstop watches moved (one stat per
+    # watched file), and notices is not imported (notices.post_tool watches no store config)
+    from engramory import automemory
+
+    if automemory.unchanged(payload, notice_env, configs=False):
+        return "", "", 0
+    from engramory import notices  # lazy: notices only when something it watches may have moved
+
     return notices.post_tool(payload, notice_env), "", 0
 
 

@@ -29,16 +29,15 @@ repository's `.github/hooks/` (loaded only in a trusted folder).
 """
 
 from engramory import jsonlite, scope
-from engramory.hosts import claudelike
+from engramory.hosts import parse_object, path_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from engramory.guard import Decision
+    from engramory.judge import Decision
     from engramory.size import Window
-    from engramory.stale import Session
 
 # --- registry declarations (see engramory/hosts/__init__.py) ---
 NAME = "copilot"
@@ -46,8 +45,12 @@ TITLE = "GitHub Copilot CLI"
 VERIFIED = "1.0.102"
 INSTALLER = "engramory.hosts.copilot.install"
 PRE, POST, START = "preToolUse", "postToolUse", "sessionStart"
-EVENTS = {PRE: claudelike.PRE, POST: claudelike.POST, START: claudelike.START}
-TOOLS = {"create": claudelike.WRITE, "edit": claudelike.EDIT}
+# the notices' own event names, and the edit kinds of the Claude-shaped models (claudelike's:
+# tests/hosts/copilot/test_copilot_model.py holds them equal), spelled here: every tool call of
+# Copilot, which has no matcher, runs this hook, and its ignored path imports no other module
+EVENTS = {PRE: "PreToolUse", POST: "PostToolUse", START: "SessionStart"}
+WRITE, EDIT = "write", "edit"
+TOOLS = {"create": WRITE, "edit": EDIT}
 PATCH_TOOL = "apply_patch"
 SHELL_TOOLS = ("bash",)
 READ_TOOL = "view"
@@ -110,9 +113,9 @@ def _original_offset(text: str, lf_offset: int) -> int:
 def predict_with_bound(before: "bytes | None", tool_input: "dict[str, Any]", kind: str) -> "tuple[bytes | None, int]":
     """(predicted bytes or None for "refused", the byte bound: the real result's size is
     within that many bytes of the prediction; its line count is exact)."""
-    from engramory.edits import encode  # lazy: only a call that may change an index needs this
+    from engramory.scope import encode  # loaded already (the one UTF-8 writer): no import on this path
 
-    if kind == claudelike.WRITE:
+    if kind == WRITE:
         content = tool_input.get("file_text")
         if not isinstance(content, str) or before is not None:
             return None, 0  # create refuses an existing path
@@ -166,9 +169,6 @@ def predict(kind: str, before: "bytes | None", tool_input: "dict[str, Any]") -> 
     return predict_with_bound(before, tool_input, kind)[0]
 
 
-DIALECT = claudelike.Dialect(NAME, TOOLS, ("path",), predict, index_paths, window)
-
-
 # --- the dialect ------------------------------------------------------------------------------
 
 
@@ -191,51 +191,51 @@ def _pre(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> "Decisio
     environ = scope.environ() if env is None else env
     if tool == PATCH_TOOL:
         text = args if isinstance(args, str) else (args.get("input") if isinstance(args, dict) else None)
-        return _patch(text, base, env, environ, _session(payload)) if isinstance(text, str) else None
+        return _patch(text, base, env, environ, payload.get("sessionId")) if isinstance(text, str) else None
     kind = TOOLS.get(tool) if isinstance(tool, str) else None
     if kind is None or not isinstance(args, dict):
         return None
-    raw = claudelike.path_of(args, ("path",))
+    raw = path_of(args, ("path",))
     if raw is None:
         return None
     full = scope.resolve_path(raw, base)
     if not scope.interesting(full, environ):
         return None
+    # lazy: the host-side judge and the plugin dialect's session, only for a guarded file
+    from engramory.hosts import claudelike, plugin
+
     bound = [0]
 
     def run(before: "bytes | None") -> "bytes | None":
         after, bound[0] = predict_with_bound(before, args, kind)
         return after
 
-    return claudelike.lenient(claudelike.judge(full, str(tool), run, env, window(), _session(payload)), bound[0])
-
-
-def _session(payload: "dict[str, Any]") -> "Session | None":
-    from engramory import stale  # lazy: the stale-write record only for a call on an index
-
-    return stale.session(NAME, payload.get("sessionId"))
+    seen = plugin.session(NAME, payload.get("sessionId"), full)
+    return claudelike.lenient(claudelike.judge(full, str(tool), run, env, window(), seen), bound[0])
 
 
 def after_view(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> None:
     """postToolUse of `view`: when it showed an index, record what the session saw
     (engramory.stale). Any other file: nothing imported, nothing opened."""
-    args = _args(payload.get("toolArgs"))
-    raw = claudelike.path_of(args, ("path",)) if isinstance(args, dict) else None
+    raw = path_of(_args(payload.get("toolArgs")), ("path",))
     if raw is None:
         return
     cwd = payload.get("cwd")
     full = scope.resolve_path(raw, cwd if isinstance(cwd, str) else None)
     if not scope.guards_index(full, scope.environ() if env is None else env):
-        return
-    from engramory import stale  # lazy: the stale-write record only for a call on an index
+        return  # the common case, decided before the plugin dialect is imported
+    from engramory.hosts import plugin  # lazy: the read record, only after a `view` of an index
 
-    stale.note_read(full, _session(payload))
+    plugin.record_read(NAME, payload.get("sessionId"), full, None, env)
 
 
 def _patch(text: str, cwd: "str | None", env: "Mapping[str, str] | None", environ: "Mapping[str, str]",
-           seen: "Session | None" = None) -> "Decision | None":
+           session_id: "Any" = None) -> "Decision | None":
     """Each index the patch writes, judged on what Copilot leaves there after every operation."""
     from engramory import patches  # lazy: the patch parser only for a call that carries a patch
+
+    # lazy: the host-side judge and the plugin dialect's session, only for a call that carries a patch
+    from engramory.hosts import claudelike, plugin
 
     try:
         ops = patches.parse(text)
@@ -249,6 +249,7 @@ def _patch(text: str, cwd: "str | None", env: "Mapping[str, str] | None", enviro
             after, bound[0] = apply_patch(ops, cwd, target, before)
             return None if after is None or after == before else after
 
+        seen = plugin.session(NAME, session_id, target)
         decision = claudelike.lenient(claudelike.judge(target, PATCH_TOOL, run, env, window(), seen), bound[0])
         if decision is not None:
             return decision
@@ -263,6 +264,7 @@ def apply_patch(ops: "list[Any]", cwd: "str | None", target: str, before: "bytes
     that fails (an Add of a file that exists, an Update of one that does not or whose lines are
     not found) stops the patch, the ones before it staying applied."""
     from engramory import patches  # lazy: the patch parser only for a call that carries a patch
+    from engramory.hosts import claudelike  # lazy: its V4A applier, only for a call that carries a patch
 
     files: dict[str, bytes | None] = {target: before}
     bound = 0
@@ -290,29 +292,16 @@ def apply_patch(ops: "list[Any]", cwd: "str | None", target: str, before: "bytes
     return files[target], bound
 
 
-def _context(rendered: str) -> str:
-    """The additionalContext of a Claude-shaped notice ("" for none)."""
-    if not rendered:
-        return ""
-    try:
-        obj = jsonlite.loads(rendered)
-    except ValueError:
-        return ""
-    inner = obj.get("hookSpecificOutput") if isinstance(obj, dict) else None
-    text = inner.get("additionalContext") if isinstance(inner, dict) else None
-    return text if isinstance(text, str) else ""
-
-
 def respond_event(raw: bytes, event: str, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
     """stdin bytes of `event` -> (stdout, stderr, 0). Never a non-zero exit."""
-    payload = claudelike.parse(raw)
+    payload = parse_object(raw)
     if payload is None:
         return "", "", 0
     if event == PRE:
         decision = _pre(payload, env)
         if decision is None:
             return "", "", 0
-        from engramory.guard import DENY  # only with a decision: the ignored path stays off the guard
+        from engramory.judge import DENY  # only with a decision: the ignored path stays off the decision
 
         if decision.action == DENY:
             return jsonlite.dumps({"permissionDecision": "deny", "permissionDecisionReason": decision.message}), "", 0
@@ -323,8 +312,10 @@ def respond_event(raw: bytes, event: str, env: "Mapping[str, str] | None" = None
         return "", "", 0
     if event == POST and tool not in SHELL_TOOLS:
         return "", "", 0
-    shaped = {"session_id": payload.get("sessionId"), "cwd": payload.get("cwd"), "tool_name": tool}
-    text = _context(claudelike.notice(EVENTS.get(event, claudelike.START), shaped, DIALECT, env))
+    from engramory.hosts import plugin  # lazy: the notice, only after a shell tool or at session start
+
+    text = plugin.context(EVENTS.get(event, EVENTS[START]), payload.get("sessionId"), payload.get("cwd"), tool,
+                          index_paths, env)
     return (jsonlite.dumps({"additionalContext": text}) if text else ""), "", 0
 
 

@@ -30,15 +30,14 @@ policy here, to keep every session's context small, and the messages say so.
 
 
 from engramory import jsonlite, scope
-from engramory.size import n as _n
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Any
 
-    from engramory.guard import Decision
     from engramory.hosts.gemini.model import Outcome
+    from engramory.judge import Decision
     from engramory.size import Window
     from engramory.stale import Session
 
@@ -267,20 +266,17 @@ def guarded_index(path: str, name: str, paths: "Sequence[str] | None") -> bool:
 def _shape(lines: int, nbytes: int) -> bytes:
     """Bytes of exactly `lines` lines and `nbytes` bytes, for sizing a Bound by the one rule."""
     # Clamped: a bound past the read limit is over every cap anyway, and must not cost memory.
-    from engramory.guard import READ_LIMIT
-
-    lines = min(max(lines, 0), READ_LIMIT)
-    nbytes = min(max(nbytes, lines), READ_LIMIT)
+    lines = min(max(lines, 0), scope.READ_LIMIT)
+    nbytes = min(max(nbytes, lines), scope.READ_LIMIT)
     if lines == 0:
         return b""
     return b"\n" * (lines - 1) + b"x" * (nbytes - lines + 1)
 
 
 def _trace(env: "Mapping[str, str]", path: str, tool: str, outcome: "Outcome", strategy: str) -> None:
-    from engramory.guard import TRACE_ENV  # lazy: the ignored path must not load the guard
-
     # lazy: the edit model only for a call that may change an index
     from engramory.hosts.gemini.model import Bound
+    from engramory.judge import TRACE_ENV  # lazy: the ignored path must not load the decision
 
     target = env.get(TRACE_ENV)
     if not target:
@@ -301,20 +297,22 @@ def _trace(env: "Mapping[str, str]", path: str, tool: str, outcome: "Outcome", s
 
 def judge(path: str, tool: str, before: "bytes | None", outcome: "Outcome", env: "Mapping[str, str]",
           seen: "Session | None" = None) -> "Decision | None":
-    """The core's decision (guard.judge) on one predicted change; a Bound is judged as a
+    """The core's decision (judge.judge) on one predicted change; a Bound is judged as a
     file of exactly its size (and never by the stale-write rule: its bytes are not known).
     Read-only rules apply even when the host writes nothing."""
-    from engramory import guard  # lazy: the ignored path must not load the guard
+    # lazy: the ignored path must not load the decision; Gemini's own model predicts, so
+    # engramory.guard (the Claude-shaped edit model) is not needed
+    from engramory import judge as verdict
 
     # lazy: the edit model only for a call that may change an index
     from engramory.hosts.gemini.model import Bound
 
     if outcome is None:
-        return guard.judge(path, None, b"", env, window(), tool) if not _index(path, env) else None
+        return verdict.judge(path, None, b"", env, window(), tool) if not _index(path, env) else None
     bound = isinstance(outcome, Bound)
     after = _shape(outcome.lines, outcome.nbytes) if isinstance(outcome, Bound) else outcome
-    decision = guard.judge(path, before, after, env, window(), tool, None if bound else seen)
-    if decision is not None and decision.action == guard.DENY and decision.caps is not None:
+    decision = verdict.judge(path, before, after, env, window(), tool, None if bound else seen)
+    if decision is not None and decision.action == verdict.DENY and decision.caps is not None:
         if isinstance(outcome, Bound):
             decision.message = decision.message.replace(" would ", " would, at most, ", 1)
             decision.message += " (An upper bound: %s, so it is sized as if the edit lands.)" % outcome.why
@@ -360,7 +358,7 @@ def _landing_decision(payload: "dict[str, Any]", tool: str, tool_input: "dict[st
         if linked and scope.realpath(path) == linked:
             path = private  # the target of Gemini's private index, written by its own name
         if guarded_index(path, name, paths):
-            decision = _index_decision(tool, tool_input, path, env, _session(payload))
+            decision = _index_decision(tool, tool_input, path, env, _session(payload, path))
         elif scope.store_root_for(path, paths) is not None:
             decision = judge(path, tool, None, None, env)  # read-only rules only
         else:
@@ -371,7 +369,13 @@ def _landing_decision(payload: "dict[str, Any]", tool: str, tool_input: "dict[st
     return worst
 
 
-def _session(payload: "Mapping[str, Any]") -> "Session | None":
+def _session(payload: "Mapping[str, Any]", path: "str | None" = None) -> "Session | None":
+    """The session for the stale-write rule: for a write of `path`, only when its store keeps a
+    record (judge.session_for: one stat, engramory.stale not imported otherwise)."""
+    if path is not None:
+        from engramory.judge import session_for  # lazy: only for a write of an index
+
+        return session_for(NAME, payload.get("session_id"), path)
     from engramory import stale  # lazy: the stale-write record only for a call on an index
 
     return stale.session(NAME, payload.get("session_id"))
@@ -418,6 +422,8 @@ def _unread_decision(tool: str, tool_input: "dict[str, Any]", path: str, env: "M
         size = scope.stat(path).st_size
     except (OSError, ValueError):
         size = 0
+    from engramory.size import n as _n  # lazy: sizes only when a change is judged, not on the ignored path
+
     why = "the index could not be read (%s bytes, or not a regular file)" % _n(size)
     if tool == WRITE_FILE:
         content = tool_input.get("content")
@@ -465,6 +471,7 @@ def _shell_decision(tool_input: "dict[str, Any]", cwd: str, env: "Mapping[str, s
 
     # lazy: sizes only when a change is judged, not on the ignored path
     from engramory.size import count_lines
+    from engramory.size import n as _n  # lazy: sizes only when a change is judged
 
     name, paths = names(env)
     base = _str(tool_input.get("dir_path"))

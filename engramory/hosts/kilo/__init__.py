@@ -15,7 +15,7 @@ replaces `edit` while `write` stays (in opencode both go), which the guard does 
 know: it judges whichever of the three arrives.
 """
 
-from engramory.hosts import claudelike, opencode
+from engramory.hosts import opencode
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -44,12 +44,13 @@ def index_paths(cwd: str, env: "Mapping[str, str]") -> "list[str]":
     return []
 
 
-DIALECT = claudelike.Dialect(NAME, opencode.TOOLS, ("filePath",), opencode.predict, index_paths, window)
+DIALECT = opencode.Family(NAME, window, index_paths)
+PLUGIN = opencode.host(DIALECT)
 
 
 def respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
     """The plugin's question -> (stdout JSON, stderr, 0): opencode's protocol, Kilo's window."""
-    return opencode.respond(raw, env, DIALECT)
+    return opencode.respond(raw, env, PLUGIN)
 
 
 if TYPE_CHECKING:  # mypy checks this module against the registry's Host Protocol; never run

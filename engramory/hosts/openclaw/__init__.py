@@ -7,7 +7,7 @@ so the plugin catches everything, bounds each call to 5 s and lets the tool run 
 OpenClaw 2026.9.6 runs plugin hooks under `openclaw agent --local` and the Gateway, NOT under
 `openclaw agent exec`: there the guard never runs.
 
-Protocol (as for opencode): `{"event": "before", "tool", "params", "derivedPaths", "workspace",
+Protocol (the JS-plugin dialect, engramory.hosts.plugin): `{"event": "before", "tool", "params", "derivedPaths", "workspace",
 "sessionId"}` -> `{"deny": R}` | `{"note": T}` | `{}`; `{"event": "read", "tool", "params",
 "workspace", "sessionId"}` (from `before_tool_call` of `read`: what the session is about to be
 shown of an index is recorded for the stale-write rule, engramory.stale; OpenClaw 2026.9.6 runs
@@ -47,23 +47,23 @@ the operations in order, so that leaves the Add's content, predicted exactly.
 """
 
 from engramory import jsonlite, scope
-from engramory.hosts import claudelike
+from engramory.hosts import plugin
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from engramory.guard import Decision
+    from engramory.hosts.claudelike import Unknown
+    from engramory.judge import Decision
     from engramory.size import Window
-    from engramory.stale import Session
 
 # --- registry declarations (see engramory/hosts/__init__.py) ---
 NAME = "openclaw"
 TITLE = "OpenClaw"
 VERIFIED = "2026.9.6"
 INSTALLER = "engramory.hosts.openclaw.install"
-FAIL_OPEN = "{}"
+FAIL_OPEN = plugin.EMPTY
 BOOTSTRAP_MAX_CHARS = 20_000
 BOM = b"\xef\xbb\xbf"
 
@@ -219,8 +219,7 @@ def _spliced(content: str, matched: "list[tuple[int, int, str]]") -> "str | None
 
 def _restored(raw: str, after: str, bom: bool) -> "tuple[bytes, int]":
     """The edited LF text written with the file's BOM and endings, and the byte bound."""
-    # lazy: edits loads only for a call that reaches prediction, never on the ignored path
-    from engramory.edits import encode
+    from engramory.scope import encode  # loaded already (the one UTF-8 writer): no import on this path
 
     head = BOM if bom else b""
     crlf, lf_total = raw.count("\r\n"), raw.count("\n")
@@ -231,7 +230,7 @@ def _restored(raw: str, after: str, bom: bool) -> "tuple[bytes, int]":
     return head + encode(after), after.count("\n")  # mixed endings: restored line by line
 
 
-def apply_edits(before: "bytes | None", edits: "list[tuple[str, str]]") -> "tuple[bytes | claudelike.Unknown | None, int]":
+def apply_edits(before: "bytes | None", edits: "list[tuple[str, str]]") -> "tuple[bytes | Unknown | None, int]":
     """(bytes written, None when refused or an Unknown when only OpenClaw's NFKC-aware match
     could apply it; byte bound: exact when 0)."""
     if before is None or not edits:
@@ -245,6 +244,8 @@ def apply_edits(before: "bytes | None", edits: "list[tuple[str, str]]") -> "tupl
         return None, 0
     matched, unknown = found
     if unknown:
+        from engramory.hosts import claudelike  # lazy: only an edit the model cannot reproduce
+
         return claudelike.Unknown(
             "".join(n for _, n in olds),
             "OpenClaw may apply it through a match after Unicode NFKC normalisation, which "
@@ -257,8 +258,7 @@ def apply_edits(before: "bytes | None", edits: "list[tuple[str, str]]") -> "tupl
 
 
 def apply_write(content: str) -> bytes:
-    # lazy: edits loads only for a call that reaches prediction, never on the ignored path
-    from engramory.edits import encode
+    from engramory.scope import encode  # loaded already (the one UTF-8 writer): no import on this path
 
     return encode(content[1:] if content.startswith("\ufeff") else content)
 
@@ -277,9 +277,10 @@ def _edits_of(params: "dict[str, Any]") -> "list[tuple[str, str]] | None":
 
 
 def _patch(text: str, base: "str | None", derived: "list[str]", env: "Mapping[str, str] | None",
-           environ: "Mapping[str, str]", seen: "Session | None" = None) -> "Decision | None":
+           environ: "Mapping[str, str]", session_id: "Any" = None) -> "Decision | None":
     # lazy: patches loads only for a patch that names a guarded file
     from engramory import patches
+    from engramory.hosts import claudelike  # lazy: the host-side judge, only once a guarded file is written
     from engramory.hosts.openclaw import patchmodel  # lazy: only an apply_patch call loads the port
 
     try:
@@ -300,9 +301,10 @@ def _patch(text: str, base: "str | None", derived: "list[str]", env: "Mapping[st
         added = "".join(_added(o) for o in shared) if len(shared) > 1 and not rewrite else None
 
         def run(before: "bytes | None", op: "Any" = op, source: str = source, target: str = target,
-                added: "str | None" = added, rewrite: bool = rewrite) -> "bytes | claudelike.Unknown | None":
+                added: "str | None" = added, rewrite: bool = rewrite) -> "bytes | Unknown | None":
             return patchmodel.predict_op(before, op, source, target, added, rewrite)
 
+        seen = plugin.session(NAME, session_id, target)
         decision = claudelike.judge(target, "apply_patch", run, env, _window_for(target, environ), seen)
         if decision is not None:
             return decision
@@ -337,92 +339,75 @@ def before_tool(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> "
         return None
     environ = scope.environ() if env is None else env
     ws = payload.get("workspace")
+    if tool != "apply_patch":
+        return _file_decision(payload, str(tool), params, ws if isinstance(ws, str) and ws else None, env, environ)
     base = ws if isinstance(ws, str) and ws else workspace(environ)  # relative paths: the agent workspace
-    if tool == "apply_patch":
-        text = params.get("input")
-        derived = payload.get("derivedPaths")
-        paths = [p for p in derived if isinstance(p, str)] if isinstance(derived, list) else []
-        return _patch(text, base, paths, env, environ, _session(payload)) if isinstance(text, str) else None
-    return _file_decision(payload, str(tool), params, base, env, environ)
+    text = params.get("input")
+    derived = payload.get("derivedPaths")
+    paths = [p for p in derived if isinstance(p, str)] if isinstance(derived, list) else []
+    return _patch(text, base, paths, env, environ, payload.get("sessionId")) if isinstance(text, str) else None
 
 
-def _file_decision(payload: "dict[str, Any]", tool: str, params: "dict[str, Any]", base: str,
+def _file_decision(payload: "dict[str, Any]", tool: str, params: "dict[str, Any]", ws: "str | None",
                    env: "Mapping[str, str] | None", environ: "Mapping[str, str]") -> "Decision | None":
-    """The decision on a `write` or an `edit` of one file."""
-    raw = claudelike.path_of(params, ("path", "file_path"))
+    """The decision on a `write` or an `edit` of one file (`ws`: the payload's workspace)."""
+    raw = plugin.path_of(params, ("path", "file_path"))
     if raw is None:
         return None
-    full = scope.resolve_path(raw, base)
+    if ws is None and not scope.isabs(scope.expanduser(raw)):
+        ws = workspace(environ)  # a relative path: the agent workspace (its config is read only then)
+    full = scope.resolve_path(raw, ws)
     if not scope.interesting(full, environ):
         return None
+    from engramory.hosts import claudelike  # lazy: the host-side judge, only for a guarded file
+
     win = _window_for(full, environ)
+    seen = plugin.session(NAME, payload.get("sessionId"), full)
     if tool == "write":
         content = params.get("content")
         if not isinstance(content, str):
             return None
-        return claudelike.judge(full, "write", lambda before: apply_write(content), env, win, _session(payload))
+        return claudelike.judge(full, "write", lambda before: apply_write(content), env, win, seen)
     edits = _edits_of(params)
     if edits is None:
         return None
     bound = [0]
 
-    def run(before: "bytes | None") -> "bytes | claudelike.Unknown | None":
+    def run(before: "bytes | None") -> "bytes | Unknown | None":
         after, bound[0] = apply_edits(before, edits)
         return after
 
-    return claudelike.lenient(claudelike.judge(full, "edit", run, env, win, _session(payload)), bound[0])
-
-
-def _session(payload: "dict[str, Any]") -> "Session | None":
-    from engramory import stale  # lazy: the stale-write record only for a call on an index
-
-    return stale.session(NAME, payload.get("sessionId"))
+    return claudelike.lenient(claudelike.judge(full, "edit", run, env, win, seen), bound[0])
 
 
 def before_read(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> None:
     """Before `read`: when it reads an index, record what the session is shown (engramory.stale).
     Any other file: nothing imported, nothing opened."""
-    params = payload.get("params")
-    raw = claudelike.path_of(params, ("path", "file_path")) if isinstance(params, dict) else None
+    raw = plugin.path_of(payload.get("params"), ("path", "file_path"))
     if raw is None:
         return
     environ = scope.environ() if env is None else env
     ws = payload.get("workspace")
     if not (isinstance(ws, str) and ws) and not raw.startswith("/"):
         ws = workspace(environ)  # a relative path: the agent workspace (its config is read only then)
-    full = scope.resolve_path(raw, ws if isinstance(ws, str) and ws else None)
-    if not scope.guards_index(full, environ):
-        return
-    from engramory import stale  # lazy: the stale-write record only for a call on an index
-
-    stale.note_read(full, _session(payload))
+    plugin.record_read(NAME, payload.get("sessionId"), raw, ws if isinstance(ws, str) and ws else None, environ)
 
 
-DIALECT = claudelike.Dialect(NAME, {}, ("path",), lambda kind, before, args: None, index_paths, window)
+PLUGIN = plugin.Plugin(NAME, before_tool, index_paths, window, read=before_read,
+                       start=lambda payload, env: start_notice(payload, env), session_key="sessionId", cwd_key="workspace")
 
 
 def respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
-    payload = claudelike.parse(raw)
-    if payload is not None and payload.get("event") == "start":
-        return start_notice(payload, env), "", 0
-    if payload is not None and payload.get("event") == "read":
-        before_read(payload, env)
-        return FAIL_OPEN, "", 0
-    if payload is None or payload.get("event") != "before":
-        return FAIL_OPEN, "", 0
-    d = before_tool(payload, env)
-    if d is None:
-        return FAIL_OPEN, "", 0
-    from engramory.guard import DENY  # only with a decision: the ignored path stays off the guard
-
-    return jsonlite.dumps({"deny": d.message} if d.action == DENY else {"note": d.message}), "", 0
+    """The plugin's question -> (stdout JSON, stderr, 0) (engramory.hosts.plugin); no `after`:
+    OpenClaw has no channel from a plugin to the model between a tool and the next request."""
+    return plugin.respond(raw, env, PLUGIN)
 
 
 def start_notice(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> str:
     """The session-start backstop for one run: `{"context": T}` when an index the session loads
     is past its warn or hard cap (the workspace MEMORY.md by OpenClaw's own 20,000-character
     window), or its store needs attention; else `{}`. The lines are engramory.notices's."""
-    from engramory import notices  # lazy: notices only on the after-tool and session-start paths
+    from engramory import automemory, notices  # lazy: notices only on the after-tool and session-start paths
     from engramory.describe import read_index  # lazy: notices only on the after-tool and session-start paths
     from engramory.guard import READ_LIMIT, masked  # lazy: the ignored path must not load the guard
     from engramory.size import OK  # lazy: sizes only when a change is judged, not on the ignored path
@@ -431,7 +416,7 @@ def start_notice(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> 
     ws = payload.get("workspace")
     base = ws if isinstance(ws, str) and ws else workspace(environ)
     shaped = {"session_id": payload.get("sessionId"), "cwd": base}
-    notice_env = claudelike._notice_env(shaped, DIALECT, environ)
+    notice_env = automemory.watch_env(shaped, index_paths, environ)
     indexes = notices.known_indexes(shaped, notice_env)
     lines, roots = [], []
     for path in indexes:

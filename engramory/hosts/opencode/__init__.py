@@ -5,7 +5,7 @@ a deny. opencode has no hook timeout at all (a plugin that never answers hangs t
 so the plugin bounds every call itself and lets the tool run when the guard is slow, missing or
 broken.
 
-Protocol (plugin -> script, one JSON object on stdin; script -> plugin, one on stdout):
+Protocol: the JS-plugin dialect (engramory.hosts.plugin), with opencode's keys:
 `{"event": "before", "tool", "args", "directory", "sessionID"}` -> `{"deny": R}` | `{"note": T}` | `{}`;
 `{"event": "read", "tool", "args", "directory", "sessionID"}` (after `read`: what the session
 was shown of an index is recorded for the stale-write rule, engramory.stale) -> `{}`;
@@ -27,17 +27,17 @@ Edit model, ported from opencode 1.18.33's embedded source:
   (so CRLF on them becomes LF); the result always ends with a newline; `Add File` overwrites.
 """
 
-from engramory import jsonlite, scope
-from engramory.hosts import claudelike
+from engramory import scope
+from engramory.hosts import plugin
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from engramory.guard import Decision
+    from engramory.hosts.claudelike import Unknown
+    from engramory.judge import Decision
     from engramory.size import Window
-    from engramory.stale import Session
 
 # --- registry declarations (see engramory/hosts/__init__.py) ---
 NAME = "opencode"
@@ -45,7 +45,7 @@ TITLE = "opencode"
 VERIFIED = "1.18.33"
 INSTALLER = "engramory.hosts.opencode.install"
 SHELL_TOOLS = ("bash",)
-FAIL_OPEN = "{}"  # engramory.hosts.run prints this when anything of ours fails: the plugin reads it as "go on"
+FAIL_OPEN = plugin.EMPTY  # engramory.hosts.run prints this when anything of ours fails: the plugin reads it as "go on"
 BOM_CHAR = "\ufeff"
 BOM = b"\xef\xbb\xbf"
 
@@ -69,10 +69,7 @@ def _decode(raw: bytes) -> "tuple[bool, str]":
 
 
 def _encode(text: str, bom: bool) -> bytes:
-    # lazy: edits loads only for a call that reaches prediction, never on the ignored path
-    from engramory.edits import encode
-
-    return (BOM if bom else b"") + encode(_strip_bom(text)[1])
+    return (BOM if bom else b"") + scope.encode(_strip_bom(text)[1])
 
 
 def apply_edit(before: "bytes | None", old: str, new: str, replace_all: bool) -> "bytes | None":
@@ -155,8 +152,8 @@ def apply_patch_add(content: str) -> bytes:
 # --- the dialect ------------------------------------------------------------------------------
 
 
-def predict(kind: str, before: "bytes | None", args: "dict[str, Any]") -> "bytes | None":
-    if kind == claudelike.WRITE:
+def predict(kind: str, before: "bytes | None", args: "dict[str, Any]") -> "bytes | Unknown | None":
+    if kind == plugin.WRITE:
         content = args.get("content")
         return apply_write(before, content) if isinstance(content, str) else None
     old, new = args.get("oldString"), args.get("newString")
@@ -165,18 +162,31 @@ def predict(kind: str, before: "bytes | None", args: "dict[str, Any]") -> "bytes
     return apply_edit(before, old, new, args.get("replaceAll") is True)
 
 
-TOOLS = {"write": claudelike.WRITE, "edit": claudelike.EDIT}
-DIALECT = claudelike.Dialect(NAME, TOOLS, ("filePath",), predict, index_paths, window)
+TOOLS = {"write": plugin.WRITE, "edit": plugin.EDIT}
 
 
-def _window(dialect: "claudelike.Dialect") -> "Window":
-    return dialect.window() if dialect.window is not None else window()
+class Family:
+    """A host of the opencode family (opencode, or a fork such as Kilo: engramory.hosts.kilo):
+    opencode's tools and edit models, the fork's name, load window and indexes."""
+
+    __slots__ = ("name", "window", "index_paths", "tools", "predict")
+
+    def __init__(self, name: str, window: "Any", index_paths: "Any") -> None:
+        self.name = name
+        self.window = window
+        self.index_paths = index_paths
+        self.tools = TOOLS
+        self.predict = predict
+
+
+DIALECT = Family(NAME, window, index_paths)
 
 
 def _patch(text: str, directory: "str | None", env: "Mapping[str, str] | None", environ: "Mapping[str, str]",
-           dialect: "claudelike.Dialect" = DIALECT, seen: "Session | None" = None) -> "Decision | None":
+           dialect: "Family" = DIALECT, session_id: "Any" = None) -> "Decision | None":
     # lazy: patches loads only for a patch that names a guarded file
     from engramory import patches
+    from engramory.hosts import claudelike  # lazy: the host-side judge, only once a guarded file is written
 
     try:
         ops = patches.parse_v4a(text)
@@ -194,14 +204,14 @@ def _patch(text: str, directory: "str | None", env: "Mapping[str, str] | None", 
             old = before if source == target else scope.read_regular(source)
             return apply_patch_update(old, op.hunks) if old is not None else None
 
-        decision = claudelike.judge(target, "apply_patch", run, env, _window(dialect), seen)
+        seen = plugin.session(dialect.name, session_id, target)
+        decision = claudelike.judge(target, "apply_patch", run, env, dialect.window(), seen)
         if decision is not None:
             return decision
     return None
 
 
-def before_tool(payload: "dict[str, Any]", env: "Mapping[str, str] | None",
-                dialect: "claudelike.Dialect" = DIALECT) -> "Decision | None":
+def before_tool(payload: "dict[str, Any]", env: "Mapping[str, str] | None", dialect: "Family" = DIALECT) -> "Decision | None":
     tool, args = payload.get("tool"), payload.get("args")
     directory = payload.get("directory")
     base = directory if isinstance(directory, str) else None
@@ -210,69 +220,46 @@ def before_tool(payload: "dict[str, Any]", env: "Mapping[str, str] | None",
     environ = scope.environ() if env is None else env
     if tool == "apply_patch":
         text = args.get("patchText")
-        return _patch(text, base, env, environ, dialect, _session(payload, dialect)) if isinstance(text, str) else None
+        if not isinstance(text, str):
+            return None
+        return _patch(text, base, env, environ, dialect, payload.get("sessionID"))
     kind = TOOLS.get(tool) if isinstance(tool, str) else None
-    raw = claudelike.path_of(args, ("filePath",))
+    raw = plugin.path_of(args, ("filePath",))
     if kind is None or raw is None:
         return None
     full = scope.resolve_path(raw, base)  # opencode joins a relative path to the session directory
     if not scope.interesting(full, environ):
         return None
-    return claudelike.judge(full, str(tool), lambda before: predict(kind, before, args), env, _window(dialect),
-                            _session(payload, dialect))
+    from engramory.hosts import claudelike  # lazy: the host-side judge, only for a guarded file
+
+    return claudelike.judge(full, str(tool), lambda before: predict(kind, before, args), env, dialect.window(),
+                            plugin.session(dialect.name, payload.get("sessionID"), full))
 
 
-def _session(payload: "dict[str, Any]", dialect: "claudelike.Dialect") -> "Session | None":
-    from engramory import stale  # lazy: the stale-write record only for a call on an index
-
-    return stale.session(dialect.name, payload.get("sessionID"))
-
-
-def after_read(payload: "dict[str, Any]", env: "Mapping[str, str] | None", dialect: "claudelike.Dialect") -> None:
+def after_read(payload: "dict[str, Any]", env: "Mapping[str, str] | None", dialect: "Family" = DIALECT) -> None:
     """After `read`: when it read an index, record what the session saw (engramory.stale).
     Any other file: nothing imported, nothing opened."""
-    args, directory = payload.get("args"), payload.get("directory")
-    raw = claudelike.path_of(args, ("filePath",)) if isinstance(args, dict) else None
-    if raw is None:
-        return
-    full = scope.resolve_path(raw, directory if isinstance(directory, str) else None)
-    if not scope.guards_index(full, scope.environ() if env is None else env):
-        return
-    from engramory import stale  # lazy: the stale-write record only for a call on an index
-
-    stale.note_read(full, _session(payload, dialect))
+    directory = payload.get("directory")
+    plugin.record_read(dialect.name, payload.get("sessionID"), plugin.path_of(payload.get("args"), ("filePath",)),
+                       directory if isinstance(directory, str) else None, env)
 
 
-def respond(raw: bytes, env: "Mapping[str, str] | None" = None,
-            dialect: "claudelike.Dialect" = DIALECT) -> "tuple[str, str, int]":
-    """The plugin's question -> (stdout JSON, stderr, 0). `dialect` names the host of the
-    opencode family asking (opencode itself, or a fork such as Kilo: engramory.hosts.kilo),
-    whose load window judges the change."""
-    payload = claudelike.parse(raw)
-    if payload is None:
-        return "{}", "", 0
-    event = payload.get("event")
-    if event == "before":
-        d = before_tool(payload, env, dialect)
-        if d is None:
-            return "{}", "", 0
-        from engramory.guard import DENY  # only with a decision: the ignored path stays off the guard
+def host(dialect: "Family") -> "plugin.Plugin":
+    """The plugin dialect of an opencode-family host."""
+    return plugin.Plugin(
+        dialect.name, lambda payload, env: before_tool(payload, env, dialect), dialect.index_paths, dialect.window,
+        read=lambda payload, env: after_read(payload, env, dialect), shell_tools=SHELL_TOOLS,
+    )
 
-        return jsonlite.dumps({"deny": d.message} if d.action == DENY else {"note": d.message}), "", 0
-    if event == "read":
-        after_read(payload, env, dialect)
-        return "{}", "", 0
-    if event in ("after", "start"):
-        if event == "after" and payload.get("tool") not in SHELL_TOOLS:
-            return "{}", "", 0
-        shaped = {"session_id": payload.get("sessionID"), "cwd": payload.get("directory"), "tool_name": payload.get("tool")}
-        rendered = claudelike.notice(claudelike.POST if event == "after" else claudelike.START, shaped, dialect, env)
-        text = ""
-        if rendered:
-            inner = jsonlite.loads(rendered).get("hookSpecificOutput", {})
-            text = inner.get("additionalContext", "") if isinstance(inner, dict) else ""
-        return jsonlite.dumps({"context": text} if text else {}), "", 0
-    return "{}", "", 0
+
+PLUGIN = host(DIALECT)
+
+
+def respond(raw: bytes, env: "Mapping[str, str] | None" = None, dialect: "plugin.Plugin" = PLUGIN) -> "tuple[str, str, int]":
+    """The plugin's question -> (stdout JSON, stderr, 0) (engramory.hosts.plugin). `dialect`
+    names the host of the opencode family asking (opencode itself, or a fork such as Kilo:
+    engramory.hosts.kilo), whose load window judges the change."""
+    return plugin.respond(raw, env, dialect)
 
 
 if TYPE_CHECKING:  # mypy checks this module against the registry's Host Protocol; never run
