@@ -48,6 +48,8 @@ ALLOWED: Dict[Tuple[str, str], str] = {
     ("store/journalfile.py", "append"): "appends one entry to the journal (O_APPEND | O_NOFOLLOW | O_NONBLOCK)",
     ("store/metadir.py", "fsync_dir"): "opens a folder to fsync it",
     ("store/lock.py", "_flock"): "the lock file, opened to flock it (O_NONBLOCK, refused unless regular)",
+    ("curate/searchrefresh.py", "_listed"): "opens a notes folder (O_DIRECTORY) to list it and lstat its names by dir_fd; "
+                                            "no file is read",
     ("store/lock.py", "_excl"): "creates the O_EXCL fallback lock file and writes its owner into it",
 }
 

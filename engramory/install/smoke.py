@@ -132,17 +132,34 @@ def import_problems(interpreter: str, bundle_dir: str, modules: Iterable[str]) -
     """Import every module in `modules` ("engramory.guard", ...) from `bundle_dir` with the
     hooks' interpreter, the way the hooks run (-I -S). A hook whose import fails exits 0
     and lets everything through, so a missing or broken module is a problem even though
-    no hook ever fails loudly. Returns one line per module that does not import."""
+    no hook ever fails loudly. Returns one line per cause of a failed import."""
     names = sorted(set(modules))
     if not names:
         return []
+    # A missing module shows as the error of every module that imports it (`from engramory
+    # import guard` says "cannot import name 'guard'"): the child names the missing module
+    # itself, and the lines are grouped by cause, so one lost file is one line, not ninety.
     code = (
-        "import sys,importlib\n"
+        "import sys,importlib,importlib.util,re\n"
         "sys.path.insert(0,sys.argv[1])\n"
         "bad=[]\n"
+        "def cause(e):\n"
+        "    m=re.match(r\"cannot import name '(\\w+)' from '([\\w.]+)'\",str(e))\n"
+        "    if m and isinstance(e,ImportError):\n"
+        "        full=m.group(2)+'.'+m.group(1)\n"
+        "        try: spec=importlib.util.find_spec(full)\n"
+        "        except BaseException: spec=0\n"
+        "        if spec is None: return 'ModuleNotFoundError(\"No module named %r\")'%full\n"
+        "    t=e.__traceback__\n"
+        "    while t is not None and t.tb_next is not None: t=t.tb_next\n"
+        "    f=t.tb_frame.f_code.co_filename if t is not None else ''\n"
+        "    root=sys.argv[1].rstrip('/')+'/'\n"
+        "    if f.startswith(root) and f.endswith('.py'):\n"
+        "        return '%r (raised in %s)'%(e,f[len(root):-3].replace('/','.').replace('.__init__',''))\n"
+        "    return repr(e)\n"
         "for m in sys.argv[2:]:\n"
         "    try: importlib.import_module(m)\n"
-        "    except BaseException as e: bad.append('%s: %r'%(m,e))\n"
+        "    except BaseException as e: bad.append('%s\\t%s'%(m,cause(e).replace('\\n',' ')))\n"
         "print('\\n'.join(bad))\n"
     )
     try:
@@ -154,7 +171,19 @@ def import_problems(interpreter: str, bundle_dir: str, modules: Iterable[str]) -
         return ["could not run %s to import the bundle: %s" % (interpreter, exc)]
     if proc.returncode != 0:
         return ["importing the bundle with %s failed: %s" % (interpreter, proc.stderr.decode("utf-8", "replace").strip()[-200:])]
-    return [line for line in proc.stdout.decode("utf-8", "replace").splitlines() if line.strip()]
+    causes: dict[str, list[str]] = {}
+    for line in proc.stdout.decode("utf-8", "replace").splitlines():
+        module, _, why = line.partition("\t")
+        if module.strip():
+            causes.setdefault(why, []).append(module)
+    out = []
+    for why, failed in causes.items():
+        if len(failed) == 1:
+            out.append("%s: %s" % (failed[0], why))
+        else:
+            shown = ", ".join(failed[:3]) + (" and %d more" % (len(failed) - 3) if len(failed) > 3 else "")
+            out.append("%s: %d modules fail to import (%s)" % (why, len(failed), shown))
+    return out
 
 
 def modules_of(files: Iterable[str]) -> list[str]:
