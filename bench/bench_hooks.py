@@ -11,12 +11,12 @@ from wait4; wall time is shown too).
 
     python3 bench/bench_hooks.py [--host H ...] [--runs N] [--stat min|median]
 
-The CPU figure of a row is the median over its runs (`--stat min` for the minimum), 40 runs by
-default. Measured under load 8-9 (three repetitions of 20 runs of the claude, opencode and
-codex rows): the ratio of two medians moved by 0.10 between repetitions on average, the ratio
-of two minima by 0.20 (a bare start's minimum is one lucky run), so the median stays the
-verdict, and more runs narrow it. Neither is a verdict under load: judge a cut by instruction
-counts (valgrind --tool=callgrind), and rerun this on a quiet machine.
+The CPU figure of a row is the median over its runs of the ratio of each run to the bare start
+run just before it (`--stat min`: fastest run over fastest bare start), 40 runs by default,
+rows in a shuffled order each round. Each host gets its own TMPDIR (its session state). With
+one bare start per round, as before, rows of the same code moved from 0.91 to 1.13 on a quiet
+machine; paired, two runs of the whole table agree within 0.02 (2026-12-03). Under load judge
+a cut by instruction counts (valgrind --tool=callgrind) as well.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import re
 import shlex
 import statistics
@@ -120,9 +121,15 @@ def wired(home: str) -> tuple[list[tuple[str, str]], list[list[str]]]:
 def install(host: str, tmp: str) -> tuple[dict[str, str], list[tuple[str, str]], list[list[str]]]:
     home = os.path.join(tmp, "home-" + host)
     project = os.path.join(tmp, "project")
+    # Each host its own TMPDIR: the after-tool hooks keep their session state there, keyed by the
+    # session id, and every host's payloads say "bench"; in one shared folder the hosts rewrote
+    # each other's state, so every after-tool call looked like a change (measured: claude
+    # PostToolUse 1.36x in the table of all hosts, 1.08x alone). A real session is one host's.
+    own_tmp = os.path.join(tmp, "tmp-" + host)
     os.makedirs(home)
+    os.makedirs(own_tmp)
     env = {"HOME": home, "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C.UTF-8",
-           "XDG_CONFIG_HOME": os.path.join(home, ".config"), "TMPDIR": tmp, "PYTHONPATH": ROOT}
+           "XDG_CONFIG_HOME": os.path.join(home, ".config"), "TMPDIR": own_tmp, "PYTHONPATH": ROOT}
     done = subprocess.run([sys.executable, "-m", "engramory", "install", "--host", host, "--scope", "user"],
                           cwd=project, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
@@ -193,28 +200,48 @@ def _table(names: list[str], tmp: str) -> list[tuple[dict[str, str], Case]]:
     return table
 
 
-Timings = list[tuple[float, float]]
+Timings = list[tuple[float, ...]]
 
 
 def measure(table: list[tuple[dict[str, str], Case]], count: int) -> tuple[dict[bool, Timings], list[Timings], list[str]]:
-    """(bare starts by shell, each case's (wall, CPU) runs, calls not answered as their row
-    says): `count` rounds, each a bare start of both kinds and then every case once."""
+    """(bare starts by shell, each case's runs as (wall, CPU, CPU of the bare start run just
+    before it), calls not answered as their row says): `count` rounds, each every case once in
+    a shuffled order, each call right after a bare start of its own kind. Pairing each call with
+    its own bare start takes out the drift of the machine's speed over a round (a round of all
+    hosts is some 60 calls; with one bare start per round, rows of the same code moved from 0.91
+    to 1.06), and the shuffle takes out what a call inherits from the one before it."""
     py = sys.executable
     base_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
     baselines = {True: ["sh", "-c", "%s -I -S -c pass" % shlex.quote(py)], False: [py, "-I", "-S", "-c", "pass"]}
     base: dict[bool, Timings] = {True: [], False: []}
     runs: list[Timings] = [[] for _ in table]
     wrong: list[str] = []
+    order = list(range(len(table)))
+    rng = random.Random(20)
     for i in range(count):
-        for shell, cmd in baselines.items():
-            wall, cpu, _, _ = timed(cmd, b"", base_env)
-            base[shell].append((wall, cpu))
-        for k, (env, case) in enumerate(table):
+        rng.shuffle(order)
+        for k in order:
+            env, case = table[k]
+            _, bare, _, _ = timed(baselines[case.shell], b"", base_env)
             wall, cpu, out, code = timed(case.argv, case.stdin, env)
-            runs[k].append((wall, cpu))
+            base[case.shell].append((0.0, bare))
+            runs[k].append((wall, cpu, bare))
             if i == 0 and case.deny is not None and denied(out, code) != case.deny:
                 wrong.append("%s %s: exit %d, %r" % (case.host, case.label, code, out[:120]))
+    for shell, cmd in baselines.items():  # the bare start's own wall time, for the table
+        for _ in range(min(count, 20)):
+            wall, cpu, _, _ = timed(cmd, b"", base_env)
+            base[shell].append((wall, cpu))
     return base, runs, wrong
+
+
+def ratio_of(values: Timings, stat: str) -> float:
+    """A row's CPU ratio to the bare start: the median of its runs' ratios to the bare start
+    run just before each (`stat` "median"), or its fastest run over the fastest of those bare
+    starts ("min")."""
+    if stat == "min":
+        return min(v[1] for v in values) / min(v[2] for v in values)
+    return statistics.median(v[1] / v[2] for v in values)
 
 
 def report(table: list[tuple[dict[str, str], Case]], base: dict[bool, Timings], runs: list[Timings],
@@ -226,14 +253,15 @@ def report(table: list[tuple[dict[str, str], Case]], base: dict[bool, Timings], 
     print("|---|---|---:|---:|---:|---:|")
     misses = []
     for shell in (True, False):
-        wall = statistics.median(w for w, _ in base[shell])
+        if not base[shell]:
+            continue
+        wall = statistics.median(w for w, _ in base[shell] if w)
         cpu = pick(c for _, c in base[shell])
         print("| - | bare start (%s) | %.1f | %.1f | 1.00 | |" % ("sh -c" if shell else "spawn", wall * 1000, cpu * 1000))
     for (_, case), values in zip(table, runs):
-        cpu_base = pick(c for _, c in base[case.shell])
-        wall = statistics.median(w for w, _ in values)
-        cpu = pick(c for _, c in values)
-        ratio = cpu / cpu_base
+        wall = statistics.median(v[0] for v in values)
+        cpu = pick(v[1] for v in values)
+        ratio = ratio_of(values, stat)
         target = target_of(case.label)
         if target is None:
             print("| %s | %s | %.1f | %.1f | %.2f | reported |" % (case.host, case.label, wall * 1000, cpu * 1000, ratio))
