@@ -1,4 +1,4 @@
-"""Whole-file writes a shell command makes through a heredoc, predicted exactly or not at all.
+"""Whole-file writes a shell command makes through a heredoc, printf or echo, predicted exactly or not at all.
 
 A host with no write tool (Codex) replaces a file by running `cat > FILE <<'EOF' ... EOF` in
 its shell. Measured on Codex 0.171.0, such a write after a stale read drops what another writer
@@ -13,12 +13,23 @@ The heredoc's text is what the file receives when its delimiter is quoted (`<<'E
 `<<\\EOF`: the shell expands nothing) or when the text holds no `$`, backquote or backslash
 (the only characters an unquoted heredoc expands). Everything else is not predicted: a word with
 a variable, a glob or a tilde, a second redirection, a pipe into the command, a quote left open
-on the line, a heredoc with no closing line. For a relative FILE or an append, the command must
+on the line, a heredoc with no closing line, anything after a line continued with a backslash.
+
+The same holds for the builtins that print what their words say:
+
+    printf 'FORMAT' [ARGS...] > FILE     (>>, >|; also `printf -- FORMAT`)
+    echo [-n] [-E] WORDS > FILE          (>>, >|)
+
+read as bash's builtins run them (`bash -c`, which Codex and Gemini CLI use): a format of literal
+text, the escapes \\n \\t \\\\ \\a \\b \\f \\r \\v, `%%` and `%s` (used again while arguments
+remain); any other directive or escape is not predicted, nor `echo -e`, an echo word with a
+backslash or a first word that reads as an option (zsh's echo differs from bash's there), nor
+`=word` (zsh expands it). For a relative FILE or an append, the command must
 be the script's first, alone on its line or after one `cd DIR &&` (earlier commands could move
 the folder or change the file). The caller then decides as it did without this module.
 
 A line is read as a shell would split it into words and operators, quotes included; no `re` and
-no `shlex`: this runs inside a pre-tool hook, on shell commands that carry a heredoc only.
+no `shlex`: this runs inside a pre-tool hook, on shell commands that carry a heredoc or a `>`.
 """
 
 TYPE_CHECKING = False
@@ -110,14 +121,28 @@ def _word(line: str, i: int) -> "Optional[Tuple[str, bool, int]]":
             if got is None:
                 return None
             inner, i = got
-            safe = safe and (c == "'" or not any(x in inner for x in "$`\\"))
+            safe = safe and (c == "'" or _plain_in_double_quotes(inner))
             parts.append(inner)
             continue
         step = 2 if c == "\\" else 1  # an escaped character belongs to the word, whatever it is
-        safe = safe and c not in _UNSAFE
+        safe = safe and c not in _UNSAFE and not (c == "=" and not parts)  # zsh expands `=cmd`
         parts.append(line[i:i + step])
         i += step
     return "".join(parts), safe, i
+
+
+def _plain_in_double_quotes(inner: str) -> bool:
+    """Whether the text inside double quotes is its own value: no expansion (`$`, backquote) and
+    no backslash the shell removes (one before `$`, backquote, `"` or a backslash; any other
+    backslash stays, as in `"a\\n"`, two characters)."""
+    if "$" in inner or "`" in inner:
+        return False
+    at = inner.find("\\")
+    while at >= 0:
+        if at + 1 >= len(inner) or inner[at + 1] in "$`\"\\":
+            return False
+        at = inner.find("\\", at + 2)
+    return True
 
 
 def _quoted(line: str, i: int) -> "Optional[Tuple[str, int]]":
@@ -196,8 +221,10 @@ def heredoc_writes(command: str) -> "List[HeredocWrite]":
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         if "<<" not in line:
-            if tokens(line) is None:
-                return out  # a quote running on into later lines: nothing after it is read
+            if tokens(line) is None or line.endswith("\\"):
+                return out  # a quote or a line running on into later lines: nothing after it is read
+            if ">" in line:
+                out.extend(_print_writes(line, first))
             first = False
             continue
         openers = _openers(line)
@@ -305,3 +332,122 @@ def _tee(args: "List[str]", outs: "List[Tuple[str, str]]") -> "Tuple[str, bool] 
     if len(args) != 1 or args[0].startswith("-") or len(outs) > 1 or any(w != _DEV_NULL for _, w in outs):
         return None
     return args[0], append
+
+
+# --- printf and echo: `printf 'FORMAT' [ARGS...] > FILE`, `echo [-n] WORDS >> FILE` -------------
+
+_PRINTERS = frozenset(("printf", "echo"))
+_OUTS = frozenset((">", ">>", ">|"))
+# The format escapes read; any other backslash in a format (octal, `\x`, `\u`, `\c`, `\e`, `\"`)
+# is not predicted. bash's and zsh's builtin printf agree on these.
+_ESCAPES = {"\\": "\\", "a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
+
+
+def _print_writes(line: str, first: bool) -> "List[HeredocWrite]":
+    """The writes of the line's `printf`/`echo` commands with their output sent to a file."""
+    split = _commands(line)
+    if split is None:
+        return []
+    commands, seps = split
+    out: List[HeredocWrite] = []
+    for at, cmd in enumerate(commands):
+        if not any(t[0] == "o" and t[1] in _OUTS for t in cmd):
+            continue
+        if (at and seps[at - 1] == "|") or (at < len(seps) and seps[at] == "|"):
+            continue  # piped into or out of: keep to the plain forms
+        folder = _cd_before(commands[:at], seps[:at]) if at else ""
+        got = _printed(cmd)
+        if got is None:
+            continue
+        target, append, text = got
+        if (append or not target.startswith("/")) and (folder is None or not first):
+            continue
+        out.append(HeredocWrite(target, append, text, folder or None))
+    return out
+
+
+def _printed(cmd: "List[Token]") -> "Tuple[str, bool, str] | None":
+    """(target, append, text) of one `printf`/`echo` command whose only redirection is its output
+    to one file."""
+    words: List[Token] = []
+    outs: List[Tuple[str, str]] = []
+    j = 0
+    while j < len(cmd):
+        if cmd[j][0] == "o":
+            if cmd[j][1] not in _OUTS or j + 1 >= len(cmd) or cmd[j + 1][0] != "w":
+                return None
+            if not cmd[j + 1][2] or not cmd[j + 1][1]:
+                return None
+            outs.append((cmd[j][1], cmd[j + 1][1]))
+            j += 2
+        else:
+            words.append(cmd[j])
+            j += 1
+    if len(outs) != 1 or not words or not all(w[2] for w in words) or words[0][1] not in _PRINTERS:
+        return None
+    args = [w[1] for w in words[1:]]
+    text = _printf(args) if words[0][1] == "printf" else _echo(args)
+    if text is None:
+        return None
+    return outs[0][1], outs[0][0] == ">>", text
+
+
+def _printf(args: "List[str]") -> "Optional[str]":
+    """What bash's builtin `printf FORMAT ARGS...` prints, for a format of literal text, the
+    escapes in _ESCAPES, `%%` and `%s`; None for any other format. The format is used again
+    while arguments remain (if it consumed any); a `%s` with none left prints nothing."""
+    if args[:1] == ["--"]:
+        args = args[1:]  # the end of options: a format may start with "-" after it
+    elif args[:1] and args[0].startswith("-"):
+        return None  # an option (`-v`), or a format bash reads as one ("- [a](a.md)": an error)
+    if not args:
+        return None
+    fmt = args[0]
+    pieces: List[Optional[str]] = []  # literal text, or None for a %s
+    i, n = 0, len(fmt)
+    while i < n:
+        c = fmt[i]
+        if c == "\\" or c == "%":
+            nxt = fmt[i + 1] if i + 1 < n else ""
+            if c == "\\" and nxt in _ESCAPES and nxt:
+                pieces.append(_ESCAPES[nxt])
+            elif c == "%" and nxt == "%":
+                pieces.append("%")
+            elif c == "%" and nxt == "s":
+                pieces.append(None)
+            else:
+                return None
+            i += 2
+            continue
+        pieces.append(c)
+        i += 1
+    rest = args[1:]
+    if None not in pieces:
+        return "".join(p for p in pieces if p is not None)
+    out: List[str] = []
+    while True:
+        for p in pieces:
+            if p is None:
+                out.append(rest.pop(0) if rest else "")
+            else:
+                out.append(p)
+        if not rest:
+            return "".join(out)
+
+
+def _echo(args: "List[str]") -> "Optional[str]":
+    """What bash's builtin `echo` prints with options `-n` and `-E` only (escapes not read, as
+    bash does by default); None for `-e`, a first word after the options that reads like one
+    (`-x`, `--`, a lone `-`, which zsh takes for the end of them; `- [a](a.md)` is read) or any
+    backslash (zsh's echo reads escapes)."""
+    newline = "\n"
+    while args and len(args[0]) > 1 and args[0][0] == "-" and all(c in "neE" for c in args[0][1:]):
+        if "e" in args[0]:
+            return None
+        if "n" in args[0]:
+            newline = ""
+        args = args[1:]
+    if (args and args[0][:1] == "-" and (args[0][1:2].isalnum() or args[0][1:2] in ("", "-"))) or any(
+            "\\" in a for a in args):
+        return None
+    return " ".join(args) + newline

@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from engramory.shellwrite import heredoc_writes, tokens
@@ -65,6 +65,26 @@ READ = [
     ("cat > MEMORY.md <<'EOF'\n  EOF\n EOF \nEOF\n", "MEMORY.md", False, "  EOF\n EOF \n"),
     ("cat > MEMORY.md <<'EOF'\n- caf\u00e9 \u65e5\u672c\nEOF\n", "MEMORY.md", False, "- caf\u00e9 \u65e5\u672c\n"),
     ("# a comment first\ncat > MEMORY.md <<'EOF'\nc\nEOF\n", "MEMORY.md", False, "c\n"),
+    # printf: literal text, the escapes it reads, %% and %s, the format used again for more arguments
+    ("printf '# Index\\n- [a](a.md)\\n' > MEMORY.md", "MEMORY.md", False, "# Index\n- [a](a.md)\n"),
+    ("printf '%s\\n' '- a' '- b' '- c' > MEMORY.md", "MEMORY.md", False, "- a\n- b\n- c\n"),
+    ("printf '%s=%s;' a 1 b > MEMORY.md", "MEMORY.md", False, "a=1;b=;"),
+    ("printf '100%% %s\\t|\\\\|\\a\\b\\f\\r\\v' x >> MEMORY.md", "MEMORY.md", True, "100% x\t|\\|\a\b\f\r\v"),
+    ("printf 'once\\n' extra args > MEMORY.md", "MEMORY.md", False, "once\n"),
+    ("printf '%s' > MEMORY.md", "MEMORY.md", False, ""),
+    ('printf -- "- [b](b.md)\\n" >> MEMORY.md', "MEMORY.md", True, "- [b](b.md)\n"),
+    ("printf -- '-%s-' -- > MEMORY.md", "MEMORY.md", False, "----"),
+    ("printf -- -- a > MEMORY.md", "MEMORY.md", False, "--"),
+    (">MEMORY.md printf 'x\\n'", "MEMORY.md", False, "x\n"),
+    ("cd mem && printf '%s\\n' z >| MEMORY.md && echo done", "MEMORY.md", False, "z\n"),
+    ("printf 'caf\u00e9 %s\\n' \u65e5 > 'my file.md'", "my file.md", False, "caf\u00e9 \u65e5\n"),
+    # echo: no escapes read, -n and -E
+    ("echo '- [c](c.md)' >> MEMORY.md", "MEMORY.md", True, "- [c](c.md)\n"),
+    ("echo -n a   b \"c  d\" > MEMORY.md", "MEMORY.md", False, "a b c  d"),
+    ("echo > MEMORY.md", "MEMORY.md", False, "\n"),
+    ("echo -nE -n x >MEMORY.md", "MEMORY.md", False, "x"),
+    ("echo -E '100%' > MEMORY.md y", "MEMORY.md", False, "100% y\n"),
+    ("echo a-b -c > MEMORY.md", "MEMORY.md", False, "a-b -c\n"),
 ]
 
 
@@ -110,6 +130,58 @@ NOT_READ = [
     "echo \"it's\ncat > /abs/MEMORY.md <<'EOF'\nx\nEOF\n\"",
     "cat > MEMORY.md <<< 'here string'",
     "cat > MEMORY.md <<'EOF' \\\n && true\nx\nEOF\n",
+    "foo \\\ncat > /s/MEMORY.md <<'EOF'\nx\nEOF\n",  # `foo cat > ...`: foo writes the file
+    # printf and echo: any format or word the shell or printf works out
+    'printf "%s\\n" "$HOME" > MEMORY.md',
+    "printf '%d\\n' 1 > MEMORY.md",
+    "printf '%5s' x > MEMORY.md",
+    "printf '%b' 'a\\n' > MEMORY.md",
+    "printf '%q' x > MEMORY.md",
+    "printf '\\101' > MEMORY.md",
+    "printf '\\x41' > MEMORY.md",
+    "printf '\\u00e9' > MEMORY.md",
+    "printf 'a\\c' > MEMORY.md",
+    "printf 'a\\' > MEMORY.md",
+    "printf 'a%' > MEMORY.md",
+    "printf 'a\\\"' > MEMORY.md",
+    "printf -v x 'a' > MEMORY.md",
+    "printf -- > MEMORY.md",
+    'printf "- [b](b.md)\\n" >> MEMORY.md',  # bash: "- : invalid option", nothing written
+    'printf "- $ x\\n" >> MEMORY.md',
+    "printf > MEMORY.md",
+    'printf "a\\\\n" > MEMORY.md',  # bash removes one backslash inside double quotes
+    "printf a > MEMORY.md > other.md",
+    "printf a 2>&1 > MEMORY.md",
+    "printf a &> MEMORY.md",
+    "printf a 1> MEMORY.md",
+    "printf a | tee MEMORY.md",
+    "printf a > MEMORY.md | cat",
+    "printf '%s' *.md > MEMORY.md",
+    "printf x > $F",
+    "printf y; printf x >> /abs/MEMORY.md",
+    "echo -1 > MEMORY.md",
+    "echo start; printf x > MEMORY.md",
+    "echo start\nprintf x >> /abs/MEMORY.md",
+    "X=1 printf a > MEMORY.md",
+    "command printf a > MEMORY.md",
+    "/usr/bin/printf a > MEMORY.md",
+    "builtin echo a > MEMORY.md",
+    "/bin/echo a > MEMORY.md",
+    "echo -e 'a\\tb' > MEMORY.md",
+    "echo -ne a > MEMORY.md",
+    "echo 'a\\tb' > MEMORY.md",  # zsh's echo reads escapes
+    "echo - a > MEMORY.md",  # zsh: the end of options
+    "echo -- a > MEMORY.md",
+    "echo -x a > MEMORY.md",
+    "echo =ls > MEMORY.md",  # zsh: the path of ls
+    "echo ~ > MEMORY.md",
+    "echo {a,b} > MEMORY.md",
+    "echo `date` > MEMORY.md",
+    "echo $(date) > MEMORY.md",
+    "echo a \\\n b > MEMORY.md",
+    "echo 'open\nline' > MEMORY.md",
+    "(echo a > MEMORY.md)",
+    "echo 'echo a > MEMORY.md'",
 ]
 
 
@@ -123,6 +195,11 @@ def test_absolute_overwrite_is_read_after_other_commands() -> None:
     assert [(w.target, w.append, w.text) for w in got] == [("/s/MEMORY.md", False, "x\n")]
     # but an append there depends on what ran before: not read
     assert heredoc_writes("echo start\ncat >> /s/MEMORY.md <<'EOF'\nx\nEOF\n") == []
+
+
+def test_only_the_first_command_of_a_line_writes_a_relative_file() -> None:
+    got = heredoc_writes("printf x > MEMORY.md && printf y >> MEMORY.md && echo z > /s/MEMORY.md")
+    assert [(w.target, w.append, w.text) for w in got] == [("MEMORY.md", False, "x"), ("/s/MEMORY.md", False, "z\n")]
 
 
 def test_bodies_are_skipped_not_read_as_commands() -> None:
@@ -161,3 +238,36 @@ def test_generated_heredocs_match_bash(form: str, delim: str, body: list[str], t
     script = form.format(t=target, d=delim) + "\n" + "".join(b + "\n" for b in body) + closing + "\n"
     where = tmp_path_factory.mktemp("sh")
     check_against_bash(script, where)
+
+
+PIECE = st.sampled_from(["a", " ", "-", "#", "[x](x.md)", "\u00e9", "\u65e5", "'", '"', "$", "`", "*", "~", "=", "{", "}",
+                         "\\n", "\\t", "\\\\", "\\a", "\\v", "\\r", "\\c", "\\101", "\\x41", "\\e", "\\", "%s", "%%",
+                         "%d", "%5s", "%b", "%", "-n", "-e", "-E", "--"])
+WORD = st.lists(PIECE, max_size=5).map("".join)
+
+
+def quote(word: str, how: int) -> str:
+    if how == 0:
+        return word if word else "''"
+    if how == 1 and "'" not in word:
+        return "'" + word + "'"
+    return '"' + word.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+PRINT = st.sampled_from(["printf", "printf --", "echo", "echo -n", "echo -E", "echo -nE"])
+REDIRECT = st.sampled_from(["> {t}", ">> {t}", ">| {t}", ">{t}"])
+
+
+@needs_bash
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cmd=PRINT, words=st.lists(st.tuples(WORD, st.integers(0, 2)), max_size=4), redirect=REDIRECT,
+       target=TARGET, redirect_at=st.integers(0, 4), cd=st.booleans())
+def test_generated_printf_and_echo_match_bash(cmd: str, words: list[tuple[str, int]], redirect: str, target: str,
+                                              redirect_at: int, cd: bool,
+                                              tmp_path_factory: pytest.TempPathFactory) -> None:
+    """printf and echo writes: whatever is predicted is what bash writes, byte for byte."""
+    parts = [quote(w, how) for w, how in words]
+    parts.insert(min(redirect_at, len(parts)), redirect.format(t=target))
+    script = ("cd mem && " if cd else "") + cmd + " " + " ".join(parts)
+    event("predicted" if check_against_bash(script, tmp_path_factory.mktemp("sh")) else "not predicted")
+
