@@ -55,7 +55,7 @@ TAG = "engramory codex guard"
 PATCH_TOOL = "apply_patch"
 SHELL_TOOL = "Bash"
 SHELL_PATCH_TOOL = "apply_patch (through the shell)"
-SHELL_WRITE_TOOL = "heredoc write through the shell"
+SHELL_WRITE_TOOL = "write through the shell (heredoc, printf or echo)"
 GUARD_MEMORIES_ENV = "ENGRAMORY_CODEX_GUARD_MEMORIES"
 AGENTS_FILES = ("AGENTS.override.md", "AGENTS.md")
 AGENTS_READ_LIMIT = 1 << 20
@@ -379,13 +379,13 @@ def shell_command(payload: "Mapping[str, Any]") -> "str | None":
 
 def heredoc_writes(payload: "Mapping[str, Any]", env: "Mapping[str, str]") -> "list[tuple[str, Write]]":
     """(tool label, predicted write) for every guarded file a shell call replaces or appends to
-    with `cat > FILE <<'EOF'` or `tee` (engramory.shellwrite: the forms whose bytes the command
-    fixes; measured on 0.171.0, such a write after a stale read dropped the other writer's line,
+    with `cat > FILE <<'EOF'`, `tee`, `printf` or `echo` (engramory.shellwrite: the forms whose
+    bytes the command fixes; measured on 0.171.0, such a write after a stale read dropped the other writer's line,
     and one growing an index past its cap met no guard)."""
     command = shell_command(payload)
-    if command is None or "<<" not in command:
+    if command is None or ("<<" not in command and ">" not in command):
         return []
-    from engramory import shellwrite  # lazy: a shell command that carries a heredoc only
+    from engramory import shellwrite  # lazy: a shell command that carries a heredoc or a `>` only
 
     cwd = payload.get("cwd")
     base = cwd if isinstance(cwd, str) and cwd else None
@@ -434,9 +434,11 @@ def requests_of(payload: "Mapping[str, Any]", env: "Mapping[str, str]", notes: "
 def handle(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
     """PreToolUse stdin bytes -> (stdout, stderr, exit code). Exit code is always 0."""
     environ = scope.environ() if env is None else env
-    if b"apply_patch" not in raw and b"applypatch" not in raw and b"*** Begin Patch" not in raw and b"<<" not in raw:
-        # Most calls are shell commands with no patch and no heredoc. Codex writes the payload
-        # with serde, which never escapes ASCII letters or "<", so neither can hide from this test.
+    if (b"apply_patch" not in raw and b"applypatch" not in raw and b"*** Begin Patch" not in raw and b"<<" not in raw
+            and (b">" not in raw or (b"printf" not in raw and b"echo" not in raw))):
+        # Most calls are shell commands with no patch, no heredoc and no printf/echo into a file.
+        # Codex writes the payload with serde, which never escapes ASCII letters, "<" or ">", so
+        # none can hide from this test.
         return "", "", 0
     try:
         payload = jsonlite.loads(jsonlite.decode_payload(raw))

@@ -78,6 +78,35 @@ def test_cd_prefix_moves_the_folder(tmp_path: Path, env: dict[str, str], cd: str
     assert str(tmp_path / "mem" / "MEMORY.md") in json.loads(out)["hookSpecificOutput"]["permissionDecisionReason"]
 
 
+@pytest.mark.parametrize("command", [
+    "printf '%s\\n' '- [x](x.md) one more' >> MEMORY.md",
+    "echo '- [x](x.md) one more' >> MEMORY.md",
+    "echo -n '- [x](x.md) one more' >>MEMORY.md",
+    "cd mem && printf -- '- [x](x.md)\\n' >> MEMORY.md",
+])
+def test_printf_and_echo_appends_past_the_cap_are_denied(tmp_path: Path, env: dict[str, str], command: str) -> None:
+    (tmp_path / "mem").mkdir()
+    for index in (tmp_path / "MEMORY.md", tmp_path / "mem" / "MEMORY.md"):
+        index.write_bytes(_index(200))
+    out, _, code = codex.respond(_payload("Bash", command, tmp_path), env)
+    assert code == 0
+    reason = json.loads(out)["hookSpecificOutput"]["permissionDecisionReason"]
+    assert "write through the shell (heredoc, printf or echo)" in reason
+    assert "grow from 200 to 201 lines (hard cap 200: 1 over)" in reason
+
+
+@pytest.mark.parametrize("command", [
+    "printf '%s\\n' '- [x](x.md)' >> notes.md",  # no index
+    "printf '%d\\n' 1 >> MEMORY.md",  # not predicted: judged after the fact, as before
+    "echo \"$X\" >> MEMORY.md",
+    "echo hi > /dev/null",
+    "printf '- [x](x.md)\\n' | tee -a MEMORY.md",
+])
+def test_printf_and_echo_writes_not_judged_pass(tmp_path: Path, env: dict[str, str], command: str) -> None:
+    (tmp_path / "MEMORY.md").write_bytes(_index(200))
+    assert codex.respond(_payload("Bash", command, tmp_path), env) == ("", "", 0)
+
+
 def test_ordinary_shell_commands_are_not_read(tmp_path: Path, env: dict[str, str]) -> None:
     assert codex.respond(_payload("Bash", "ls -la && cat MEMORY.md", tmp_path), env) == ("", "", 0)
 

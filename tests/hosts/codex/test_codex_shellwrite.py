@@ -1,13 +1,16 @@
-"""Heredoc writes through Codex's shell, on the real Codex CLI 0.171.0, offline, guarded: Codex
-has no write tool, so an agent replaces a file with `cat > FILE <<'EOF'` or `tee FILE <<'EOF'`.
+"""Shell writes through Codex's shell, on the real Codex CLI 0.171.0, offline, guarded: Codex
+has no write tool, so an agent replaces a file with `cat > FILE <<'EOF'`, `tee FILE <<'EOF'` or
+`printf '%s\\n' LINES... > FILE`, and appends with `>>` (`echo LINE >> FILE`).
 The guard predicts those writes exactly (engramory.shellwrite) and judges them as it judges an
 apply_patch:
 
-- after a stale `cat` (another writer appended a pointer since), the whole-index write is refused
+- after a stale `cat` (another writer appended a pointer since), the whole-index write (cat, tee,
+  printf) is refused
   with the stale rule's message and the other writer's line stays; after one more `cat` the same
   write goes through;
-- an append growing a 200-line index past its cap (`cat >> MEMORY.md <<'EOF'`) is refused with the
-  cap's message, the file untouched; a whole-index write shrinking a 210-line one is applied;
+- an append growing a 200-line index past its cap (`cat >> MEMORY.md <<'EOF'`, `echo ... >>`) is
+  refused with the cap's message, the file untouched; a small `printf` append after `cd DIR &&`
+  is applied; a whole-index write shrinking a 210-line one is applied;
 - a heredoc write to a file that is no index, and one the guard cannot predict (`$VAR` in an
   unquoted heredoc), go through untouched by the guard."""
 
@@ -24,7 +27,7 @@ from codex_model import shell_call
 
 pytestmark = pytest.mark.e2e
 
-TOOL = "heredoc write through the shell"
+TOOL = "write through the shell (heredoc, printf or echo)"
 BLOCKED = "Command blocked by PreToolUse hook: engramory blocked this " + TOOL
 
 
@@ -59,7 +62,11 @@ def tee_write(path: str, text: str) -> str:
     return "tee %s <<'EOF' >/dev/null\n%sEOF\n" % (path, text)
 
 
-WRITES = {"cat": cat_write, "tee": tee_write}
+def printf_write(path: str, text: str) -> str:
+    return "printf '%%s\\n' %s > %s" % (" ".join('"%s"' % line for line in text.splitlines()), path)
+
+
+WRITES = {"cat": cat_write, "printf": printf_write, "tee": tee_write}
 
 
 @pytest.mark.parametrize("how", sorted(WRITES))
@@ -101,6 +108,33 @@ def test_heredoc_append_growing_the_index_past_its_cap_is_refused(home: codex_dr
     assert out.startswith(BLOCKED), out
     assert "would grow from 200 to 203 lines (hard cap 200: 3 over)" in out
     assert index.read_bytes() == full  # the guard's verdict reached Codex before the shell ran
+
+
+def test_echo_append_growing_the_index_past_its_cap_is_refused(home: codex_driver.Home) -> None:
+    index = home.work / "memory" / "MEMORY.md"
+    index.parent.mkdir(parents=True, exist_ok=True)
+    full = common.index_text(200).encode()
+    index.write_bytes(full)
+    install(home)
+    result = codex_driver.run(home, [[shell_call("echo '- [extra](extra.md) - one more' >> %s" % index)]])
+    assert result.returncode == 0, result.stderr[-2000:]
+    out = result.tool_outputs()[0]
+    assert out.startswith(BLOCKED), out
+    assert "would grow from 200 to 201 lines (hard cap 200: 1 over)" in out
+    assert index.read_bytes() == full
+
+
+def test_small_printf_append_is_applied(home: codex_driver.Home) -> None:
+    index = home.work / "memory" / "MEMORY.md"
+    index.parent.mkdir(parents=True, exist_ok=True)
+    start = common.index_text(20)
+    index.write_bytes(start.encode())
+    install(home)
+    line = "- [extra](extra.md) - one more"
+    result = codex_driver.run(home, [[shell_call("cd %s && printf '%%s\\n' '%s' >> MEMORY.md" % (index.parent, line))]])
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "blocked" not in result.tool_outputs()[0]
+    assert index.read_bytes() == (start + line + "\n").encode()
 
 
 def test_heredoc_write_shrinking_an_oversized_index_is_applied(home: codex_driver.Home) -> None:

@@ -18,9 +18,10 @@ the same Add goes through. The Update keeps the foreign line and is let through.
 
 A plain shell write of the whole index (`cat > MEMORY.md <<'EOF'`, `printf ... > MEMORY.md`,
 `tee MEMORY.md <<'EOF'`) after the stale `cat` drops the foreign line with no guard. With the
-guard, the two heredocs are refused (engramory.shellwrite predicts their bytes; the rest of that
-case is test_codex_shellwrite.py); `printf` is not read, and drops the line guarded or not, with
-no notice after it: the PostToolUse notice speaks of caps only.
+guard, all three are refused (engramory.shellwrite predicts their bytes; the rest of that case is
+test_codex_shellwrite.py); a shell write it does not predict (`printf '%d'`, a variable) still
+drops the line guarded or not, with no notice after it: the PostToolUse notice speaks of caps
+only.
 
 The Codex guard predicts its own bytes and writes no trace, so the guarded runs that it lets
 through prove the guard was live another way: the same session's next call, an over-cap Add to
@@ -197,18 +198,21 @@ def test_control_delete_and_add_is_refused_with_no_foreign_write(home: codex_dri
 
 # --- plain shell writes of the whole index (not apply_patch) -------------------------------------
 # Measured on 0.171.0: after a stale `cat`, a whole-index write through the shell lands as it
-# would with no other writer (the foreign line dropped), with the guard installed or not. The
-# PreToolUse guard passes every Bash call that carries no patch without reading it (it parses
-# no redirection), and the PostToolUse notice speaks of caps only: the model is told nothing.
+# would with no other writer (the foreign line dropped), bare. Guarded, the forms whose bytes
+# engramory.shellwrite predicts are refused; one it does not (`printf '%b'`, whose bytes here are
+# those of `%s`) lands as bare, and the PostToolUse notice speaks of caps only: the model is told
+# nothing.
 
 
-def _printf_write(path: str) -> str:
-    return "printf '%%s\\n' %s > %s" % (" ".join('"%s"' % line for line in stale.FULL_WRITE.splitlines()), path)
+def _printf_write(path: str, directive: str = "%s") -> str:
+    return "printf '%s\\n' %s > %s" % (directive, " ".join('"%s"' % line for line in stale.FULL_WRITE.splitlines()),
+                                       path)
 
 
 SHELL_WRITES = {
     "cat-heredoc": lambda path: "cat > %s <<'EOF'\n%sEOF\n" % (path, stale.FULL_WRITE),
     "printf": _printf_write,
+    "printf-b-unread": lambda path: _printf_write(path, "%b"),
     "tee-heredoc": lambda path: "tee %s <<'EOF'\n%sEOF\n" % (path, stale.FULL_WRITE),
 }
 
@@ -223,7 +227,7 @@ def _added_messages(before: dict[str, Any], after: dict[str, Any]) -> List[str]:
             for part in item.get("content", []) if isinstance(part, dict)]
 
 
-HEREDOCS = ("cat-heredoc", "tee-heredoc")  # the forms the guard reads (engramory.shellwrite)
+READ_FORMS = ("cat-heredoc", "printf", "tee-heredoc")  # the forms the guard reads (engramory.shellwrite)
 
 
 @GUARD
@@ -231,9 +235,9 @@ HEREDOCS = ("cat-heredoc", "tee-heredoc")  # the forms the guard reads (engramor
 def test_stale_shell_write_of_the_whole_index(home: codex_driver.Home, scripted: None, guard: bool, how: str) -> None:
     """host drops the foreign line: `cat > MEMORY.md <<'EOF'`, `printf ... > MEMORY.md` and
     `tee MEMORY.md <<'EOF'` after a stale `cat` put what the agent read plus its line over the
-    index, and no notice follows the write. Guarded, the two heredocs are refused (the foreign
-    line stays) and `printf`, which the guard does not read, drops it as bare. With the guard,
-    the same session's over-cap Add to a second index is denied (the guard was live)."""
+    index, and no notice follows the write. Guarded, all three are refused (the foreign line
+    stays). With the guard, the same session's over-cap Add to a second index is denied (the
+    guard was live)."""
     index = home.work / "memory" / "MEMORY.md"
     stale.seed(index)
     if guard:
@@ -247,8 +251,8 @@ def test_stale_shell_write_of_the_whole_index(home: codex_driver.Home, scripted:
     assert result.returncode == 0, result.stderr[-2000:]
     outputs = result.tool_outputs()
     assert stale.SEED in outputs[0]
-    if guard and how in HEREDOCS:
-        tool = "heredoc write through the shell"
+    if guard and how in READ_FORMS:
+        tool = "write through the shell (heredoc, printf or echo)"
         assert outputs[1].startswith("Command blocked by PreToolUse hook: " + stale.stale_message(tool, str(index))), \
             outputs[1]
         assert index.read_bytes() == stale.READ_FOREIGN.encode()  # refused: the foreign line stays
