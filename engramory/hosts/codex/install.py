@@ -51,17 +51,23 @@ if TYPE_CHECKING:
 HOST = "codex"
 FOLDER = "engramory"
 SCOPES = ("user", "project")
+# Every hook runs the generic entry, `hooks/engramory_hook.py codex <event>` (issue 20).
+ENTRY = "engramory_hook.py"
+# The scripts installs wired before the generic entry, one per event: still recognised as ours
+# (--check passes them and says a reinstall moves them; install replaces them, uninstall takes
+# them out), and still shipped, as shims, because those installs run them.
 GUARD_SCRIPT = "engramory_codex_guard.py"
 POST_SCRIPT = "engramory_codex_post_tool.py"
 START_SCRIPT = "engramory_codex_session_start.py"
-# (event, matcher or None, script). Codex matchers are regexes over its tool names: the patch
-# tool is `apply_patch`, the shell (exec_command) is `Bash`.
+# (event, matcher or None, the script an earlier install wired for it). Codex matchers are
+# regexes over its tool names: the patch tool is `apply_patch`, the shell (exec_command) is `Bash`.
 HOOKS: tuple[tuple[str, str | None, str], ...] = (
     ("PreToolUse", "apply_patch|Bash", GUARD_SCRIPT),
     ("PostToolUse", "Bash", POST_SCRIPT),
     ("SessionStart", None, START_SCRIPT),
 )
-SCRIPTS = tuple(s for _, _, s in HOOKS)
+LEGACY_SCRIPTS = tuple(s for _, _, s in HOOKS)
+_GENERIC = re.compile(r"/%s/hooks/%s['\"]? +%s +([A-Za-z]+)(?:\s|$)" % (FOLDER, re.escape(ENTRY), HOST))
 EVENT_KEYS = {"PreToolUse": "pre_tool_use", "PostToolUse": "post_tool_use", "SessionStart": "session_start"}
 TOP = ("SKILL.md", "rules-snippet.md")
 BLOCK_HEAD = "# engramory: trust for its Codex hooks (Codex runs no untrusted hook); `engramory uninstall --host codex` takes this block out"
@@ -108,13 +114,18 @@ class Target(flow.Wiring):
         return os.path.join(os.path.realpath(self.base), "hooks.json")
 
     def hooks(self, interpreter: str) -> list[tuple[str, str | None, dict[str, Any]]]:
-        return [(event, matcher, self.handler(interpreter, script)) for event, matcher, script in HOOKS]
+        out = []
+        for event, matcher, _legacy in HOOKS:
+            handler = self.handler(interpreter, ENTRY)
+            handler["command"] += " %s %s" % (HOST, event)
+            out.append((event, matcher, handler))
+        return out
 
     def script_of(self, handler: Any) -> str | None:
-        if not is_ours(handler):
-            return None
-        command = handler["command"].replace("\\\\", "/").replace("\\", "/")
-        return next(s for s in SCRIPTS if "/%s/hooks/%s" % (FOLDER, s) in command)
+        """ENTRY for a handler of ours in today's form, the old script's name for one an
+        earlier install wrote, None for anything else."""
+        found = ours_as(handler)
+        return found[1] if found else None
 
     def backup_label(self, path: str) -> str:
         return os.path.basename(path)
@@ -178,11 +189,20 @@ class Target(flow.Wiring):
 # -- hooks and their trust -----------------------------------------------------------------
 
 
-def is_ours(item: Any) -> bool:
+def ours_as(item: Any) -> tuple[str, str] | None:
+    """(the event, the script) of a handler that runs our hook: the generic entry with
+    `codex <event>`, or an earlier install's own script for its event; None otherwise."""
     if not isinstance(item, dict) or not isinstance(item.get("command"), str):
-        return False
+        return None
     command = item["command"].replace("\\\\", "/").replace("\\", "/")
-    return any("/%s/hooks/%s" % (FOLDER, s) in command for s in SCRIPTS)
+    m = _GENERIC.search(command)
+    if m and m.group(1) in EVENT_KEYS:
+        return m.group(1), ENTRY
+    return next(((e, s) for e, _, s in HOOKS if "/%s/hooks/%s" % (FOLDER, s) in command), None)
+
+
+def is_ours(item: Any) -> bool:
+    return ours_as(item) is not None
 
 
 def trust_hash(event: str, matcher: str | None, item: Mapping[str, Any]) -> str:
@@ -475,15 +495,19 @@ def check_target(target: Target, report: Report) -> None:
     entries = {key: digest for _, key, digest in trust_entries(target.trust_file, doc.data)}
     hooks = doc.data.get("hooks") or {}
     checked_bundle: set[str] = set()
-    for event, matcher, script in HOOKS:
-        found = _ours_for(hooks.get(event), script)
-        label = "%s (%s)" % (event, script)
+    for event, matcher, _legacy in HOOKS:
+        found = _ours_for(hooks.get(event), event)
         if not found:
-            report.problem("no %s entry for hooks/%s in %s" % (event, script, target.settings), reinstall)
+            report.problem("no %s entry runs hooks/%s %s %s in %s" % (event, ENTRY, HOST, event, target.settings), reinstall)
             continue
         if len(found) > 1:
-            report.problem("%d %s entries run hooks/%s: each call would be judged more than once" % (len(found), event, script), reinstall)
+            report.problem("%d %s entries run engramory's hook: each call would be judged more than once" % (len(found), event), reinstall)
         gi, hi, group, item = found[0]
+        script = target.script_of(item) or ENTRY
+        label = "%s (%s)" % (event, script)
+        if script != ENTRY:
+            report.note("%s: wired by an earlier install (hooks/%s, which still runs); a reinstall moves it to "
+                        "hooks/%s" % (event, script, ENTRY))
         if group.get("matcher") != matcher:
             report.problem("%s: its matcher is %r, not %r, so some calls are not seen" % (label, group.get("matcher"), matcher), reinstall)
         key = "%s:%s:%d:%d" % (target.trust_file, EVENT_KEYS[event], gi, hi)
@@ -494,13 +518,14 @@ def check_target(target: Target, report: Report) -> None:
         report.problem("the project is not trusted, so Codex loads none of %s" % target.settings, trust_project_hint(target.project))
 
 
-def _ours_for(groups: Any, script: str) -> list[tuple[int, int, dict[str, Any], dict[str, Any]]]:
-    """(group index, handler index, group, handler) for each of our handlers that runs `script`."""
+def _ours_for(groups: Any, event: str) -> list[tuple[int, int, dict[str, Any], dict[str, Any]]]:
+    """(group index, handler index, group, handler) for each of our handlers that runs the hook
+    of `event` (today's command or an earlier install's)."""
     found = []
     for gi, group in enumerate(groups if isinstance(groups, list) else []):
         if isinstance(group, dict) and isinstance(group.get("hooks"), list):
             for hi, item in enumerate(group["hooks"]):
-                if is_ours(item) and script in str(item.get("command")):
+                if (ours_as(item) or ("", ""))[0] == event:
                     found.append((gi, hi, group, item))
     return found
 

@@ -49,7 +49,14 @@ if TYPE_CHECKING:
 
 HOST = "cursor"
 FOLDER = "engramory"
-SCRIPT = "engramory_cursor_guard.py"
+# The guard runs the generic entry, `hooks/engramory_hook.py cursor` (issue 20; the host module
+# reads the event from the payload, as the old script did).
+SCRIPT = "engramory_hook.py"
+# The script installs wired before the generic entry: still recognised as ours (--check passes
+# it and says a reinstall moves it; install replaces it, uninstall takes it out), and still
+# shipped, as a shim, because those installs run it.
+LEGACY_SCRIPT = "engramory_cursor_guard.py"
+_GENERIC = re.compile(r"/%s/hooks/%s['\"]? +%s(?:\s|$)" % (FOLDER, re.escape(SCRIPT), HOST))
 EVENT = "preToolUse"
 HOOKS_VERSION = 1
 SCOPES = (("user", "~/.cursor"), ("project", "./.cursor"))
@@ -85,7 +92,10 @@ class Target(flow.Wiring):
         return [(EVENT, None, entry(interpreter, self.script))]
 
     def script_of(self, handler: Any) -> str | None:
-        return SCRIPT if is_ours(handler) else None
+        """SCRIPT for an entry of ours in today's form, LEGACY_SCRIPT for an earlier install's."""
+        if not is_ours(handler):
+            return None
+        return SCRIPT if _GENERIC.search(_slashed(handler["command"])) else LEGACY_SCRIPT
 
     def merge(self, data: dict[str, Any], interpreter: str) -> tuple[dict[str, Any], list[str], list[str]]:
         new, created, line = merge(data, entry(interpreter, self.script))
@@ -115,15 +125,20 @@ class Target(flow.Wiring):
 
 
 def entry(interpreter: str, script: str) -> dict[str, Any]:
-    return {"command": hook_command(interpreter, script), "timeout": HOOK_TIMEOUT}
+    return {"command": "%s %s" % (hook_command(interpreter, script), HOST), "timeout": HOOK_TIMEOUT}
+
+
+def _slashed(text: str) -> str:
+    return text.replace("\\\\", "/").replace("\\", "/")
 
 
 def is_ours(item: Any) -> bool:
-    """An entry that runs our Cursor guard from an `engramory` folder."""
+    """An entry that runs our Cursor guard from an `engramory` folder: the generic entry with
+    `cursor`, or an earlier install's own script."""
     if not isinstance(item, dict) or not isinstance(item.get("command"), str):
         return False
-    command = item["command"].replace("\\\\", "/").replace("\\", "/")
-    return "/%s/hooks/%s" % (FOLDER, SCRIPT) in command
+    command = _slashed(item["command"])
+    return _GENERIC.search(command) is not None or "/%s/hooks/%s" % (FOLDER, LEGACY_SCRIPT) in command
 
 
 def _type(value: object) -> str:
@@ -355,6 +370,9 @@ def run_check(target: Target) -> int:
         problems.append("the guard is not the first %s entry; Cursor may run only the first: "
                         "run install again to move it to the front" % EVENT)
     for item in ours[:1]:
+        if target.script_of(item) == LEGACY_SCRIPT:
+            out("  note: wired by an earlier install (hooks/%s, which still runs); a reinstall moves it to "
+                "hooks/%s\n" % (LEGACY_SCRIPT, SCRIPT))
         problems.extend(_command_problems(item, out))
     return finish_problems(problems, reinstall_step(HOST, target.scope), "the guard is wired first in %s and runs" % EVENT)
 
@@ -393,7 +411,7 @@ def _command_problems(item: Any, out: Callable[[str], Any]) -> list[str]:
     except ValueError as exc:
         return ["the command cannot be parsed (%s): %s" % (exc, item["command"])]
     exe = words[0] if words else ""
-    script = next((w for w in words[1:] if w.endswith(SCRIPT)), "")
+    script = next((w for w in words[1:] if w.endswith((SCRIPT, LEGACY_SCRIPT))), "")
     if not (os.path.isabs(exe) and os.path.isfile(exe) and os.access(exe, os.X_OK)):
         return ["the interpreter %s does not exist or cannot run" % (exe or "(none)")]
     if not os.path.isfile(script):
@@ -405,7 +423,7 @@ def _command_problems(item: Any, out: Callable[[str], Any]) -> list[str]:
         if proc.returncode != 0 or proc.stdout.strip() != b"{}":
             problems.append("a smoke run exited %d and printed %r" % (proc.returncode, proc.stdout[:80]))
         else:
-            out("  ok: %s runs (%s)\n" % (SCRIPT, exe))
+            out("  ok: %s runs (%s)\n" % (os.path.basename(script), exe))
     except (OSError, subprocess.SubprocessError) as exc:
         problems.append("could not run it: %s" % exc)
     problems.extend(_acts(words, exe, script))

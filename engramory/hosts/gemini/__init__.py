@@ -1,5 +1,6 @@
-"""Google Gemini CLI: BeforeTool guard, AfterTool and SessionStart notices (one entry script,
-hooks/engramory_gemini_hook.py, dispatching on `hook_event_name`).
+"""Google Gemini CLI: BeforeTool guard, AfterTool and SessionStart notices (one command for all
+three, `hooks/engramory_hook.py gemini`, dispatching on `hook_event_name`; installs before the
+generic entry run the shim hooks/engramory_gemini_hook.py).
 
 Contract, measured on Gemini CLI 0.61.0 (shared reference, measured-codex-gemini Part B):
 - BeforeTool stdin: `{session_id, transcript_path, cwd, hook_event_name, timestamp,

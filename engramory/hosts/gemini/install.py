@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -50,7 +51,14 @@ if TYPE_CHECKING:
 
 HOST = "gemini"
 FOLDER = "engramory"
-SCRIPT = "engramory_gemini_hook.py"
+# The hook runs the generic entry, `hooks/engramory_hook.py gemini` (issue 20): the host module
+# dispatches on the payload's hook_event_name, so one command serves every event.
+SCRIPT = "engramory_hook.py"
+# The script installs wired before the generic entry: still recognised as ours (--check passes
+# it and says a reinstall moves it; install replaces it, uninstall takes it out), and still
+# shipped, as a shim, because those installs run it.
+LEGACY_SCRIPT = "engramory_gemini_hook.py"
+_GENERIC = re.compile(r"/%s/hooks/%s['\"]? +%s(?:[\s;]|$)" % (FOLDER, re.escape(SCRIPT), HOST))
 SCOPES = ("user", "project")
 TIMEOUT_MS = 10_000
 TOOL_MATCHER = "write_file|replace|run_shell_command"
@@ -100,7 +108,10 @@ class Target(flow.Wiring):
         return wanted(interpreter, self.script)
 
     def script_of(self, handler: Any) -> str | None:
-        return SCRIPT if is_ours(handler) else None
+        """SCRIPT for a handler of ours in today's form, LEGACY_SCRIPT for an earlier install's."""
+        if not is_ours(handler):
+            return None
+        return SCRIPT if _GENERIC.search(_slashed(handler["command"])) else LEGACY_SCRIPT
 
     def record_fields(self) -> dict[str, Any]:
         return {"trusted_hooks_existed": os.path.exists(self.trusted_hooks)}
@@ -129,7 +140,7 @@ def command(interpreter: str, script: str) -> str:
     """The hook command (run by Gemini as `bash -c`): runs the script only when it and the
     interpreter exist, and always exits 0, so a broken install allows instead of denying."""
     exe, path = sh_quote(interpreter), sh_quote(script)
-    return "[ -x %s ] && [ -f %s ] && %s -I -S -c %s %s; exit 0" % (exe, path, exe, sh_quote(LAUNCHER), path)
+    return "[ -x %s ] && [ -f %s ] && %s -I -S -c %s %s %s; exit 0" % (exe, path, exe, sh_quote(LAUNCHER), path, HOST)
 
 
 def wanted(interpreter: str, script: str) -> list[tuple[str, str | None, dict[str, Any]]]:
@@ -140,12 +151,22 @@ def wanted(interpreter: str, script: str) -> list[tuple[str, str | None, dict[st
     ]
 
 
+def _slashed(text: str) -> str:
+    return text.replace("\\\\", "/").replace("\\", "/")
+
+
+def runs_ours(text: str) -> bool:
+    """Whether a command (or a hooksConfig/trusted_hooks entry naming one) runs our Gemini hook
+    from an `engramory` folder: the generic entry with `gemini`, or an earlier install's script."""
+    text = _slashed(text)
+    return _GENERIC.search(text) is not None or "/%s/hooks/%s" % (FOLDER, LEGACY_SCRIPT) in text
+
+
 def is_ours(handler: Any) -> bool:
     """A handler that runs our Gemini hook from an `engramory` folder."""
     if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
         return False
-    text = handler["command"].replace("\\\\", "/").replace("\\", "/")
-    return "/%s/hooks/%s" % (FOLDER, SCRIPT) in text
+    return runs_ours(handler["command"])
 
 
 def command_paths(cmd: str) -> tuple[str, str]:
@@ -162,7 +183,7 @@ def command_paths(cmd: str) -> tuple[str, str]:
             script = words[i + 1]
     if not exe and words:  # a hand-written plain `<python> <script>` entry
         exe = words[0]
-        script = next((w for w in words[1:] if w.endswith(SCRIPT)), "")
+        script = next((w for w in words[1:] if w.endswith((SCRIPT, LEGACY_SCRIPT))), "")
     return exe, script
 
 
@@ -188,7 +209,7 @@ def _trusted_change(target: Target, names: Sequence[str], existed: bool) -> Chan
     listed = doc.data.get(target.project)
     if not isinstance(listed, list):
         return None
-    kept = [e for e in listed if not (isinstance(e, str) and e.split(":", 1)[0] in names and SCRIPT in e)]
+    kept = [e for e in listed if not (isinstance(e, str) and e.split(":", 1)[0] in names and runs_ours(e))]
     if len(kept) == len(listed):
         return None
     data = dict(doc.data)
@@ -279,7 +300,7 @@ def _read_switches(target: Target, env: Mapping[str, str] | None,
                 switches[switch] = (value, path)
         listed = _get(data, "hooksConfig", "disabled")
         if isinstance(listed, list):
-            disabled.extend((item, path) for item in listed if isinstance(item, str) and (item in names or SCRIPT in item))
+            disabled.extend((item, path) for item in listed if isinstance(item, str) and (item in names or runs_ours(item)))
     return switches, disabled
 
 
@@ -343,6 +364,9 @@ def check_wiring(target: Target, report: Report) -> None:
             report.problem("%d %s entries run hooks/%s: each call would be judged more than once"
                            % (len(found), event, SCRIPT), fix)
         group, handler = found[0]
+        if not _GENERIC.search(_slashed(handler["command"])):
+            report.note("%s: wired by an earlier install (hooks/%s, which still runs); a reinstall moves it to "
+                        "hooks/%s" % (event, LEGACY_SCRIPT, SCRIPT))
         if matcher is not None:
             _matcher_problem(report, fix, event, matcher, group.get("matcher"))
         _check_handler(report, fix, event, name, handler, smoked, bundles)

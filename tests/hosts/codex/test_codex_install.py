@@ -4,6 +4,8 @@ kept), the hooks.json entries, uninstall giving back the exact bytes, and --chec
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -161,7 +163,7 @@ def test_check_reports_untrusted_and_changed(target: install_codex.Target, capsy
     data["hooks"]["SessionStart"][0]["hooks"][0]["timeout"] = 5
     Path(target.settings).write_text(json.dumps(data))
     assert install_codex.run_check(target) == 1
-    assert "SessionStart (engramory_codex_session_start.py) changed since it was trusted" in capsys.readouterr().out
+    assert "SessionStart (engramory_hook.py) changed since it was trusted" in capsys.readouterr().out
 
 
 def test_project_scope_says_what_to_do_when_the_project_is_untrusted(
@@ -177,3 +179,95 @@ def test_project_scope_says_what_to_do_when_the_project_is_untrusted(
     assert str(target.settings) in Path(target.config).read_text()  # trust lives in the user's config
     install_codex.uninstall_from(target)
     assert not (tmp_path / "proj" / ".codex").exists()
+
+
+# -- an install written before the generic entry (issue 20) -----------------------------------
+
+# What `install --host codex` wrote for each event before it wired hooks/engramory_hook.py: the
+# shared launcher and the event's own script (kept byte for byte from that installer's output).
+OLD_LAUNCHER = "import sys;p=sys.argv[1].replace(chr(92),'/');d,_,f=p.rpartition('/');sys.path.insert(0,d or '.');__import__(f[:-3])"
+OLD_COMMAND = '{python} -I -S -c "%s" "{bundle}/hooks/{script}"' % OLD_LAUNCHER
+OLD_HOOKS = [("PreToolUse", "apply_patch|Bash", "engramory_codex_guard.py"),
+             ("PostToolUse", "Bash", "engramory_codex_post_tool.py"),
+             ("SessionStart", None, "engramory_codex_session_start.py")]
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _old_install(target: install_codex.Target) -> None:
+    """Turn a fresh install into the one the earlier installer left: its hooks.json, its trust
+    block for those commands, its bundle's hooks/ (the three scripts, no generic entry) and the
+    manifest listing them."""
+    _install(target)
+    bundle = Path(target.bundle_dir)
+    hooks_dir = bundle / "hooks"
+    shutil.rmtree(hooks_dir)
+    hooks_dir.mkdir()
+    for _, _, script in OLD_HOOKS:
+        shutil.copy(ROOT / "hooks" / script, hooks_dir / script)
+    data: dict[str, object] = {"hooks": {}}
+    for event, matcher, script in OLD_HOOKS:
+        group: dict[str, object] = {"matcher": matcher} if matcher else {}
+        group["hooks"] = [{"type": "command", "timeout": 10, "command": OLD_COMMAND.format(
+            python=sys.executable, bundle=target.bundle_dir, script=script)}]
+        data["hooks"][event] = [group]  # type: ignore[index]
+    Path(target.settings).write_text(json.dumps(data, indent=2) + "\n")
+    manifest_path = bundle / ".engramory-install.json"
+    manifest = json.loads(manifest_path.read_text())
+    block = install_codex.trust_block(install_codex.trust_entries(target.trust_file, data))
+    config = Path(target.config)
+    config.write_text(config.read_text().replace(manifest["trust"]["appended"], block))
+    manifest["trust"]["appended"] = block
+    manifest["files"] = [f for f in manifest["files"] if not f.startswith("hooks/")] + [
+        "hooks/" + s for _, _, s in OLD_HOOKS]
+    manifest_path.write_text(json.dumps(manifest))
+
+
+def _denies(command: str, work: Path) -> bool:
+    (work / "MEMORY.md").write_text("".join("- [n%d](n%d.md) note\n" % (i, i) for i in range(200)))
+    patch = "*** Begin Patch\n*** Update File: MEMORY.md\n@@\n+- [x](x.md) one more\n*** End Patch\n"
+    payload = {"session_id": "s", "hook_event_name": "PreToolUse", "cwd": str(work), "tool_name": "apply_patch",
+               "tool_input": {"command": patch}, "tool_use_id": "call_1"}
+    proc = subprocess.run(["/bin/sh", "-c", command], input=json.dumps(payload).encode(), capture_output=True,
+                          cwd=str(work), timeout=60)
+    out = json.loads(proc.stdout or b"{}").get("hookSpecificOutput", {})
+    return proc.returncode == 0 and out.get("permissionDecision") == "deny"
+
+
+def test_an_old_install_still_denies_and_a_reinstall_moves_it_to_the_generic_entry(
+    target: install_codex.Target, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _old_install(target)
+    old = json.loads(Path(target.settings).read_text())
+    assert _denies(old["hooks"]["PreToolUse"][0]["hooks"][0]["command"], tmp_path / "work")
+    capsys.readouterr()
+    assert install_codex.run_check(target) == 0  # healthy, and says a reinstall would move it
+    out = capsys.readouterr().out
+    assert out.count("wired by an earlier install") == 3 and "problem" not in out
+    _install(target)
+    data = json.loads(Path(target.settings).read_text())
+    commands = [h["command"] for groups in data["hooks"].values() for g in groups for h in g["hooks"]]
+    assert len(commands) == 3
+    for (event, _, _), command in zip(OLD_HOOKS, commands):
+        assert command.endswith('/hooks/engramory_hook.py" codex %s' % event)
+    assert "codex_" not in Path(target.settings).read_text()
+    hooks_dir = Path(target.bundle_dir) / "hooks"
+    left = sorted(str(p.relative_to(hooks_dir)) for p in hooks_dir.rglob("*"))
+    assert [p for p in left if "codex" in p] == []
+    assert "engramory_hook.py" in left
+    manifest = json.loads((Path(target.bundle_dir) / ".engramory-install.json").read_text())
+    assert [f for f in manifest["files"] if f.startswith("hooks/")] == ["hooks/engramory_hook.py"]
+    tables = _tables(Path(target.config).read_text())
+    assert sorted(tables.items()) == sorted((k, d) for _, k, d in install_codex.trust_entries(target.trust_file, data))
+    assert _denies(commands[0], tmp_path / "work")
+    capsys.readouterr()
+    assert install_codex.run_check(target) == 0
+    assert "earlier install" not in capsys.readouterr().out
+    assert install_codex.uninstall_from(target) == 0
+    assert not Path(target.settings).exists() and not Path(target.bundle_dir).exists()
+
+
+def test_uninstall_takes_out_an_old_install(target: install_codex.Target) -> None:
+    _old_install(target)
+    assert install_codex.uninstall_from(target) == 0
+    assert not Path(target.settings).exists() and not Path(target.bundle_dir).exists()
+    assert "hooks.state" not in (Path(target.config).read_text() if Path(target.config).exists() else "")

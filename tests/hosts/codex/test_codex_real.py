@@ -210,7 +210,7 @@ def test_check_reports_a_changed_hook_as_not_running(home: codex_driver.Home) ->
     listed = {h["key"]: h["trustStatus"] for h in codex_driver.hooks_list(home)}
     assert listed["%s:pre_tool_use:0:0" % path] == "modified"
     code, text = _check(home)
-    assert code == 1 and "PreToolUse (engramory_codex_guard.py) changed since it was trusted" in text
+    assert code == 1 and "PreToolUse (engramory_hook.py) changed since it was trusted" in text
     index = _store(home, 200)
     result = codex_driver.run(home, [[patch_call(
         "*** Begin Patch\n*** Update File: memory/MEMORY.md\n@@\n+- [New](new.md) x\n*** End Patch\n")]])
@@ -241,7 +241,7 @@ def test_deleted_bundle_leaves_codex_usable_and_check_says_so(home: codex_driver
     _ordinary_edit(home)
     code, text = _check(home)
     assert code == 1
-    assert re.search(r"the script \S+engramory_codex_guard\.py does not exist", text), text
+    assert re.search(r"the script \S+engramory_hook\.py does not exist", text), text
 
 
 def test_broken_interpreter_leaves_codex_usable_and_check_says_so(home: codex_driver.Home, tmp_path: Path) -> None:
@@ -259,7 +259,7 @@ def test_broken_interpreter_leaves_codex_usable_and_check_says_so(home: codex_dr
 
 def test_hook_timeout_leaves_codex_usable_and_check_says_so(home: codex_driver.Home) -> None:
     _install(home)
-    guard = home.codex_home / "skills" / "engramory" / "hooks" / "engramory_codex_guard.py"
+    guard = home.codex_home / "skills" / "engramory" / "hooks" / "engramory_hook.py"
     guard.write_text("import time\ntime.sleep(15)\n", encoding="utf-8")  # a hook that outruns 10 s
     _ordinary_edit(home, shell=False)
     code, text = _check(home)

@@ -43,8 +43,8 @@ def snapshot(folder: Path) -> dict[str, bytes]:
 
 
 def expected_command(base: Path) -> str:
-    return '%s -I -S -c "%s" "%s"' % (
-        sys.executable, install.LAUNCHER, base / "engramory" / "hooks" / "engramory_cursor_guard.py"
+    return '%s -I -S -c "%s" "%s" cursor' % (
+        sys.executable, install.LAUNCHER, base / "engramory" / "hooks" / "engramory_hook.py"
     )
 
 
@@ -54,7 +54,8 @@ def test_fresh_user_install_writes_one_entry_and_copies_the_runtime(home: Path, 
     data = json.loads(hooks.read_text())
     assert data == {"version": 1, "hooks": {"preToolUse": [{"command": expected_command(home / ".cursor"), "timeout": 10}]}}
     copied = home / ".cursor" / "engramory"
-    assert (copied / "hooks" / "engramory_cursor_guard.py").is_file()
+    assert (copied / "hooks" / "engramory_hook.py").is_file()
+    assert not (copied / "hooks" / "engramory_cursor_guard.py").exists()  # only old installs run it
     assert (copied / "engramory" / "hosts" / "cursor" / "__init__.py").is_file()
     assert (copied / "tools" / "engramory_check.py").is_file()
     assert not (copied / "hooks" / "engramory_index_guard.py").exists()  # the Claude hook is not Cursor's
@@ -233,7 +234,7 @@ def test_check_reports_healthy_then_a_missing_script(home: Path, capsys: pytest.
     assert run("install", "--host", "cursor") == 0
     assert run("install", "--host", "cursor", "--check") == 0
     assert "healthy" in capsys.readouterr().out
-    (home / ".cursor" / "engramory" / "hooks" / "engramory_cursor_guard.py").unlink()
+    (home / ".cursor" / "engramory" / "hooks" / "engramory_hook.py").unlink()
     assert run("install", "--host", "cursor", "--check") == 1
     assert "the script" in capsys.readouterr().out
 
@@ -241,8 +242,8 @@ def test_check_reports_healthy_then_a_missing_script(home: Path, capsys: pytest.
 def test_link_mode_points_at_this_checkout(home: Path) -> None:
     assert run("install", "--host", "cursor", "--link") == 0
     folder = home / ".cursor" / "engramory"
-    script = folder / "hooks" / "engramory_cursor_guard.py"
-    assert script.resolve() == ROOT / "hooks" / "engramory_cursor_guard.py"
+    script = folder / "hooks" / "engramory_hook.py"
+    assert script.resolve() == ROOT / "hooks" / "engramory_hook.py"
     assert run("install", "--host", "cursor", "--check") == 0
     checkout = snapshot(ROOT / "hooks"), snapshot(ROOT / "engramory")
     assert run("uninstall", "--host", "cursor") == 0
@@ -335,3 +336,70 @@ def test_check_catches_a_guard_that_starts_but_would_not_act(home: Path, capsys:
     assert run("install", "--host", "cursor", "--check") == 1
     out = capsys.readouterr().out
     assert "engramory/edits.py is missing" in out and "the guard would allow every edit" in out
+
+
+# -- an install written before the generic entry (issue 20) -----------------------------------
+
+# What `install --host cursor` wrote before it wired hooks/engramory_hook.py (kept byte for byte
+# from that installer's output): the shared launcher and Cursor's own script.
+OLD_COMMAND = ('{python} -I -S -c "import sys;p=sys.argv[1].replace(chr(92),\'/\');d,_,f=p.rpartition(\'/\');'
+               'sys.path.insert(0,d or \'.\');__import__(f[:-3])" "{bundle}/hooks/engramory_cursor_guard.py"')
+
+
+def _old_install(home: Path) -> Path:
+    """Turn a fresh install into the one the earlier installer left: its hooks.json entry, the
+    bundle's hooks/ holding only the old script, the manifest listing it."""
+    assert run("install", "--host", "cursor") == 0
+    bundle = home / ".cursor" / "engramory"
+    hooks = home / ".cursor" / "hooks.json"
+    data = json.loads(hooks.read_text())
+    data["hooks"]["preToolUse"][0]["command"] = OLD_COMMAND.format(python=sys.executable, bundle=bundle)
+    hooks.write_text(json.dumps(data, indent=2) + "\n")
+    hooks_dir = bundle / "hooks"
+    for p in sorted(hooks_dir.rglob("*"), reverse=True):
+        p.rmdir() if p.is_dir() else p.unlink()
+    (hooks_dir / "engramory_cursor_guard.py").write_bytes((ROOT / "hooks" / "engramory_cursor_guard.py").read_bytes())
+    manifest_path = bundle / ".engramory-install.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["files"] = [f for f in manifest["files"] if not f.startswith("hooks/")] + ["hooks/engramory_cursor_guard.py"]
+    manifest_path.write_text(json.dumps(manifest))
+    return hooks
+
+
+def _denies(command: str, work: Path) -> bool:
+    index = work / "MEMORY.md"
+    index.write_text("".join("- [n%d](n%d.md) x\n" % (i, i) for i in range(200)))
+    payload = {"hook_event_name": "preToolUse", "tool_name": "Write",
+               "tool_input": {"path": str(index), "contents": "".join("- [n%d](n%d.md) x\n" % (i, i) for i in range(260))}}
+    proc = subprocess.run(["/bin/sh", "-c", command], input=json.dumps(payload).encode(), capture_output=True,
+                          cwd=str(work), timeout=60)
+    return json.loads(proc.stdout or b"{}").get("permission") == "deny"
+
+
+def test_an_old_install_still_denies_and_a_reinstall_moves_it_to_the_generic_entry(
+        home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    hooks = _old_install(home)
+    work = tmp_path / "work"
+    work.mkdir()
+    assert _denies(json.loads(hooks.read_text())["hooks"]["preToolUse"][0]["command"], work)
+    capsys.readouterr()
+    assert run("install", "--host", "cursor", "--check") == 0  # healthy, and says a reinstall would move it
+    assert "wired by an earlier install" in capsys.readouterr().out
+    assert run("install", "--host", "cursor") == 0
+    assert json.loads(hooks.read_text()) == {
+        "version": 1, "hooks": {"preToolUse": [{"command": expected_command(home / ".cursor"), "timeout": 10}]}}
+    bundle = home / ".cursor" / "engramory"
+    left = sorted(str(p.relative_to(bundle / "hooks")) for p in (bundle / "hooks").rglob("*"))
+    assert "engramory_hook.py" in left and [p for p in left if "cursor" in p] == []
+    manifest = json.loads((bundle / ".engramory-install.json").read_text())
+    assert [f for f in manifest["files"] if f.startswith("hooks/")] == ["hooks/engramory_hook.py"]
+    assert _denies(expected_command(home / ".cursor"), work)
+    capsys.readouterr()
+    assert run("install", "--host", "cursor", "--check") == 0
+    assert "earlier install" not in capsys.readouterr().out
+
+
+def test_uninstall_takes_out_an_old_install(home: Path) -> None:
+    _old_install(home)
+    assert run("uninstall", "--host", "cursor") == 0
+    assert list(home.iterdir()) == []

@@ -378,7 +378,7 @@ def test_trap_deleted_bundle(gemini_cli: Path, home: Path, work: Path) -> None:
     install(home, work)
     shutil.rmtree(home / ".gemini" / "engramory")
     _, said = _broken(home, work)
-    assert "engramory_gemini_hook.py does not exist (the bundle was moved or deleted)" in said
+    assert "engramory_hook.py does not exist (the bundle was moved or deleted)" in said
 
 
 def test_trap_broken_interpreter_path(gemini_cli: Path, home: Path, work: Path) -> None:

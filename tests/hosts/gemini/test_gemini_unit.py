@@ -196,7 +196,7 @@ def test_install_uninstall_keeps_a_jsonc_settings_file(tmp_path: Path, monkeypat
     monkeypatch.chdir(tmp_path)
     assert install_gemini.install(_args()) == 0
     data = settings.read_text()
-    assert "// mine" in data and data.count("engramory_gemini_hook.py") == 6  # three commands, two paths each
+    assert "// mine" in data and data.count("engramory_hook.py") == 6  # three commands, two paths each
     assert install_gemini.install(_args()) == 0  # a second install changes nothing
     assert "already installed" in capsys.readouterr().out
     assert install_gemini.check(_args(check=True)) == 0
@@ -255,3 +255,85 @@ def test_a_symlinked_private_index_is_guarded_by_either_name(tmp_path: Path, env
         raw = payload("write_file", tmp_path, file_path=str(path), content=entries(201).decode())
         reason = json.loads(gemini.respond(raw, env)[0])["reason"]
         assert "%s would grow from 200 to 201 lines" % link in reason
+
+
+# -- an install written before the generic entry (issue 20) -----------------------------------
+
+# What `install --host gemini` wrote before it wired hooks/engramory_hook.py: one command for
+# every event, running the host's own script (kept byte for byte from that installer's output).
+OLD_LAUNCHER = "import sys;p=sys.argv[1].replace(chr(92),'/');d,_,f=p.rpartition('/');sys.path.insert(0,d or '.');__import__(f[:-3])"
+OLD_COMMAND = ('[ -x "{python}" ] && [ -f "{bundle}/hooks/engramory_gemini_hook.py" ] && "{python}" -I -S -c "%s" '
+               '"{bundle}/hooks/engramory_gemini_hook.py"; exit 0' % OLD_LAUNCHER)
+
+
+def _old_install(home: Path) -> Path:
+    """Turn a fresh install under `home` into the one the earlier installer left: the old
+    command in every entry, the bundle's hooks/ holding only the old script, the manifest
+    listing it. Returns the settings file."""
+    assert install_gemini.install(_args()) == 0
+    settings = home / ".gemini" / "settings.json"
+    bundle = home / ".gemini" / "engramory"
+    old = OLD_COMMAND.format(python=sys.executable, bundle=bundle)
+    data = json.loads(settings.read_text())
+    for groups in data["hooks"].values():
+        for group in groups:
+            for handler in group["hooks"]:
+                handler["command"] = old
+    settings.write_text(json.dumps(data, indent=2) + "\n")
+    hooks_dir = bundle / "hooks"
+    for p in sorted(hooks_dir.rglob("*"), reverse=True):
+        p.rmdir() if p.is_dir() else p.unlink()
+    (hooks_dir / "engramory_gemini_hook.py").write_bytes((ROOT / "hooks" / "engramory_gemini_hook.py").read_bytes())
+    manifest_path = bundle / ".engramory-install.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["files"] = [f for f in manifest["files"] if not f.startswith("hooks/")] + ["hooks/engramory_gemini_hook.py"]
+    manifest_path.write_text(json.dumps(manifest))
+    return settings
+
+
+def _denies(command: str, tmp_path: Path, env: Dict[str, str]) -> bool:
+    index = tmp_path / "MEMORY.md"
+    index.write_bytes(entries(200))
+    raw = payload("write_file", tmp_path, file_path=str(index), content=entries(202).decode())
+    proc = subprocess.run(["bash", "-c", command], input=raw, capture_output=True,
+                          env=dict(env, PATH=os.environ.get("PATH", "")), timeout=30)
+    return proc.returncode == 0 and json.loads(proc.stdout or b"{}").get("decision") == "deny"
+
+
+def test_an_old_install_still_denies_and_a_reinstall_moves_it_to_the_generic_entry(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], env: Dict[str, str]) -> None:
+    home = tmp_path / "home"
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(home))
+    monkeypatch.chdir(tmp_path)
+    settings = _old_install(home)
+    old = json.loads(settings.read_text())["hooks"]["BeforeTool"][0]["hooks"][0]["command"]
+    assert _denies(old, tmp_path, env)
+    capsys.readouterr()
+    assert install_gemini.check(_args(check=True)) == 0  # healthy, and says a reinstall would move it
+    out = capsys.readouterr().out
+    assert out.count("wired by an earlier install") == 3 and "problem" not in out
+    assert install_gemini.install(_args()) == 0
+    text = settings.read_text()
+    assert "engramory_gemini_hook" not in text and text.count('/hooks/engramory_hook.py\\" gemini; exit 0') == 3
+    handlers = [h for groups in json.loads(text)["hooks"].values() for g in groups for h in g["hooks"]]
+    assert len(handlers) == 3
+    bundle = home / ".gemini" / "engramory"
+    left = sorted(str(p.relative_to(bundle / "hooks")) for p in (bundle / "hooks").rglob("*"))
+    assert "engramory_hook.py" in left and [p for p in left if "gemini" in p] == []
+    manifest = json.loads((bundle / ".engramory-install.json").read_text())
+    assert [f for f in manifest["files"] if f.startswith("hooks/")] == ["hooks/engramory_hook.py"]
+    assert _denies(handlers[0]["command"], tmp_path, env)
+    capsys.readouterr()
+    assert install_gemini.check(_args(check=True)) == 0
+    assert "earlier install" not in capsys.readouterr().out
+    assert install_gemini.uninstall(_args()) == 0
+    assert not settings.exists() and not bundle.exists()
+
+
+def test_uninstall_takes_out_an_old_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(home))
+    monkeypatch.chdir(tmp_path)
+    settings = _old_install(home)
+    assert install_gemini.uninstall(_args()) == 0
+    assert not settings.exists() and not (home / ".gemini" / "engramory").exists()
