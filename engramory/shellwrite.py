@@ -221,10 +221,10 @@ def heredoc_writes(command: str) -> "List[HeredocWrite]":
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         if "<<" not in line:
-            if tokens(line) is None or line.endswith("\\"):
+            plain = _plain_line(line, first)
+            if plain is None:
                 return out  # a quote or a line running on into later lines: nothing after it is read
-            if ">" in line:
-                out.extend(_print_writes(line, first))
+            out.extend(plain)
             first = False
             continue
         openers = _openers(line)
@@ -242,6 +242,14 @@ def heredoc_writes(command: str) -> "List[HeredocWrite]":
                 out.append(write)
         first = False
     return out
+
+
+def _plain_line(line: str, first: bool) -> "Optional[List[HeredocWrite]]":
+    """The printf/echo writes of a line with no heredoc; None when nothing after it can be read
+    (a quote left open, or a line continued on the next)."""
+    if tokens(line) is None or line.endswith("\\"):
+        return None
+    return _print_writes(line, first) if ">" in line else []
 
 
 def _write_of(line: str, text: str, first: bool) -> "HeredocWrite | None":
@@ -402,37 +410,42 @@ def _printf(args: "List[str]") -> "Optional[str]":
         return None  # an option (`-v`), or a format bash reads as one ("- [a](a.md)": an error)
     if not args:
         return None
-    fmt = args[0]
-    pieces: List[Optional[str]] = []  # literal text, or None for a %s
-    i, n = 0, len(fmt)
-    while i < n:
-        c = fmt[i]
-        if c == "\\" or c == "%":
-            nxt = fmt[i + 1] if i + 1 < n else ""
-            if c == "\\" and nxt in _ESCAPES and nxt:
-                pieces.append(_ESCAPES[nxt])
-            elif c == "%" and nxt == "%":
-                pieces.append("%")
-            elif c == "%" and nxt == "s":
-                pieces.append(None)
-            else:
-                return None
-            i += 2
-            continue
-        pieces.append(c)
-        i += 1
+    pieces = _format_pieces(args[0])
+    if pieces is None:
+        return None
     rest = args[1:]
     if None not in pieces:
         return "".join(p for p in pieces if p is not None)
     out: List[str] = []
     while True:
-        for p in pieces:
-            if p is None:
-                out.append(rest.pop(0) if rest else "")
-            else:
-                out.append(p)
+        out.extend((rest.pop(0) if rest else "") if p is None else p for p in pieces)
         if not rest:
             return "".join(out)
+
+
+def _format_pieces(fmt: str) -> "Optional[List[Optional[str]]]":
+    """A printf format as literal pieces and None for each `%s`; None for a format holding
+    any other directive or escape."""
+    pieces: List[Optional[str]] = []
+    i, n = 0, len(fmt)
+    while i < n:
+        c = fmt[i]
+        if c != "\\" and c != "%":
+            pieces.append(c)
+            i += 1
+            continue
+        pair = fmt[i:i + 2]
+        if c == "\\" and len(pair) == 2 and pair[1] in _ESCAPES:
+            pieces.append(_ESCAPES[pair[1]])
+        elif pair in _DIRECTIVES:
+            pieces.append(_DIRECTIVES[pair])
+        else:
+            return None
+        i += 2
+    return pieces
+
+
+_DIRECTIVES: "dict[str, Optional[str]]" = {"%%": "%", "%s": None}
 
 
 def _echo(args: "List[str]") -> "Optional[str]":
