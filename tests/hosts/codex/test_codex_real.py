@@ -118,8 +118,11 @@ def test_session_start_and_post_tool_notices_reach_the_model(home: codex_driver.
         "## Memory\n- Memory lives in memory/. Its index is memory/MEMORY.md; read it first.\n", encoding="utf-8"
     )
     index = _store(home, 205)
+    # a shell write engramory does not predict (sed -i), so the pre-tool hook lets it through and
+    # only the after-tool notice can tell the model; a printf or echo append is judged before it
+    # runs and refused past the cap (test_codex_shellwrite.py)
     steps = [
-        [shell_call("printf -- '- [Late](late.md) appended by the shell\\n' >> memory/MEMORY.md")],
+        [shell_call("sed -i '$a - [Late](late.md) appended by the shell' memory/MEMORY.md")],
     ]
     result = codex_driver.run(home, steps)
     assert result.returncode == 0, result.stderr[-2000:]
