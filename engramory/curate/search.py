@@ -13,6 +13,7 @@ ranking the same numbers. Standard library only.
 
 from __future__ import annotations
 
+import heapq
 import math
 import os
 import re
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
     Candidate = Tuple[object, str, bool, Tuple[int, int, int], List[Optional[Tuple[int, int, int]]]]
     # key -> (description, body) of the keys asked for: the text the phrase bonus is tested in
     Texts = Callable[[List[object]], Dict[object, Tuple[str, str]]]
+    # keys -> their rels, in order: for candidates whose rel is left "" until they are scored
+    Rels = Callable[[List[object]], List[str]]
 
 
 WEIGHTS = {"description": 3.0, "name": 2.0, "body": 1.0}
@@ -332,43 +335,84 @@ class Query:
 
 
 def score(q: Query, count: int, sums: Sequence[int], cands: Sequence[Candidate], texts: Texts,
-          limit: int) -> list[tuple[float, object]]:
+          limit: int, rels: Rels | None = None) -> list[tuple[float, object]]:
     """(score, key) of the best `limit` candidates, best first (ties by path). `count` and
     `sums` (total length per field) are over the whole pool searched, not the candidates;
     the candidates are the pool's notes that hold a query term's probe and some query term.
     BM25F as the module docstring says. The phrase bonus needs a note's text, so it is asked
-    for (`texts`) only for notes that could still reach the top `limit` with it."""
-    avg = [(sums[i] / count) or 1.0 for i in range(len(FIELDS))]
-    idf = _idf(len(q.terms), count, cands)
-    base = []
-    for key, rel, archived, lengths, tfs in cands:
-        s = _bm25(tfs, lengths, idf, avg)
-        if s > 0:
-            base.append((s, rel, archived, key, tfs))
+    for (`texts`) only for notes that could still reach the top `limit` with it. `rels`, when
+    given, names the candidates whose rel is left "" (the index's), for those scored only.
+
+    The candidates are taken by the query terms they hold: a note's score is below the sum of
+    the idf of its terms (each term adds idf * tf / (K1 + tf)), plus the bonus when it can hold
+    the phrase, so a group whose bound stays below the limit-th score already found is never
+    scored; a query whose common term every note holds scores the few notes holding the rest."""
     if limit <= 0:
         return []
-    if not q.use_phrase:
-        done = [(_final(s, archived), rel, key) for s, rel, archived, key, _ in base]
-        done.sort(key=lambda x: (-x[0], x[1]))
-        return [(s, key) for s, _, key in done[:limit]]
+    avg = [(sums[i] / count) or 1.0 for i in range(len(FIELDS))]
+    idf, groups = _idf(len(q.terms), count, cands)
+    inner = sum(1 << i for i in q.inner)
+    bounds = []
+    for mask in groups:
+        ub = sum(w for i, w in enumerate(idf) if w is not None and mask >> i & 1) * (1 + 1e-9)
+        if q.use_phrase and mask & inner == inner:
+            ub += PHRASE_BONUS * 1.5
+        bounds.append((-ub, mask))
+    bounds.sort()
+    best: list[tuple[float, str, object]] = []
+    for ub, mask in bounds:
+        if len(best) >= limit and -ub < best[limit - 1][0]:
+            break  # this group, and every one after it, stays below the limit-th score
+        phrase = q.use_phrase and mask & inner == inner  # a note lacking an inner term cannot hold it
+        best.extend(_scored(q, groups[mask], (idf, avg), texts, limit, rels, phrase))
+        best.sort(key=lambda x: (-x[0], x[1]))
+        del best[limit:]
+    return [(s, key) for s, _, key in best]
+
+
+def _scored(q: Query, cands: Sequence[Candidate], weights: tuple[Sequence[float | None], Sequence[float]],
+            texts: Texts, limit: int, rels: Rels | None, phrase: bool) -> list[tuple[float, str, object]]:
+    """(score, rel, key) of the best `limit` of `cands`, best first (ties by path); `phrase`:
+    whether they may hold the phrase. The rels are asked for only for the notes that may reach
+    the top: those scoring at least the limit-th score (or able to with the bonus)."""
+    idf, avg = weights
+    base = []
+    for cand in cands:
+        s = _bm25(cand[4], cand[3], idf, avg)
+        if s > 0:
+            base.append((s, cand))
     if len(base) > limit:
         # the bonus only adds: `limit` notes score at least the limit-th best score without it,
         # so a note whose score with the most bonus stays below that cannot enter the top
-        floor = sorted([_final(x[0], x[2]) for x in base], reverse=True)[limit - 1]
-        base = [x for x in base if _bound(x[0], x[2]) >= floor]
+        floor = heapq.nlargest(limit, [_final(s, c[2]) for s, c in base])[-1]
+        base = [x for x in base if _bound(x[0], x[1][2], phrase) >= floor]
+    named = [c[1] for _, c in base] if rels is None else rels([c[0] for _, c in base])
+    if not phrase:
+        done = [(_final(s, c[2]), rel, c[0]) for (s, c), rel in zip(base, named)]
+        done.sort(key=lambda x: (-x[0], x[1]))
+        return done[:limit]
     test = bool(q.inner)  # no inner term: every note could hold the phrase
-    return _with_phrase(q.phrase, [(s, rel, archived, key, q.could_phrase(tfs) if test else True)
-                                   for s, rel, archived, key, tfs in base], texts, limit)
+    return _with_phrase(q.phrase, [(s, rel, c[2], c[0], q.could_phrase(c[4]) if test else True)
+                                   for (s, c), rel in zip(base, named)], texts, limit)
 
 
-def _idf(n: int, count: int, cands: Sequence[Candidate]) -> list[float | None]:
-    """Per query term its idf over the pool, None for a term no candidate holds."""
+def _idf(n: int, count: int, cands: Sequence[Candidate]) -> tuple[list[float | None], dict[int, list[Candidate]]]:
+    """Per query term its idf over the pool (None for a term no candidate holds), and the
+    candidates by the terms they hold (bit i: term i)."""
     df = [0] * n
+    groups: dict[int, list[Candidate]] = {}
     for cand in cands:
+        mask = 0
         for i, present in enumerate(cand[4]):
             if present is not None:
                 df[i] += 1
-    return [math.log(1 + (count - df[i] + 0.5) / (df[i] + 0.5)) if df[i] else None for i in range(n)]
+                mask |= 1 << i
+        got = groups.get(mask)
+        if got is None:
+            groups[mask] = [cand]
+        else:
+            got.append(cand)
+    return [math.log(1 + (count - df[i] + 0.5) / (df[i] + 0.5)) if df[i] else None for i in range(n)], groups
 
 
 def _bm25(tfs: Sequence[tuple[int, int, int] | None], lengths: tuple[int, int, int], idf: Sequence[float | None],
@@ -399,7 +443,7 @@ def _bound(s: float, archived: bool, could: bool = True) -> float:
 
 
 def _with_phrase(phrase: str, base: list[tuple[float, str, bool, object, bool]], texts: Texts,
-                 limit: int) -> list[tuple[float, object]]:
+                 limit: int) -> list[tuple[float, str, object]]:
     """The top `limit` with the phrase bonus: a note whose score with the most bonus stays
     below the limit-th exact score cannot enter the top, so its text is never asked for; nor
     is the text of a note that cannot hold the phrase (its score is exact already)."""
@@ -417,7 +461,7 @@ def _with_phrase(phrase: str, base: list[tuple[float, str, bool, object, bool]],
             best.append((_bonus(phrase, text[key], s, archived) if could else _final(s, archived), rel, key))
         best.sort(key=lambda x: (-x[0], x[1]))
         del best[limit:]
-    return [(s, key) for s, _, key in best]
+    return best
 
 
 def _bonus(phrase: str, text: tuple[str, str], s: float, archived: bool) -> float:

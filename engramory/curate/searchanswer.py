@@ -176,14 +176,18 @@ def answer(conn: Connection, st: State, now: Listing, q: S.Query, type_: str | N
     ask.flagged(files)
     ask.unsure(files)
     lens, kind = st.lens, st.kind
-    cands: list[S.Candidate] = [(did, rel, kind[did] == 2, (lens[3 * did], lens[3 * did + 1], lens[3 * did + 2]), tfs)
-                                for (did, tfs), rel in zip(ask.found.items(), files.rels(ask.found))]
+    # the rels ("" here) only for the candidates scored (S.score): most of a common term's are not
+    cands: list[S.Candidate] = [(did, "", kind[did] == 2, (lens[3 * did], lens[3 * did + 1], lens[3 * did + 2]), tfs)
+                                for did, tfs in ask.found.items()]
 
     def fetch(keys: list[object]) -> dict[object, tuple[str, str]]:
         got = files.phrase_fields([k for k in keys if isinstance(k, int)], q.phrase)
         return {k: v for k, v in got.items()}
 
-    best = S.score(q, count, sums, cands, fetch, limit)
+    def rels(keys: list[object]) -> list[str]:
+        return files.rels(k for k in keys if isinstance(k, int))  # every key here is a row id
+
+    best = S.score(q, count, sums, cands, fetch, limit, rels)
     docs = files.get(k for _, k in best if isinstance(k, int))
     return S.hits([(s, docs[k]) for s, k in best if isinstance(k, int)], q)
 

@@ -222,3 +222,58 @@ def test_the_phrase_bonus_parses_only_notes_whose_text_holds_the_phrase(fixture_
     assert out.hits is not None and not out.problem
     assert [(h.doc.rel, h.score, h.line, h.snippet) for h in out.hits] == want
     assert len(made) <= 10, len(made)  # not the hundreds of notes whose body says "check"
+
+
+# --- the ranking scores only the groups of candidates that can reach the top ----------------------------
+
+COMMON = ["deploy", "check", "py", "services/auth/nginx_deploy.py", "the", "logs", "cdn_purge.py", "purge", "cdn",
+          "deploy_token", "token", "make check target", "makefile", "target", "部署", "cdn_purge.pyc", "xdeploy_tokenizer",
+          "targets", "remakefile"]
+
+
+@given(st.lists(st.tuples(st.lists(st.sampled_from(COMMON), max_size=5), st.lists(st.sampled_from(COMMON), max_size=6),
+                          st.booleans()), min_size=1, max_size=40),
+       st.lists(st.sampled_from(COMMON), min_size=1, max_size=3), st.integers(0, 80), st.integers(1, 6))
+@settings(max_examples=500, deadline=None)
+def test_scoring_by_groups_ranks_as_scoring_every_candidate(notes: list[tuple[list[str], list[str], bool]],
+                                                           query_words: list[str], cut: int, limit: int) -> None:
+    """Many notes alike (equal scores, one common term everywhere, archived copies), queries
+    made of their words or cut out of one of their fields (so the phrase bonus decides): the
+    groups pruned by their bound never change the hits, their order or their scores."""
+    docs = [search.Doc(("archive/" if archived else "") + "n%02d.md" % i, archived,
+                       fx.note_text("n%02d" % i, "project", " ".join(desc) or "a note", " ".join(body)))
+            for i, (desc, body, archived) in enumerate(notes)]
+    desc, body, _ = notes[cut % len(notes)]
+    field = (desc if cut % 2 else body) or query_words
+    query = " ".join(field[cut % len(field):][:len(query_words) + 1]) if cut < 60 else " ".join(query_words)
+    got = [(h.doc.rel, h.score, h.line, h.snippet) for h in search.rank(docs, query, None, limit)]
+    assert got == [(h.doc.rel, h.score, h.line, h.snippet) for h in reference_rank.rank(docs, query, None, limit)]
+
+
+def test_a_common_term_everywhere_names_only_the_notes_that_can_reach_the_top(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """`cdn_purge.py` over notes that all name some other `.py` file: the few notes holding cdn or
+    purge are scored as a group first; of the hundreds holding only `py`, only the ones tied with
+    the limit-th score get a path looked up, and the hits are the reference's."""
+    root = tmp_path / "mem"
+    fx.write(root, distractors=600)
+    assert searchindex.build(str(root))
+    query = "cdn_purge.py"
+    docs = search.load(str(root))
+    want = [(h.doc.rel, h.score, h.line, h.snippet) for h in reference_rank.rank(docs, query, None, 5)]
+    named: list[int] = []
+    real = searchanswer.Files.rels
+
+    def counting(self: searchanswer.Files, ids: object) -> list[str]:
+        got = real(self, ids)  # type: ignore[arg-type]
+        named.append(len(got))
+        return got
+
+    monkeypatch.setattr(searchrefresh, "RACY_NS", 0)
+    monkeypatch.setattr(searchanswer.Files, "rels", counting)
+    out = searchindex.lookup(str(root), search.Query(query), None, 5, True, None)
+    assert out.hits is not None and not out.problem
+    assert [(h.doc.rel, h.score, h.line, h.snippet) for h in out.hits] == want
+    holding_py = sum(1 for d in docs if "py" in search.tokens(d.body))
+    assert holding_py > 400
+    assert sum(named) < holding_py // 4, (named, holding_py)
