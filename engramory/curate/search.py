@@ -350,20 +350,20 @@ def score(q: Query, count: int, sums: Sequence[int], cands: Sequence[Candidate],
     if limit <= 0:
         return []
     avg = [(sums[i] / count) or 1.0 for i in range(len(FIELDS))]
-    idf, groups = _idf(len(q.terms), count, cands)
+    idf, groups = _idf_groups(len(q.terms), count, cands)
     inner = sum(1 << i for i in q.inner)
     bounds = []
     for mask in groups:
         ub = sum(w for i, w in enumerate(idf) if w is not None and mask >> i & 1) * (1 + 1e-9)
-        if q.use_phrase and mask & inner == inner:
+        phrase = q.use_phrase and mask & inner == inner  # a note lacking an inner term cannot hold it
+        if phrase:
             ub += PHRASE_BONUS * 1.5
-        bounds.append((-ub, mask))
+        bounds.append((-ub, mask, phrase))
     bounds.sort()
     best: list[tuple[float, str, object]] = []
-    for ub, mask in bounds:
+    for ub, mask, phrase in bounds:
         if len(best) >= limit and -ub < best[limit - 1][0]:
             break  # this group, and every one after it, stays below the limit-th score
-        phrase = q.use_phrase and mask & inner == inner  # a note lacking an inner term cannot hold it
         best.extend(_scored(q, groups[mask], (idf, avg), texts, limit, rels, phrase))
         best.sort(key=lambda x: (-x[0], x[1]))
         del best[limit:]
@@ -396,7 +396,7 @@ def _scored(q: Query, cands: Sequence[Candidate], weights: tuple[Sequence[float 
                                    for (s, c), rel in zip(base, named)], texts, limit)
 
 
-def _idf(n: int, count: int, cands: Sequence[Candidate]) -> tuple[list[float | None], dict[int, list[Candidate]]]:
+def _idf_groups(n: int, count: int, cands: Sequence[Candidate]) -> tuple[list[float | None], dict[int, list[Candidate]]]:
     """Per query term its idf over the pool (None for a term no candidate holds), and the
     candidates by the terms they hold (bit i: term i)."""
     df = [0] * n
