@@ -32,9 +32,11 @@ A line is read as a shell would split it into words and operators, quotes includ
 no `shlex`: this runs inside a pre-tool hook, on shell commands that carry a heredoc or a `>`.
 """
 
+from engramory import scope
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import List, Optional, Tuple
+    from typing import Callable, List, Optional, Tuple
 
     Token = Tuple[str, str, bool]  # (kind: "w" word or "o" operator, value, safe)
 
@@ -464,3 +466,41 @@ def _echo(args: "List[str]") -> "Optional[str]":
             "\\" in a for a in args):
         return None
     return " ".join(args) + newline
+
+
+# --- the writes as a host judges them ----------------------------------------------------------
+
+
+class Predicted:
+    """One write `predicted` found: the file's absolute `path`, its `target` word as the command
+    spells it (quotes removed), whether it appends, its bytes now (`before`, None: missing or
+    unreadable) and after."""
+
+    __slots__ = ("path", "target", "append", "before", "after")
+
+    def __init__(self, path: str, target: str, append: bool, before: "Optional[bytes]", after: bytes) -> None:
+        self.path = path
+        self.target = target
+        self.append = append
+        self.before = before
+        self.after = after
+
+
+def predicted(command: str, base: "Optional[str]", keep: "Callable[[str], bool]") -> "List[Predicted]":
+    """Every write `heredoc_writes` reads in `command` run in the folder `base`, whose path
+    `keep` accepts (only those are read). The one reading of a shell write for every host that
+    judges it before it runs (Codex's exec_command, Gemini CLI's run_shell_command). A text the
+    shell could not be given (a lone surrogate) is not predicted."""
+    out: List[Predicted] = []
+    for w in heredoc_writes(command):
+        folder = scope.resolve_path(w.folder, base) if w.folder else base
+        path = scope.resolve_path(w.target, folder)
+        if not keep(path):
+            continue
+        try:
+            data = w.text.encode("utf-8")
+        except UnicodeEncodeError:
+            continue
+        before = scope.read_regular(path)
+        out.append(Predicted(path, w.target, w.append, before, (before or b"") + data if w.append else data))
+    return out

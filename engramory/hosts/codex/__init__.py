@@ -389,19 +389,8 @@ def heredoc_writes(payload: "Mapping[str, Any]", env: "Mapping[str, str]") -> "l
 
     cwd = payload.get("cwd")
     base = cwd if isinstance(cwd, str) and cwd else None
-    out: list[tuple[str, Write]] = []
-    for w in shellwrite.heredoc_writes(command):
-        folder = scope.resolve_path(w.folder, base) if w.folder else base
-        path = scope.resolve_path(w.target, folder)
-        if not scope.interesting(path, env) or exempt(path, env):
-            continue
-        try:
-            data = w.text.encode("utf-8")
-        except UnicodeEncodeError:  # a lone surrogate: not bytes the shell could be given
-            continue
-        before = read_file(path)
-        out.append((SHELL_WRITE_TOOL, Write(path, before, (before or b"") + data if w.append else data)))
-    return out
+    keep = lambda path: scope.interesting(path, env) and not exempt(path, env)  # noqa: E731
+    return [(SHELL_WRITE_TOOL, Write(w.path, w.before, w.after)) for w in shellwrite.predicted(command, base, keep)]
 
 
 def requests_of(payload: "Mapping[str, Any]", env: "Mapping[str, str]", notes: "list[str]") -> "list[tuple[str, Write]]":

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
     from engramory.hosts.gemini.model import Outcome
     from engramory.judge import Decision
+    from engramory.shellwrite import Predicted
     from engramory.size import Window
     from engramory.stale import Session
 
@@ -56,6 +57,7 @@ WRITE_FILE = "write_file"
 REPLACE = "replace"
 READ_FILE = "read_file"  # AfterTool only: what the agent saw, for the stale-write rule (engramory.stale)
 SHELL = "run_shell_command"
+SHELL_WRITE = "run_shell_command write (heredoc, printf or echo)"  # the label in the messages
 GEMINI_DIR = ".gemini"
 SEARCH_DIR_LIMIT = 2000  # Gemini's own search stops after 50 folders; look further, never less
 WINDOW_TEXT = (
@@ -339,7 +341,7 @@ def decide(payload: "dict[str, Any]", env: "Mapping[str, str]") -> "Decision | N
     if not scope.isabs(cwd):
         cwd = scope.getcwd()
     if tool == SHELL:
-        return _shell_decision(tool_input, cwd, env)
+        return _shell_decision(payload, tool_input, cwd, env)
     if tool not in (WRITE_FILE, REPLACE):
         return None
     raw = tool_input.get("file_path")
@@ -451,54 +453,45 @@ def _lines(data: bytes) -> int:
     return count_lines(data)
 
 
-def _shell_targets(command: str) -> "list[str]":
-    """Files a shell command appends to (`>> f`, `tee -a f`): growth Gemini never shows us."""
-    import re
+def _predicted(command: str, base: str, env: "Mapping[str, str]") -> "list[Predicted]":
+    from engramory import shellwrite  # lazy: a command with a heredoc, or a `>` and printf or echo, only
 
-    out = []
-    for m in re.finditer(r"(?:>>|\btee\s+(?:-a|--append)\s+)\s*(\"[^\"]+\"|'[^']+'|[^\s;&|<>]+)", command):
-        word = m.group(1)
-        out.append(word[1:-1] if word[:1] in "\"'" else word)
-    return out
+    return shellwrite.predicted(command, base, lambda path: scope.interesting(path, env))
 
 
-def _shell_decision(tool_input: "dict[str, Any]", cwd: str, env: "Mapping[str, str]") -> "Decision | None":
-    """Deny an append to an index that is already at or over a hard cap: any text it adds
-    grows it past the cap. Other shell writes are reported after the fact (AfterTool)."""
+def _shell_decision(payload: "Mapping[str, Any]", tool_input: "dict[str, Any]", cwd: str,
+                    env: "Mapping[str, str]") -> "Decision | None":
+    """The first deny, else the first nudge, for a run_shell_command (engramory.hosts.gemini.shell):
+    the writes whose bytes the command fixes judged as a write_file is, then every other
+    append to an index at or over a hard cap denied. Other shell writes are reported after the
+    fact (AfterTool)."""
     command = tool_input.get("command")
-    if not isinstance(command, str) or (">>" not in command and "tee" not in command):
+    if not isinstance(command, str):
         return None
-    from engramory import guard  # lazy: the ignored path must not load the guard
+    printed = "<<" in command or (">" in command and ("printf" in command or "echo" in command))
+    if not printed and ">>" not in command and "tee" not in command:
+        return None  # the common case: no write a rule here reads
+    from engramory.hosts.gemini import shell  # lazy: a command that may write a file only
 
-    # lazy: sizes only when a change is judged, not on the ignored path
-    from engramory.size import count_lines
-    from engramory.size import n as _n  # lazy: sizes only when a change is judged
-
-    name, paths = names(env)
     base = _str(tool_input.get("dir_path"))
     base = scope.join(cwd, base) if base else cwd
-    for word in _shell_targets(command):
-        path = scope.resolve_path(word, base)
-        if not guarded_index(path, name, paths):
-            continue
-        before = scope.read_regular(path)
-        if before is None:
-            continue
-        caps, notes = guard.caps_for(path, env, window())
-        lines, nbytes = count_lines(before), len(before)
-        if lines < caps.hard_lines and nbytes < caps.hard_bytes:
-            continue
-        d = guard.Decision(
-            guard.DENY,
-            "engramory blocked this %s: it appends to the memory index %s, which is already at its "
-            "hard cap (%s lines / %s bytes; caps %s / %s), so anything added grows it past the cap. "
-            "%s. Edit the index with replace or write_file instead (the guard checks those). %s%s"
-            % (SHELL, path, _n(lines), _n(nbytes), _n(caps.hard_lines), _n(caps.hard_bytes), WINDOW_TEXT,
-               guard.COMPACT_STEPS, (" " + " ".join(notes)) if notes else ""),
-            path,
-        )
-        return d
-    return None
+    worst: Decision | None = None
+    appended: list[str] = []
+    for w in _predicted(command, base, env) if printed else []:
+        if w.append:
+            appended.append(w.target)
+        _trace(env, w.path, SHELL_WRITE, w.after, "shell")
+        decision = judge(w.path, SHELL_WRITE, w.before, w.after, env, _session(payload, w.path))
+        if decision is not None and decision.action == "deny":
+            return decision
+        worst = worst or decision
+    name, paths = names(env)
+    for path in shell.unpredicted_appends(command, base, appended):
+        if guarded_index(path, name, paths):
+            decision = shell.at_cap(path, env, window(), WINDOW_TEXT)
+            if decision is not None:
+                return decision
+    return worst
 
 
 # -- the dialect ----------------------------------------------------------------------------

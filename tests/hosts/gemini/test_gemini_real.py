@@ -158,15 +158,18 @@ def test_symlinked_private_index_guarded_through_its_target(gemini_cli: Path, ho
     assert "note 199" in json.dumps(r.turns()[0].body.get("systemInstruction"))  # loaded through the link
 
 
-def test_shell_append_to_an_index_at_its_cap_is_denied(gemini_cli: Path, home: Path, work: Path) -> None:
+@pytest.mark.parametrize("cmd", ["date >> MEMORY.md", "echo x | tee -a MEMORY.md"])
+def test_shell_append_to_an_index_at_its_cap_is_denied(gemini_cli: Path, home: Path, work: Path, cmd: str) -> None:
+    """An append whose bytes only the shell knows (engramory.shellwrite predicts neither): the
+    at-cap rule. The appends it predicts get the core's deny (test_gemini_shellwrite.py)."""
     install(home, work)
     index = work / "MEMORY.md"
     index.write_bytes(entries(200))
-    cmd = "echo '- [x](x.md) one more' >> MEMORY.md"
     r = run_gemini([Turn([Call("run_shell_command", {"command": cmd, "description": "add"})]), Turn([Text("ok")])],
                    home, work)
     reason = blocked(r)
-    assert "appends to the memory index" in reason and "200 lines" in reason
+    assert reason.startswith("Tool execution blocked: engramory blocked this run_shell_command: it appends to the "
+                             "memory index %s, which is already at its hard cap (200 lines / " % index), reason
     assert index.read_bytes() == entries(200)
 
 

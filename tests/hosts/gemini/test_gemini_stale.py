@@ -124,6 +124,52 @@ def test_stale_replace_host_keeps_the_foreign_line(gemini_cli: Path, home: Path,
         index, stale.EDITED_KEPT)
 
 
+# --- the whole index written through run_shell_command ------------------------------------------
+# Measured on 0.61.0: after a stale read_file, a heredoc or printf write of the whole index runs as
+# with no other writer (the foreign line dropped), bare. Guarded, engramory.shellwrite predicts
+# its bytes and the core's stale rule refuses it, as it refuses the stale write_file.
+
+SHELL_TOOL = "run_shell_command write (heredoc, printf or echo)"
+SHELL_WRITES = {
+    "cat-heredoc": lambda path: "cat > %s <<'EOF'\n%sEOF" % (path, stale.FULL_WRITE),
+    "printf": lambda path: "printf '%%s\\n' %s > %s" % (
+        " ".join('"%s"' % line for line in stale.FULL_WRITE.splitlines()), path),
+}
+
+
+@GUARD
+@pytest.mark.parametrize("how", sorted(SHELL_WRITES))
+def test_stale_shell_write_of_the_whole_index(gemini_cli: Path, home: Path, work: Path, guard: bool, how: str) -> None:
+    """host drops the foreign line: `cat > MEMORY.md <<'EOF'` or `printf ... > MEMORY.md` after a
+    stale read_file puts what the agent read plus its line over the index. Guarded: refused with
+    the stale rule's message in the model's next request, the other writer's line kept; after one
+    more read_file the same shell write is the agent's informed choice, and goes through."""
+    index = work / "memory" / "MEMORY.md"
+    stale.seed(index)
+    if guard:
+        install(home, work)
+    call = Call("run_shell_command", {"command": SHELL_WRITES[how](index), "description": "rewrite the index"})
+    on_disk: List[bytes] = []
+    script = [Turn([Call("read_file", {"file_path": str(index)})]),
+              Turn([call], before=lambda _request: stale.append_foreign(index))]
+    if guard:
+        script += [Turn([Call("read_file", {"file_path": str(index)})], before=lambda _r: on_disk.append(index.read_bytes())),
+                   Turn([call])]
+    result = run_gemini(script, home, work)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert response(result, 0) == {"output": stale.SEED}
+    if not guard:
+        assert index.read_bytes() == stale.FULL_WRITE.encode()
+        assert stale.outcome(index.read_bytes(), "write") == stale.DROPPED
+        assert "error" not in response(result, 1), response(result, 1)
+        return
+    assert on_disk == [stale.READ_FOREIGN.encode()]  # refused: nothing of the agent's landed
+    assert blocked(result, 1) == "Tool execution blocked: " + stale.stale_message(SHELL_TOOL, str(index))
+    assert response(result, 2) == {"output": stale.READ_FOREIGN}
+    not_blocked(result, 3)
+    assert index.read_bytes() == stale.FULL_WRITE.encode()
+
+
 def test_a_hook_on_read_file_sees_the_session_and_the_content_read(gemini_cli: Path, home: Path, work: Path) -> None:
     """What a staleness check in the guard could know here: BeforeTool and AfterTool fire for
     read_file (matcher `read_file`), with the session id the later write_file carries; the

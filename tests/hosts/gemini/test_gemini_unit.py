@@ -94,9 +94,10 @@ def test_shell_append_to_an_index_at_its_cap(tmp_path: Path, env: Dict[str, str]
     raw = payload("run_shell_command", tmp_path, command="echo x >> MEMORY.md")
     assert gemini.respond(raw, env)[0] == ""
     index.write_bytes(entries(200))
-    assert "appends to the memory index" in json.loads(gemini.respond(raw, env)[0])["reason"]
+    # echo's bytes are predicted (engramory.shellwrite): the core's deny, with its numbers
+    assert "would grow from 200 to 201 lines" in json.loads(gemini.respond(raw, env)[0])["reason"]
     raw = payload("run_shell_command", tmp_path, command="echo x | tee -a 'MEMORY.md'")
-    assert json.loads(gemini.respond(raw, env)[0])["decision"] == "deny"
+    assert "appends to the memory index" in json.loads(gemini.respond(raw, env)[0])["reason"]  # not predicted
 
 
 def test_private_index_and_slug(tmp_path: Path, env: Dict[str, str]) -> None:
