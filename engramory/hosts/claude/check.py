@@ -65,6 +65,12 @@ NEEDS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("UserPromptSubmit", POST_TOOL_SCRIPT, (), "the late-write backstop (UserPromptSubmit)"),
 )
 SCRIPTS = tuple(dict.fromkeys(script for _, script, _, _ in NEEDS))
+# Installs wire the generic entry, `hooks/engramory_hook.py claude <event>` (issue 20); the
+# scripts above are what earlier installs wired (shims of it now). Each hook is named by the
+# script that was its own: the event argument of the generic command -> that script.
+ENTRY = "engramory_hook.py"
+ROLES = {"PreToolUse": GUARD_SCRIPT, "PostToolUse": POST_TOOL_SCRIPT, "UserPromptSubmit": POST_TOOL_SCRIPT,
+         "SessionStart": SESSION_START_SCRIPT}
 SCOPE_ORDER = ("managed", "local", "project", "user")  # highest precedence first
 
 # The host's window (Claude Code 2.1.332): caps above it no longer protect anything.
@@ -117,6 +123,7 @@ class Found:
         self.group = group
         self.handler = handler
         self.script = script
+        self.legacy = False  # wired as an earlier install wrote it (the script itself, not ENTRY)
         self.what = script
         self.extra: dict[str, str] = {}  # variables the host sets for this handler (CLAUDE_PLUGIN_ROOT)
 
@@ -134,14 +141,16 @@ class Found:
         return "%s settings %s" % (self.scope, self.path)
 
 
-def _script_of(handler: Any, marker: str = "/skills/engramory/hooks/") -> str | None:
+def _script_of(handler: Any, marker: str = "/skills/engramory/hooks/") -> tuple[str, bool] | None:
+    """(the hook's own script, whether it is wired as an earlier install wrote it) for a handler
+    of ours, else None."""
     if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
         return None
     command = handler["command"].replace("\\\\", "/").replace("\\", "/")
-    for script in SCRIPTS:
-        if marker + script in command:
-            return script
-    return None
+    m = re.search(re.escape(marker + ENTRY) + r"['\"]? +claude +([A-Za-z]+)(?:\s|$)", command)
+    if m and m.group(1) in ROLES:
+        return ROLES[m.group(1)], False
+    return next(((script, True) for script in SCRIPTS if marker + script in command), None)
 
 
 def find_ours(scope: str, path: str, data: Mapping[str, Any], marker: str = "/skills/engramory/hooks/") -> list[Found]:
@@ -156,9 +165,10 @@ def find_ours(scope: str, path: str, data: Mapping[str, Any], marker: str = "/sk
             if not (isinstance(group, dict) and isinstance(group.get("hooks"), list)):
                 continue
             for handler in group["hooks"]:
-                script = _script_of(handler, marker)
-                if script:
-                    out.append(Found(scope, path, event, group, handler, script))
+                found = _script_of(handler, marker)
+                if found:
+                    out.append(Found(scope, path, event, group, handler, found[0]))
+                    out[-1].legacy = found[1]
     return out
 
 
@@ -496,8 +506,8 @@ def _wiring_problems(found: Sequence[Found], effective: Mapping[str, str], repor
     for event, script, tools, what in NEEDS:
         mine = [f for f in found if f.script == script and f.event == event]
         if not mine:
-            report.problem("%s is not wired: no %s handler runs hooks/%s in any settings file Claude Code reads here"
-                           % (what, event, script), "run `engramory install` (user scope) and restart Claude Code")
+            report.problem("%s is not wired: no %s handler runs hooks/%s claude %s in any settings file Claude Code "
+                           "reads here" % (what, event, ENTRY, event), "run `engramory install` (user scope) and restart Claude Code")
             continue
         if len(mine) > 1:
             plugin_too = any(f.extra for f in mine) and not all(f.extra for f in mine)
@@ -549,6 +559,9 @@ def _check_handler(f: Found, event: str, tools: Sequence[str], what: str, effect
         report.problem("%s: %s: the hook would load nothing and let every call through" % (label, line),
                        f.reinstall + " (it copies the whole bundle)")
     report.ok("%s: %s runs with %s" % (label, parsed.script, parsed.interpreter))
+    if f.legacy:
+        report.note("%s: wired by an earlier install (hooks/%s, which still runs); %s moves it to hooks/%s claude %s"
+                    % (label, f.script, "a plugin update" if f.extra else "a reinstall", ENTRY, event))
 
 
 def _smoke_all(found: Sequence[Found], effective: Mapping[str, str], report: Report) -> None:

@@ -3,16 +3,20 @@ and take out exactly what was put in.
 
 install copies (or, with --link, symlinks) the bundle's runtime files into
 `<config>/skills/engramory` (user scope) or `<project>/.claude/skills/engramory`, and merges
-three hook entries into the matching settings file: the index guard (PreToolUse), the shell
-and MCP backstop (PostToolUse) and the session notice (SessionStart). Each hook command names
-the interpreter that ran the installer and the script by absolute, quoted paths, so a missing
-`python3` on PATH or a path with spaces cannot disable the guard.
+four hook entries into the matching settings file, each running the generic entry
+`hooks/engramory_hook.py claude <event>`: the index guard (PreToolUse), the shell and MCP
+backstop (PostToolUse, and UserPromptSubmit for late writes) and the session notice
+(SessionStart). Each hook command names the interpreter that ran the installer and the script
+by absolute, quoted paths, so a missing `python3` on PATH or a path with spaces cannot disable
+the guard.
 
 The user's settings are handled as data that must not be lost: a file that cannot be parsed
 is refused and left alone; every foreign key and hook is kept; a no-op install does not
 rewrite the file; a real change is shown as a diff (--dry-run) or backed up and replaced
-atomically. Our hooks are recognised by their script names under a `skills/engramory` folder,
-so uninstall removes them and nothing else.
+atomically. Our hooks are recognised by their script names under a `skills/engramory` folder
+(the generic entry with `claude <event>`, or a script an earlier install wired: the shims
+`engramory_index_guard.py`, `engramory_post_tool.py`, `engramory_session_start.py`), so
+uninstall removes them and nothing else, and a reinstall replaces an old one.
 
 The settings machinery (JsonDoc, Change, apply_change, add_hook_groups, remove_hooks,
 restore_bytes, hook commands, the bundle copy, the --check scaffolding) is host-neutral and
@@ -22,6 +26,7 @@ lives in the engramory.install package, which every host's installer uses.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 
@@ -46,12 +51,8 @@ from engramory.install.bundle import (
     take_out_bundle,
     write_manifest,
 )
-from engramory.install.hookcommands import (
-    HOOK_TIMEOUT,
-    LAUNCHER,
-    hook_command,
-    split_command,
-)
+from engramory.install.hookcommands import HOOK_TIMEOUT, hook_command
+from engramory.install.hookcommands import LAUNCHER as LAUNCHER  # what earlier releases exported here
 from engramory.install.settings import (
     Change,
     JsonDoc,
@@ -67,7 +68,7 @@ from engramory.install.settings import (
     unified_diff,
 )
 from engramory.install.settings import ours_in as _ours_in
-from engramory.install.smoke import Report, bundle_problems, smoke
+from engramory.install.smoke import Report, bundle_problems
 from engramory.install.steps import apply_or_delete, interpreter
 from engramory.mcp import wiring
 
@@ -77,6 +78,14 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Any
 
+# Every hook runs the generic entry, `hooks/engramory_hook.py claude <event>` (issue 20), through
+# the one shared launcher.
+HOST = "claude"
+ENTRY = "engramory_hook.py"
+# The scripts installs wired before the generic entry: still recognised as ours (--check passes
+# them and says a reinstall moves them; install replaces them, uninstall takes them out), and
+# still shipped, as shims, because those installs (and a settings file of another scope that
+# shares this skill folder) run them.
 GUARD_SCRIPT = "engramory_index_guard.py"
 POST_TOOL_SCRIPT = "engramory_post_tool.py"
 SESSION_START_SCRIPT = "engramory_session_start.py"
@@ -84,7 +93,7 @@ EDIT_MATCHER = "Edit|Write|MultiEdit"  # letters and '|' only: an exact-name lis
 # '^', '(', '.', '*' make this a JavaScript regex; anchored so that only these tools match.
 # Monitor (2.1.332) runs shell commands too, under its own tool name.
 SHELL_MATCHER = "^(Bash|PowerShell|Monitor|mcp__.*)$"
-# (event, matcher or None for "every source", script)
+# (event, matcher or None for "every source", the script an earlier install wired for it)
 HOOKS: tuple[tuple[str, str | None, str], ...] = (
     ("PreToolUse", EDIT_MATCHER, GUARD_SCRIPT),
     ("PostToolUse", SHELL_MATCHER, POST_TOOL_SCRIPT),
@@ -95,7 +104,10 @@ HOOKS: tuple[tuple[str, str | None, str], ...] = (
     # fires too, but reaches the model only by blocking the stop, so it is not wired.)
     ("UserPromptSubmit", None, POST_TOOL_SCRIPT),
 )
-SCRIPTS = tuple(dict.fromkeys(script for _, _, script in HOOKS))
+LEGACY_SCRIPTS = tuple(dict.fromkeys(script for _, _, script in HOOKS))
+SCRIPTS = LEGACY_SCRIPTS  # the name earlier releases exported
+EVENTS = tuple(event for event, _, _ in HOOKS)
+_GENERIC = re.compile(r"/skills/%s/hooks/%s['\"]? +%s +([A-Za-z]+)(?:\s|$)" % (SKILL_NAME, re.escape(ENTRY), HOST))
 
 RESTART = (
     "Restart Claude Code (or open /hooks and review them) so the hook changes take effect."
@@ -103,14 +115,24 @@ RESTART = (
 
 
 def is_our_handler(handler: Any) -> bool:
-    """A handler runs one of our scripts from a `skills/engramory` folder."""
+    """A handler runs our hook from a `skills/engramory` folder: the generic entry with
+    `claude <event>`, or one of the scripts an earlier install wired."""
+    return ours_as(handler) is not None
+
+
+def ours_as(handler: Any) -> str | None:
+    """ENTRY for a handler of ours in today's form, the old script's name for one an earlier
+    install wrote, None for anything else."""
     if not isinstance(handler, dict):
-        return False
+        return None
     command = handler.get("command")
     if not isinstance(command, str):
-        return False
+        return None
     command = command.replace("\\\\", "/").replace("\\", "/")
-    return any("/skills/%s/hooks/%s" % (SKILL_NAME, script) in command for script in SCRIPTS)
+    m = _GENERIC.search(command)
+    if m and m.group(1) in EVENTS:
+        return ENTRY
+    return next((s for s in LEGACY_SCRIPTS if "/skills/%s/hooks/%s" % (SKILL_NAME, s) in command), None)
 
 
 # Committed (project scope) settings must work in every clone: the script is found through
@@ -123,15 +145,17 @@ PORTABLE_PYTHON = "python3"
 def wanted_hooks(
     skill_dir: str, interpreter: str, project: str | None = None
 ) -> list[tuple[str, str | None, dict[str, Any]]]:
-    """Our three handlers. With `project` (project scope) the commands name the bundle
-    relative to $CLAUDE_PROJECT_DIR and run `python3`, so a clone at another path works."""
+    """Our handlers, one per event, each `hooks/engramory_hook.py claude <event>`. With
+    `project` (project scope) the commands name the bundle relative to $CLAUDE_PROJECT_DIR and
+    run `python3`, so a clone at another path works."""
     out = []
-    for event, matcher, script in HOOKS:
-        path = os.path.join(skill_dir, "hooks", script)
+    path = os.path.join(skill_dir, "hooks", ENTRY)
+    for event, matcher, _legacy in HOOKS:
         if project is None:
             command = hook_command(interpreter, path)
         else:
             command = hook_command(PORTABLE_PYTHON, os.path.relpath(path, project), base_var=PROJECT_DIR_VAR)
+        command += " %s %s" % (HOST, event)
         out.append((event, matcher, {"type": "command", "command": command, "timeout": HOOK_TIMEOUT}))
     return out
 
@@ -171,7 +195,7 @@ def install(target: Target, dry_run: bool = False, link: bool = False, interpret
             "an absolute interpreter path, e.g. /usr/bin/python3 -m engramory install" % (exe,)
         )
     source = source_root()
-    files, notes = bundle_files(source, required=["hooks/" + s for s in SCRIPTS])
+    files, notes = bundle_files(source, required=["hooks/" + ENTRY])
     missing = missing_required(notes)
     if missing:
         raise SettingsError(
@@ -468,76 +492,6 @@ def _drop_settings_record(mpath: str, settings_path: str, delete_when_empty: boo
 
 
 # -- install --check ---------------------------------------------------------------------
-
-
-def _smoke(interpreter: str, script: str, event: str) -> str | None:
-    """Run one hook on an empty payload of its event: it must exit 0. Returns a problem, or None."""
-    ran = smoke(
-        [interpreter, "-I", "-S", "-c", LAUNCHER, script],
-        {"hook_event_name": event, "session_id": "engramory-install-check"}, cwd=os.path.dirname(script),
-    )
-    if ran.error:
-        return "could not run it: %s" % ran.error
-    if ran.rc != 0:
-        err = ran.last_error_line()
-        return "it exited %d%s (Claude Code reads exit 2 from a PreToolUse hook as a deny)" % (
-            ran.rc, ": " + err if err else "",
-        )
-    return None
-
-
-def check_wiring(settings_path: str) -> tuple[list[str], list[str]]:
-    """(lines for what is fine, problems) for our hook entries in one settings file."""
-    good: list[str] = []
-    problems: list[str] = []
-    try:
-        doc = JsonDoc.load(settings_path)
-        check_hooks_shape(doc, [event for event, _, _ in HOOKS])
-    except SettingsError as exc:
-        return good, [str(exc)]
-    if not doc.exists:
-        return good, ["%s does not exist: engramory is not installed in this scope" % settings_path]
-    hooks = doc.data.get("hooks") or {}
-    for event, _matcher, script in HOOKS:
-        handlers = [
-            h for h in _ours_in(hooks.get(event, []), is_our_handler)
-            if script in str(h.get("command", "")).replace("\\", "/")
-        ]
-        if not handlers:
-            problems.append("no %s entry for hooks/%s in %s" % (event, script, settings_path))
-            continue
-        if len(handlers) > 1:
-            problems.append("%d %s entries run hooks/%s: each edit would be judged more than once"
-                            % (len(handlers), event, script))
-        for h in handlers:
-            ok, problem = _check_handler(event, str(h.get("command")))
-            if problem:
-                problems.append(problem)
-            else:
-                good.append(ok)
-    return good, problems
-
-
-def _check_handler(event: str, command: str) -> tuple[str, str | None]:
-    """("what runs" line, None) when the handler's command starts and a smoke run exits 0;
-    else ("", the problem)."""
-    try:
-        parsed = split_command(command)
-    except ValueError as exc:
-        return "", "%s command cannot be parsed (%s): %s" % (event, exc, command)
-    exe = parsed.interpreter
-    path = parsed.script
-    if not (os.path.isabs(exe) and os.path.isfile(exe) and os.access(exe, os.X_OK)):
-        return "", "%s: the interpreter %s does not exist or cannot run" % (event, exe or "(none)")
-    if not os.path.isfile(path):
-        return "", (
-            "%s: the script %s does not exist: the hook fails on every %s, so the guard is off; "
-            "run `engramory install` again" % (event, path or "(none)", "edit" if event == "PreToolUse" else "call")
-        )
-    failure = _smoke(exe, path, event)
-    if failure:
-        return "", "%s: %s %s: %s" % (event, exe, path, failure)
-    return "%s: %s runs (%s)" % (event, os.path.basename(path), exe), None
 
 
 def mcp_step(target: Target, args: argparse.Namespace, uninstall: bool) -> int:

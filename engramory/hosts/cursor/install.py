@@ -61,7 +61,10 @@ EVENT = "preToolUse"
 HOOKS_VERSION = 1
 SCOPES = (("user", "~/.cursor"), ("project", "./.cursor"))
 RESTART = "Cursor reloads hooks.json by itself; check Cursor Settings > Hooks that the entry is listed."
+# The Claude guard's command, as a Claude install writes it (the generic entry, as raw JSON holds
+# it: the script's closing quote escaped, or bare), and the script earlier installs wired.
 CLAUDE_SCRIPT = "engramory_index_guard.py"
+_CLAUDE_GENERIC = re.compile(rb'engramory_hook\.py(?:\\"|")? +claude +PreToolUse\b')
 
 
 class Target(flow.Wiring):
@@ -244,7 +247,7 @@ def _claude_also_wired(target: Target) -> list[str]:
             data = read_regular(path, 4 << 20)
         except OSError:
             continue
-        if data is not None and CLAUDE_SCRIPT.encode() in data:
+        if data is not None and (CLAUDE_SCRIPT.encode() in data or _CLAUDE_GENERIC.search(data)):
             found.append(path)
     return found
 

@@ -96,7 +96,7 @@ def test_install_user_scope(e: Env, capsys: pytest.CaptureFixture[str]) -> None:
     assert (e.skill / "engramory" / "__init__.py").is_file()
     assert (e.skill / "engramory" / "hosts" / "claude" / "__init__.py").is_file()
     assert (e.skill / "engramory" / "py.typed").is_file()
-    for script in install.SCRIPTS:
+    for script in (install.ENTRY,) + install.LEGACY_SCRIPTS:  # the shims too: earlier installs run them
         assert (e.skill / "hooks" / script).is_file()
     assert (e.skill / "tools" / "engramory_check.py").is_file()
     for name in TOP_FILES:
@@ -122,13 +122,13 @@ def test_install_user_scope(e: Env, capsys: pytest.CaptureFixture[str]) -> None:
         "SessionStart": [None],
         "UserPromptSubmit": [None],
     }
-    for event, script in (("PreToolUse", "engramory_index_guard.py"), ("PostToolUse", "engramory_post_tool.py"),
-                          ("SessionStart", "engramory_session_start.py")):
+    entry = e.skill / "hooks" / "engramory_hook.py"  # the generic entry, with `claude <event>` (issue 20)
+    for event in ("PreToolUse", "PostToolUse", "SessionStart", "UserPromptSubmit"):
         (h,) = entries[event]
         assert h["type"] == "command" and h["timeout"] == 10
-        assert h["command"] == install.hook_command(sys.executable, str(e.skill / "hooks" / script))
-        assert '-I -S -c' in h["command"] and '"%s"' % (e.skill / "hooks" / script) in h["command"]
-        assert shlex.split(h["command"]) == [sys.executable, "-I", "-S", "-c", install.LAUNCHER, str(e.skill / "hooks" / script)]
+        assert h["command"] == install.hook_command(sys.executable, str(entry)) + " claude " + event
+        assert '-I -S -c' in h["command"] and '"%s" claude %s' % (entry, event) in h["command"]
+        assert shlex.split(h["command"]) == [sys.executable, "-I", "-S", "-c", install.LAUNCHER, str(entry), "claude", event]
     assert e.settings.read_bytes().endswith(b"}\n")
 
 
@@ -522,11 +522,13 @@ def test_check(e: Env, capsys: pytest.CaptureFixture[str]) -> None:
     assert install_cmd.main(["--check"]) == 0
     out = capsys.readouterr().out
     assert out.count("a smoke run was denied") == 1 and out.count("a smoke run was reported") == 3 and "healthy" in out
-    (e.skill / "hooks" / "engramory_index_guard.py").unlink()
+    assert "earlier install" not in out
+    (e.skill / "hooks" / "engramory_hook.py").unlink()
     assert install_cmd.main(["--check"]) == 1
     out = capsys.readouterr().out
-    assert "engramory_index_guard.py does not exist" in out and "the guard is off" in out and "fix: " in out
-    assert "the shell backstop (user settings %s): a smoke run was reported" % e.settings in out  # the others are fine
+    assert "engramory_hook.py does not exist" in out and "the guard is off" in out and "fix: " in out
+    assert out.count("engramory_hook.py does not exist") == 4  # every hook runs the one entry
+    assert "a smoke run" not in out
 
 
 def test_install_refuses_an_interpreter_that_cannot_run_the_hooks(e: Env, tmp_path: Path) -> None:
@@ -543,7 +545,7 @@ def test_check_missing_interpreter_and_broken_script(e: Env, capsys: pytest.Capt
     assert install_cmd.main(["--check"]) == 1
     assert "the interpreter %s does not exist" % (tmp_path / "gone" / "python3") in capsys.readouterr().out
     assert install_cmd.main([]) == 0  # re-wire with this interpreter
-    (e.skill / "hooks" / "engramory_post_tool.py").write_text("raise SystemExit(2)\n")
+    (e.skill / "hooks" / "engramory_hook.py").write_text("raise SystemExit(2)\n")
     capsys.readouterr()
     assert install_cmd.main(["--check"]) == 1
     assert "it exited 2" in capsys.readouterr().out
@@ -623,15 +625,17 @@ def test_plugin_manifest_matches_the_package() -> None:
 
 def test_plugin_hooks_match_the_installer() -> None:
     hooks = json.loads((ROOT / "hooks" / "hooks.json").read_text())["hooks"]
-    for event, matcher, script in install.HOOKS:
+    for event, matcher, _legacy in install.HOOKS:
         (group,) = hooks[event]
         assert group.get("matcher") == matcher
         (h,) = group["hooks"]
         assert h["type"] == "command" and h["timeout"] == install.HOOK_TIMEOUT
         # through the launcher, like the installer's commands: a missing plugin folder is a
-        # hook error (exit 1), never exit 2, which Claude Code reads as a deny of every edit
-        assert h["command"] == install.hook_command("python3", "hooks/" + script, base_var="CLAUDE_PLUGIN_ROOT")
-        assert (ROOT / "hooks" / script).is_file()
+        # hook error (exit 1), never exit 2, which Claude Code reads as a deny of every edit;
+        # the generic entry with the event, as the installer writes it (issue 20)
+        assert h["command"] == install.hook_command(
+            "python3", "hooks/" + install.ENTRY, base_var="CLAUDE_PLUGIN_ROOT") + " claude " + event
+    assert (ROOT / "hooks" / install.ENTRY).is_file()
     assert sorted(hooks) == sorted(event for event, _, _ in install.HOOKS)
 
 
@@ -677,3 +681,144 @@ def test_uninstall_leaves_nothing_behind_in_an_empty_home(e: Env) -> None:
     assert install_cmd.main([]) == 0
     assert uninstall_cmd.main([]) == 0
     assert sorted(p.name for p in e.config.rglob("*")) == ["skills"]
+
+
+# -- an install written before the generic entry (issue 20) -----------------------------------
+
+# settings.json as `engramory install` (user scope, into a new config folder) wrote it before it
+# wired hooks/engramory_hook.py, byte for byte; {python} and {skill} stand for the interpreter
+# and the skill folder (as JSON holds them).
+OLD_SETTINGS = (
+    '{\n'
+    '  "hooks": {\n'
+    '    "PreToolUse": [\n'
+    '      {\n'
+    '        "matcher": "Edit|Write|MultiEdit",\n'
+    '        "hooks": [\n'
+    '          {\n'
+    '            "type": "command",\n'
+    '            "command": "{python} -I -S -c \\"import sys;p=sys.argv[1].replace(chr(92),\'/\');d,_,f=p.rpartition(\'/\');sys.path.insert(0,d or \'.\');__import__(f[:-3])\\" \\"{skill}/hooks/engramory_index_guard.py\\"",\n'
+    '            "timeout": 10\n'
+    '          }\n'
+    '        ]\n'
+    '      }\n'
+    '    ],\n'
+    '    "PostToolUse": [\n'
+    '      {\n'
+    '        "matcher": "^(Bash|PowerShell|Monitor|mcp__.*)$",\n'
+    '        "hooks": [\n'
+    '          {\n'
+    '            "type": "command",\n'
+    '            "command": "{python} -I -S -c \\"import sys;p=sys.argv[1].replace(chr(92),\'/\');d,_,f=p.rpartition(\'/\');sys.path.insert(0,d or \'.\');__import__(f[:-3])\\" \\"{skill}/hooks/engramory_post_tool.py\\"",\n'
+    '            "timeout": 10\n'
+    '          }\n'
+    '        ]\n'
+    '      }\n'
+    '    ],\n'
+    '    "SessionStart": [\n'
+    '      {\n'
+    '        "hooks": [\n'
+    '          {\n'
+    '            "type": "command",\n'
+    '            "command": "{python} -I -S -c \\"import sys;p=sys.argv[1].replace(chr(92),\'/\');d,_,f=p.rpartition(\'/\');sys.path.insert(0,d or \'.\');__import__(f[:-3])\\" \\"{skill}/hooks/engramory_session_start.py\\"",\n'
+    '            "timeout": 10\n'
+    '          }\n'
+    '        ]\n'
+    '      }\n'
+    '    ],\n'
+    '    "UserPromptSubmit": [\n'
+    '      {\n'
+    '        "hooks": [\n'
+    '          {\n'
+    '            "type": "command",\n'
+    '            "command": "{python} -I -S -c \\"import sys;p=sys.argv[1].replace(chr(92),\'/\');d,_,f=p.rpartition(\'/\');sys.path.insert(0,d or \'.\');__import__(f[:-3])\\" \\"{skill}/hooks/engramory_post_tool.py\\"",\n'
+    '            "timeout": 10\n'
+    '          }\n'
+    '        ]\n'
+    '      }\n'
+    '    ]\n'
+    '  }\n'
+    '}\n'
+)
+
+
+def _old_install(e: Env) -> bytes:
+    """A user-scope install as the earlier installer left it: today's bundle, its manifest, and
+    the settings file that installer wrote."""
+    assert install_cmd.main([]) == 0
+    raw = OLD_SETTINGS.replace("{python}", json.dumps(sys.executable)[1:-1]).replace(
+        "{skill}", json.dumps(str(e.skill))[1:-1]).encode("utf-8")
+    e.settings.write_bytes(raw)
+    return raw
+
+
+def _denied(command: str, e: Env, work: Path) -> bool:
+    work.mkdir(exist_ok=True)
+    index = work / "MEMORY.md"
+    index.write_text(index_text(199))
+    payload = {"session_id": "s", "transcript_path": "/dev/null", "cwd": str(work), "hook_event_name": "PreToolUse",
+               "tool_name": "Write", "tool_input": {"file_path": str(index), "content": index_text(300)}}
+    proc = subprocess.run(["sh", "-c", command], input=json.dumps(payload).encode(), capture_output=True,
+                          env=e.vars(), cwd=str(work), timeout=60)
+    answer = json.loads(proc.stdout or b"{}").get("hookSpecificOutput", {})
+    return proc.returncode == 0 and answer.get("permissionDecision") == "deny"
+
+
+def test_an_old_install_still_denies_and_a_reinstall_moves_it_to_the_generic_entry(
+    e: Env, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _old_install(e)
+    record = json.loads((e.skill / install.MANIFEST).read_text())["settings"]
+    (old,) = our_entries(e.settings)["PreToolUse"]
+    assert old["command"].endswith('/hooks/engramory_index_guard.py"')
+    assert _denied(old["command"], e, tmp_path / "work")  # the shim, with today's bundle
+    capsys.readouterr()
+    assert install_cmd.main(["--check"]) == 0  # healthy, and says a reinstall would move it
+    out = capsys.readouterr().out
+    assert out.count("wired by an earlier install") == 4 and "problem" not in out and "a reinstall moves it" in out
+    assert install_cmd.main([]) == 0
+    out = capsys.readouterr().out
+    assert out.count("replaced our earlier entry") == 4 and "Restart Claude Code" in out
+    entries = our_entries(e.settings)
+    assert sorted(entries) == ["PostToolUse", "PreToolUse", "SessionStart", "UserPromptSubmit"]
+    for event, handlers in entries.items():
+        (h,) = handlers  # replaced, not added beside
+        assert h["command"] == install.hook_command(sys.executable, str(e.skill / "hooks" / "engramory_hook.py")) + (
+            " claude " + event)
+    text = e.settings.read_text()
+    assert not any(script in text for script in install.LEGACY_SCRIPTS)
+    manifest = json.loads((e.skill / install.MANIFEST).read_text())
+    assert manifest["settings"] == record  # what install created is still what uninstall gives back
+    copied = sorted(str(p.relative_to(e.skill)) for p in e.skill.rglob("*") if p.is_file()
+                    and "__pycache__" not in p.parts and p.name != install.MANIFEST)
+    assert copied == sorted(manifest["files"])  # nothing in the folder the manifest does not own
+    assert _denied(entries["PreToolUse"][0]["command"], e, tmp_path / "work")
+    capsys.readouterr()
+    assert install_cmd.main(["--check"]) == 0
+    assert "earlier install" not in capsys.readouterr().out
+    assert uninstall_cmd.main([]) == 0
+    assert not e.settings.exists() and not e.skill.exists()
+
+
+def test_uninstall_takes_out_an_old_install_and_keeps_foreign_hooks(e: Env) -> None:
+    _old_install(e)
+    data = json.loads(e.settings.read_bytes())
+    data["hooks"]["PreToolUse"].append({"matcher": "Bash", "hooks": [{"type": "command", "command": "~/bin/check"}]})
+    e.settings.write_text(json.dumps(data, indent=2))
+    assert uninstall_cmd.main([]) == 0
+    assert json.loads(e.settings.read_bytes()) == {
+        "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "~/bin/check"}]}]}}
+    assert not e.skill.exists()
+
+
+@pytest.mark.parametrize("command, ours", [
+    ('python3 -I -S -c "L" "${CLAUDE_PROJECT_DIR}/.claude/skills/engramory/hooks/engramory_index_guard.py"', True),
+    ('python3 -I -S -c "L" "${CLAUDE_PROJECT_DIR}/.claude/skills/engramory/hooks/engramory_hook.py" claude SessionStart',
+     True),
+    ('/py -I -S -c "L" "/h/.claude/skills/engramory/hooks/engramory_hook.py" claude UserPromptSubmit', True),
+    ('/py -I -S -c "L" "/h/.claude/skills/engramory/hooks/engramory_hook.py" codex PreToolUse', False),
+    ('/py -I -S -c "L" "/h/.claude/skills/engramory/hooks/engramory_hook.py" claude', False),
+    ('/py "/h/.claude/skills/other/hooks/engramory_hook.py" claude PreToolUse', False),
+])
+def test_both_forms_are_recognised_as_ours(command: str, ours: bool) -> None:
+    assert install.is_our_handler({"type": "command", "command": command}) is ours

@@ -55,7 +55,7 @@ def test_project_scope_works_in_a_clone_at_another_path(claude_cli: Path, e2e_ho
     assert done.returncode == 0, done.stdout + done.stderr
     committed = (original / ".claude" / "settings.json").read_text(encoding="utf-8")
     assert str(tmp_path) not in committed and sys.executable not in committed
-    assert '"${CLAUDE_PROJECT_DIR}/.claude/skills/engramory/hooks/engramory_index_guard.py' in committed
+    assert '"${CLAUDE_PROJECT_DIR}/.claude/skills/engramory/hooks/engramory_hook.py\\" claude PreToolUse' in committed
 
     clone = tmp_path / "elsewhere" / "my clone"
     clone.parent.mkdir()
@@ -94,7 +94,7 @@ def test_wheel_in_a_fresh_venv_wires_hooks_that_run(claude_cli: Path, e2e_home: 
                           capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stdout + done.stderr
     skill = e2e_home / ".claude" / "skills" / "engramory"
-    for rel in ("SKILL.md", "hooks/engramory_index_guard.py", "hooks/engramory_post_tool.py",
+    for rel in ("SKILL.md", "hooks/engramory_hook.py", "hooks/engramory_index_guard.py", "hooks/engramory_post_tool.py",
                 "hooks/engramory_session_start.py", "schemas/store-config.schema.json", "templates/MEMORY.md"):
         assert (skill / rel).is_file(), rel
     assert refused_over_cap_write(claude_cli, e2e_home, project)
@@ -107,9 +107,9 @@ def test_install_refuses_a_bundle_whose_hooks_cannot_run(e2e_home: Path, tmp_pat
     """A bundle missing a hook script (the old wheel): install exits 1 and wires nothing."""
     src = tmp_path / "bundle"
     shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(".git", ".venv*", "node_modules", "__pycache__", "tests"))
-    (src / "hooks" / "engramory_post_tool.py").unlink()
+    (src / "hooks" / "engramory_hook.py").unlink()
     done = subprocess.run([sys.executable, "-m", "engramory", "install"], cwd=str(tmp_path),
                           env=clean_env(e2e_home, PYTHONPATH=str(src)), capture_output=True, text=True, timeout=180)
     assert done.returncode == 1, done.stdout + done.stderr
-    assert "hooks/engramory_post_tool.py is missing" in done.stderr
+    assert "hooks/engramory_hook.py is missing" in done.stderr
     assert not (e2e_home / ".claude" / "settings.json").exists()

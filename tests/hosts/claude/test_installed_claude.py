@@ -391,7 +391,7 @@ def test_every_install_variant_guards_and_lists_the_skill(
         skill = config_dir / "skills" / "engramory"
         assert not (e2e_home / ".claude").exists()
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "engramory_index_guard.py" in settings.read_text(encoding="utf-8")
+    assert 'engramory_hook.py\\" claude PreToolUse' in settings.read_text(encoding="utf-8")  # the generic entry
     assert (skill / "SKILL.md").is_file()
 
     trace = tmp_path / "trace.jsonl"

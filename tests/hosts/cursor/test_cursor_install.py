@@ -259,6 +259,25 @@ def test_a_claude_install_beside_it_is_pointed_out(home: Path, capsys: pytest.Ca
     assert "judged twice" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("scope", ["user", "project", "local"])
+def test_a_claude_install_of_today_beside_it_is_pointed_out(
+    home: Path, scope: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What `engramory install` writes now (the generic entry, `engramory_hook.py" claude
+    PreToolUse`), in each Claude settings file Cursor may load, is seen as the Claude guard."""
+    assert run("install", "--scope", scope) == 0
+    settings = json.loads(Path(install.Target(scope).settings).read_text())
+    (group,) = settings["hooks"]["PreToolUse"]
+    assert 'engramory_hook.py" claude PreToolUse' in group["hooks"][0]["command"]
+    capsys.readouterr()
+    assert run("install", "--host", "cursor", "--dry-run") == 0
+    assert "judged twice" in capsys.readouterr().out
+    assert run("uninstall", "--scope", scope) == 0
+    capsys.readouterr()
+    assert run("install", "--host", "cursor", "--dry-run") == 0
+    assert "judged twice" not in capsys.readouterr().out
+
+
 def test_the_claude_check_honours_claude_config_dir(
     home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
