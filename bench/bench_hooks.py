@@ -108,9 +108,13 @@ def wired(home: str) -> tuple[list[tuple[str, str]], list[list[str]]]:
                 py = re.search(r'const PYTHON = ("[^"]*");', text)
                 script = re.search(r'const SCRIPT = ("[^"]*");', text)
                 launcher = re.search(r'const LAUNCHER = ("[^"]*");', text)
+                host = re.search(r'const HOST = ("[^"]*");', text)
                 if not (py and script):
                     continue
-                if launcher and '["-I", "-S", "-c", LAUNCHER, SCRIPT]' in text:
+                if launcher and host and '["-I", "-S", "-c", LAUNCHER, SCRIPT, HOST]' in text:  # the generic entry
+                    spawns.append([json.loads(py.group(1)), "-I", "-S", "-c", json.loads(launcher.group(1)),
+                                   json.loads(script.group(1)), json.loads(host.group(1))])
+                elif launcher and '["-I", "-S", "-c", LAUNCHER, SCRIPT]' in text:  # the host's own entry script
                     spawns.append([json.loads(py.group(1)), "-I", "-S", "-c", json.loads(launcher.group(1)),
                                    json.loads(script.group(1))])
                 elif '["-I", "-S", SCRIPT]' in text:  # plugins written before the launcher

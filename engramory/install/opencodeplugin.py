@@ -39,6 +39,7 @@ import { spawn } from "node:child_process";
 
 const PYTHON = "__PYTHON__";
 const SCRIPT = "__SCRIPT__";
+const HOST = "__HOST__";
 const TIMEOUT_MS = 5000;
 const GUARDED = new Set(["write", "edit", "apply_patch"]);
 const SHELL = new Set(["bash"]);

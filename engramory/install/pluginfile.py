@@ -1,9 +1,12 @@
 """The installer every host whose guard is a plugin file of engramory's own uses (opencode,
-Cline): the runtime copied to `<base>/engramory/`, and one plugin file written into the host's
-plugins folder with the interpreter and the entry script's path in it. The plugin file is
-engramory's alone: install writes it and uninstall deletes it (and the folders install made);
-an existing file of that name that is not ours is refused. Each host installer module is a
-`Spec` and three one-line functions.
+Kilo, Cline): the runtime copied to `<base>/engramory/`, and one plugin file written into the
+host's plugins folder with the interpreter and the entry script's path in it (the generic
+entry, `hooks/engramory_hook.py`, which the plugin runs with the host's name after it). The
+plugin file is engramory's alone: install writes it and uninstall deletes it (and the folders
+install made); an existing file of that name that is not ours is refused. A plugin an install
+from before the generic entry wrote (running the host's own script, a shim now) is still ours:
+--check passes it with a note, install replaces it. Each host installer module is a `Spec` and
+three one-line functions.
 """
 
 from __future__ import annotations
@@ -40,14 +43,20 @@ if TYPE_CHECKING:
 
 class Spec:
     def __init__(
-        self, host: str, title: str, script: str, plugin: str, marker: str, template: str,
+        self, host: str, title: str, legacy_script: str, plugin: str, marker: str, template: str,
         base: Callable[[str, str, Mapping[str, str]], str], plugins_dir: str, timeout_ms: int, note: str,
         scopes: Sequence[tuple[str, str]],
         prove: Callable[[Target, Callable[[str], Any]], list[str]] | None = None,
+        script: str = "",
     ) -> None:
         self.host = host
         self.title = title
-        self.script = script  # hooks/<script>, the Python side the plugin runs
+        # hooks/<script>, the Python side the plugin runs: the generic entry (with HOST after
+        # it), or (`script` given, a host not moved yet) the host's own entry script
+        self.script = script or ENTRY
+        # hooks/<legacy_script>: what the plugin of an install from before the generic entry
+        # runs (a shim, still shipped); such a plugin stays ours (see `form`)
+        self.legacy_script = "" if script else legacy_script
         self.plugin = plugin  # the plugin file's name
         self.marker = marker  # its first line: how a file of ours is recognised
         self.template = template  # with "__PYTHON__" and "__SCRIPT__" to fill in
@@ -61,8 +70,17 @@ class Spec:
         self.prove = prove
 
 
+# The generic entry every plugin spawns, `hooks/engramory_hook.py <host>`: the plugin file
+# names the host in `const HOST` (HOST_LINE) and passes it after the script, as the settings
+# hosts' commands do (issue 20). Plugins written before it ran the host's own entry script with
+# nothing after it (LEGACY_SPAWN, no HOST line): those scripts stay as shims.
+ENTRY = "engramory_hook.py"
+SPAWN = '["-I", "-S", "-c", LAUNCHER, SCRIPT, HOST]'
+LEGACY_SPAWN = '["-I", "-S", "-c", LAUNCHER, SCRIPT]'
+HOST_LINE = "const HOST = %s;\n"  # % json.dumps(host), after `const SCRIPT = ...;` in every template
+
 # The one bounded, fail-open call from a JavaScript plugin to the Python hook, shared by every
-# plugin shim (opencode, Cline, OpenClaw): the Python child gets the question on stdin and has
+# plugin (opencode, Kilo, Cline, OpenClaw): the Python child gets the question on stdin and has
 # TIMEOUT_MS to answer; a crash, a timeout, a spawn failure or an unreadable answer is {}
 # (no opinion), so a broken bundle or a hung guard never blocks or ends the host's run. The
 # child runs the entry script through the launcher the settings hosts use (engramory.install.
@@ -82,7 +100,7 @@ ASK_JS = ("const LAUNCHER = %s;\n" % json.dumps(LAUNCHER)) + r'''function ask(qu
       resolve(answer && typeof answer === "object" ? answer : {});
     };
     try {
-      child = spawn(PYTHON, ["-I", "-S", "-c", LAUNCHER, SCRIPT], { stdio: ["pipe", "pipe", "ignore"] });
+      child = spawn(PYTHON, ''' + SPAWN + r''', { stdio: ["pipe", "pipe", "ignore"] });
     } catch {
       finish({});
       return;
@@ -101,9 +119,47 @@ ASK_JS = ("const LAUNCHER = %s;\n" % json.dumps(LAUNCHER)) + r'''function ask(qu
   });
 }
 '''
+# the same call as the plugins of a host not yet moved to the generic entry spawn it (Cline, OpenClaw)
+LEGACY_ASK_JS = ASK_JS.replace(SPAWN, LEGACY_SPAWN)
+
 
 def plugin_text(spec: Spec, interpreter: str, script: str) -> str:
-    return spec.template.replace('"__PYTHON__"', json.dumps(interpreter)).replace('"__SCRIPT__"', json.dumps(script))
+    return fill(spec.template, interpreter, script)
+
+
+def fill(template: str, interpreter: str, script: str) -> str:
+    """A plugin template with its interpreter and its entry script's path written in."""
+    return template.replace('"__PYTHON__"', json.dumps(interpreter)).replace('"__SCRIPT__"', json.dumps(script))
+
+
+def legacy_text(text: str, host: str) -> str:
+    """The plugin an install from before the generic entry wrote, from today's `text` for `host`
+    filled in with that install's script: the same file without the HOST line, spawning the
+    script with nothing after it."""
+    return text.replace(HOST_LINE % json.dumps(host), "", 1).replace(SPAWN, LEGACY_SPAWN, 1)
+
+
+def form(text: str, current: Callable[[str, str], str], host: str, legacy_script: str) -> str:
+    """What a plugin file of ours is: CURRENT (the file this engramory writes, for the
+    interpreter and script it names), EARLIER (the one the install before the generic entry
+    wrote, running hooks/<legacy_script>: it still guards, a reinstall moves it on), or OTHER
+    (an older or edited copy). `current(interpreter, script)` renders today's file."""
+    exe, script = plugin_consts(text)
+    if not (isinstance(exe, str) and isinstance(script, str)):
+        return OTHER
+    if text == current(exe, script):
+        return CURRENT
+    if script.replace("\\", "/").endswith("/hooks/" + legacy_script) and text == legacy_text(current(exe, script), host):
+        return EARLIER
+    return OTHER
+
+
+CURRENT, EARLIER, OTHER = "current", "earlier", "other"
+
+
+def earlier_note(path: str, legacy_script: str, host: str) -> str:
+    return ("%s was written by an earlier install: it runs hooks/%s (still shipped, it still guards); a reinstall "
+            "moves it to hooks/%s %s" % (path, legacy_script, ENTRY, host))
 
 
 class Target(Place):
@@ -222,6 +278,18 @@ def plugin_consts(text: str) -> tuple[Any, Any]:
     return exe, script
 
 
+def plugin_args(text: str) -> list[str]:
+    """What a plugin file passes after its script: [HOST] for one that spawns the generic entry
+    with `const HOST = ...;`, [] for one written before it (or one it cannot read)."""
+    if SPAWN not in text:
+        return []
+    try:
+        host = json.loads(text.split("\nconst HOST = ", 1)[1].split(";", 1)[0])
+    except (IndexError, ValueError):
+        return []
+    return [host] if isinstance(host, str) else []
+
+
 def smoke_plugin(text: str, bundle_dir: str, question: Mapping[str, Any], budget: float, name: str,
                  out: Callable[[str], Any]) -> list[str]:
     """Problems that keep the plugin in `text` from guarding: its interpreter or script is
@@ -238,8 +306,8 @@ def smoke_plugin(text: str, bundle_dir: str, question: Mapping[str, Any], budget
     problems = bundle_problems(bundle_dir, exe)
     started = time.monotonic()
     try:
-        proc = subprocess.run([exe, "-I", "-S", script], input=json.dumps(question).encode(), capture_output=True,
-                              timeout=budget)
+        proc = subprocess.run([exe, "-I", "-S", "-c", LAUNCHER, script, *plugin_args(text)],
+                              input=json.dumps(question).encode(), capture_output=True, timeout=budget)
     except subprocess.TimeoutExpired:
         return problems + ["a smoke run did not answer within %.1f s: the plugin gives up then and lets the edit "
                            "through unchecked" % budget]
@@ -267,8 +335,11 @@ def run_check(spec: Spec, target: Target) -> int:
                                      spec.timeout_ms / 1000.0, spec.script, out))
         if spec.prove is not None and not problems:
             problems.extend(spec.prove(target, out))
-        exe, script = plugin_consts(raw.decode("utf-8", "replace"))
-        if isinstance(exe, str) and isinstance(script, str) and raw != plugin_text(spec, exe, script).encode("utf-8"):
+        found = form(raw.decode("utf-8", "replace"), lambda exe, script: plugin_text(spec, exe, script), spec.host,
+                     spec.legacy_script)
+        if found == EARLIER:
+            out("  note: %s\n" % earlier_note(target.settings, spec.legacy_script, spec.host))
+        elif found == OTHER:
             problems.append("%s is not the plugin this engramory writes (an older or edited copy): an older one "
                             "does not tell the guard what `read` showed, so a stale write is not refused"
                             % target.settings)

@@ -1,7 +1,8 @@
 """Kilo Code CLI (`@kilocode/cli-linux-x64`, an opencode fork): the opencode plugin dialect,
-shared and not copied. The plugin (engramory.hosts.opencode.install's one template, filled in for
-Kilo by engramory.hosts.kilo.install) hands each `write`, `edit` and `apply_patch` to
-`hooks/engramory_kilo_hook.py`, which answers through engramory.hosts.opencode.respond with
+shared and not copied. The plugin (engramory.install.opencodeplugin's one template, filled in for
+Kilo by engramory.hosts.kilo.install) hands each `write`, `edit` and `apply_patch` to the generic
+entry, `hooks/engramory_hook.py kilo` (plugins of earlier installs run the shim
+`hooks/engramory_kilo_hook.py`), which answers through engramory.hosts.opencode.respond with
 Kilo's dialect below; the plugin throws the reason on a deny and Kilo hands the model that
 message verbatim.
 

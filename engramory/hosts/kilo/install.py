@@ -149,7 +149,7 @@ def _verdict(done: subprocess.CompletedProcess[bytes], runner: str, plugin: str,
 
 
 SPEC = core.Spec(
-    host=kilo.NAME, title=kilo.TITLE, script="engramory_kilo_hook.py", plugin="engramory.js",
+    host=kilo.NAME, title=kilo.TITLE, legacy_script="engramory_kilo_hook.py", plugin="engramory.js",
     marker="// engramory guard for " + kilo.TITLE, template=PLUGIN_TEMPLATE, base=_base, plugins_dir="plugins",
     timeout_ms=TIMEOUT_MS,
     note="Kilo loads plugins when a session starts: start a new one for the guard to apply. Offline, set "

@@ -35,7 +35,7 @@ from engramory.install.bundle import (
     take_out_bundle,
     unlink_quietly,
 )
-from engramory.install.pluginfile import ASK_JS, plugin_consts, smoke_plugin
+from engramory.install.pluginfile import LEGACY_ASK_JS, plugin_consts, smoke_plugin
 from engramory.install.settings import (
     Change,
     JsonDoc,
@@ -96,7 +96,7 @@ const TIMEOUT_MS = 5000;
 const GUARDED = new Set(["write", "edit", "apply_patch"]);
 const READ = new Set(["read"]);
 
-''' + ASK_JS + r'''
+''' + LEGACY_ASK_JS + r'''
 export default {
   id: "engramory",
   name: "engramory",

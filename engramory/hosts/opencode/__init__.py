@@ -1,7 +1,7 @@
-"""opencode (`opencode-ai`): a JS plugin (`hooks/opencode/engramory.js`, copied into a plugins
-folder by `engramory install --host opencode`) hands each `write`, `edit` and `apply_patch` to
-this module through `hooks/engramory_opencode_hook.py` and throws the reason when the answer is
-a deny. opencode has no hook timeout at all (a plugin that never answers hangs the session),
+"""opencode (`opencode-ai`): a JS plugin (`engramory.js`, written into a plugins folder by
+`engramory install --host opencode`) hands each `write`, `edit` and `apply_patch` to this module
+through the generic entry, `hooks/engramory_hook.py opencode` (plugins of earlier installs run
+the shim `hooks/engramory_opencode_hook.py`), and throws the reason when the answer is a deny. opencode has no hook timeout at all (a plugin that never answers hangs the session),
 so the plugin bounds every call itself and lets the tool run when the guard is slow, missing or
 broken.
 

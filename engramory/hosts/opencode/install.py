@@ -23,7 +23,7 @@ PLUGIN_TEMPLATE = opencodeplugin.plugin_template("opencode", "opencode", "@openc
 _base = opencodeplugin.config_base("opencode", ".opencode")
 
 SPEC = core.Spec(
-    host="opencode", title="opencode", script="engramory_opencode_hook.py", plugin="engramory.js",
+    host="opencode", title="opencode", legacy_script="engramory_opencode_hook.py", plugin="engramory.js",
     marker="// engramory guard for opencode", template=PLUGIN_TEMPLATE, base=_base, plugins_dir="plugins",
     timeout_ms=TIMEOUT_MS, note="opencode loads plugins when a session starts: start a new one for the guard to apply.",
     scopes=(("user", "~/.config/opencode"), ("project", "./.opencode")),

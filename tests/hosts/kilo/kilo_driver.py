@@ -38,6 +38,10 @@ class Kilo(Host):
     core_module = "engramory/hosts/kilo/__init__.py"
     timeout = 150
 
+    @property
+    def hook_script(self) -> str:
+        return "hooks/engramory_hook.py"  # the plugin spawns `engramory_hook.py kilo`
+
     def setup(self) -> None:
         subprocess.run(["git", "init", "-q", str(self.project)], check=True)
         self.config = self.home / ".config" / "kilo"

@@ -12,7 +12,9 @@ import sys
 from pathlib import Path
 from typing import Dict
 
+import legacy
 import pytest
+from payloads import INDEX, plugin_payloads
 
 ROOT = next(p for p in Path(__file__).resolve().parents if (p / "engramory" / "__init__.py").is_file())
 NODE = shutil.which("node")
@@ -95,3 +97,66 @@ def test_the_hook_denies_growth_in_opencodes_protocol_under_kilos_window(tmp_pat
     done = subprocess.run([sys.executable, "-I", "-S", str(hook)], input=json.dumps(question).encode(),
                           capture_output=True, timeout=60)
     assert done.returncode == 0 and json.loads(done.stdout)["deny"].startswith("engramory blocked this write")
+
+
+# -- an install from before the generic entry (issue 20) -----------------------------------------
+
+OLD_SCRIPT = "engramory_kilo_hook.py"
+
+
+def _old_install(tmp: Path) -> tuple[Path, Path, str]:
+    assert engramory(tmp, "install", "--host", "kilo").returncode == 0
+    plugin = plugin_path(tmp, "user")
+    bundle = plugin.parent.parent / "engramory"
+    return plugin, bundle, legacy.make_old(plugin, bundle, "kilo.js", OLD_SCRIPT)
+
+
+def _denies(text: str, tmp: Path) -> bool:
+    project = tmp / "proj"
+    (project / "MEMORY.md").write_text(INDEX, encoding="utf-8")
+    deny = plugin_payloads("kilo", "before", str(project / "MEMORY.md"), str(project / "src.py"), str(project))[1]
+    assert deny is not None
+    said = legacy.answer(text, deny, project, {"HOME": str(tmp / "home"), "PATH": "/usr/bin:/bin"})
+    return str(said.get("deny", "")).startswith("engramory blocked")
+
+
+@needs_node
+def test_an_old_install_still_denies_and_a_reinstall_moves_it_to_the_generic_entry(tmp_path: Path) -> None:
+    """The plugin an earlier install wrote (tests/fixtures/plugins-before-generic/kilo.js, byte
+    for byte) still denies with today's bundle, --check loads it and passes with a note, a
+    reinstall leaves only the generic form (fails with the installer from before the move)."""
+    from engramory.hosts.kilo import install as kilo_install
+
+    plugin, bundle, old = _old_install(tmp_path)
+    assert legacy.spawned(old)[-1] == str(bundle / "hooks" / OLD_SCRIPT) and _denies(old, tmp_path)
+    check = engramory(tmp_path, "install", "--host", "kilo", "--check")
+    assert check.returncode == 0, check.stdout
+    assert "was written by an earlier install: it runs hooks/%s" % OLD_SCRIPT in check.stdout
+    assert "engramory.js loads in node and refuses a growing index write" in check.stdout
+    assert engramory(tmp_path, "install", "--host", "kilo").returncode == 0
+    legacy.assert_moved(plugin, bundle, OLD_SCRIPT, "kilo")
+    text = plugin.read_text(encoding="utf-8")
+    assert text == kilo_install.plugin_text(legacy.consts(old)[0], str(bundle / "hooks" / legacy.ENTRY))
+    assert legacy.spawned(text)[-1] == "kilo" and _denies(text, tmp_path)
+    check = engramory(tmp_path, "install", "--host", "kilo", "--check")
+    assert check.returncode == 0 and "earlier install" not in check.stdout
+
+
+def test_uninstall_takes_out_an_old_install_to_the_byte(tmp_path: Path) -> None:
+    config = tmp_path / "home" / ".config" / "kilo"
+    config.mkdir(parents=True)
+    (config / "kilo.json").write_bytes(b'{\n  // mine\n  "model": "x/y"\n}\n')
+    before = sorted(str(p.relative_to(tmp_path / "home")) for p in (tmp_path / "home").rglob("*"))
+    _old_install(tmp_path)
+    assert engramory(tmp_path, "uninstall", "--host", "kilo").returncode == 0
+    assert sorted(str(p.relative_to(tmp_path / "home")) for p in (tmp_path / "home").rglob("*")) == before
+    assert (config / "kilo.json").read_bytes() == b'{\n  // mine\n  "model": "x/y"\n}\n'
+
+
+@needs_node
+def test_an_edited_old_plugin_still_fails_check(tmp_path: Path) -> None:
+    plugin, _, old = _old_install(tmp_path)
+    plugin.write_text(old.replace("const TIMEOUT_MS = 5000;", "const TIMEOUT_MS = 50000;"), encoding="utf-8")
+    check = engramory(tmp_path, "install", "--host", "kilo", "--check")
+    assert check.returncode == 1, check.stdout
+    assert "is not the plugin this engramory writes" in check.stdout and "earlier install" not in check.stdout

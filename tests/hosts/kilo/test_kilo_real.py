@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import common
+import legacy
 import scenarios
 import stale
 from kilo_driver import PATCH_MODEL, Kilo, UserKilo
@@ -118,11 +119,28 @@ def test_user_install_then_uninstall_gives_the_config_folder_back(tmp_path: Path
         (kilo.config / name).write_bytes(data)
     before = scenarios.tree(kilo.home)
     kilo.install()
-    assert kilo.plugin.is_file() and (kilo.bundle / "hooks" / "engramory_kilo_hook.py").is_file()
+    assert kilo.plugin.is_file() and (kilo.bundle / "hooks" / "engramory_hook.py").is_file()
     kilo.check_passes()
     kilo.uninstall()
     assert scenarios.tree(kilo.home) == before
     assert all((kilo.config / name).read_bytes() == data for name, data in own.items())
+
+
+def test_an_install_from_before_the_generic_entry_still_denies_and_a_reinstall_moves_it(kilo: Kilo) -> None:
+    """The plugin an earlier install wrote (kept byte for byte in tests/fixtures/), running the
+    shim hooks/engramory_kilo_hook.py with today's bundle: Kilo still refuses an over-cap write
+    through it, --check (which loads it in Kilo's runtime) passes with a note, and a reinstall
+    leaves the generic form only, which Kilo refuses through as well."""
+    kilo.install()
+    legacy.make_old(kilo.plugin, kilo.bundle, "kilo.js", "engramory_kilo_hook.py")
+    out = kilo.check_passes()
+    assert "was written by an earlier install: it runs hooks/engramory_kilo_hook.py" in out and "problem" not in out
+    index = kilo.project / "memory" / "MEMORY.md"
+    assert scenarios.over_cap_write(kilo, index, common.index_text(300)).startswith(DENIED + "write")
+    kilo.install(first_run=False)
+    legacy.assert_moved(kilo.plugin, kilo.bundle, "engramory_kilo_hook.py", "kilo")
+    assert "earlier install" not in kilo.check_passes()
+    assert scenarios.over_cap_write(kilo, index, common.index_text(300)).startswith(DENIED + "write")
 
 
 def last_tool_message(request: dict) -> str:  # type: ignore[type-arg]

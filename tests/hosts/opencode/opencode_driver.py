@@ -38,6 +38,10 @@ class Opencode(Host):
     required = ("node_modules/opencode-linux-x64/bin/opencode", "seed/node_modules/@opencode-ai/plugin")
     timeout = 150
 
+    @property
+    def hook_script(self) -> str:
+        return "hooks/engramory_hook.py"  # the plugin spawns `engramory_hook.py opencode`
+
     def setup(self) -> None:
         subprocess.run(["git", "init", "-q", str(self.project)], check=True)
         self.config = self.home / ".config" / "opencode"

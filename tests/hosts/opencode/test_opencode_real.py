@@ -9,6 +9,7 @@ from __future__ import annotations
 import common
 import differential
 import edit_cases
+import legacy
 import scenarios
 from opencode_driver import Opencode
 
@@ -81,6 +82,26 @@ def test_predictions_match_the_bytes_opencode_writes(opencode: Opencode) -> None
 
     edits = differential.patch_edits(opencode.project / "patches", opencode.patch_call, strip_context=True)
     assert differential.run(opencode, edits, timeout=300, model="gpt-5-mock").changed >= 8
+
+
+def test_an_install_from_before_the_generic_entry_still_denies_and_a_reinstall_moves_it(opencode: Opencode) -> None:
+    """The plugin an earlier install wrote (kept byte for byte in tests/fixtures/), running the
+    shim hooks/engramory_opencode_hook.py with today's bundle: opencode still refuses an
+    over-cap write through it, --check passes with a note, and a reinstall leaves the generic
+    form only (the real opencode then refuses through it too)."""
+    opencode.install()
+    plugin = opencode.project / ".opencode" / "plugins" / "engramory.js"
+    legacy.make_old(plugin, opencode.bundle, "opencode.js", "engramory_opencode_hook.py")
+    out = opencode.check_passes()
+    assert "was written by an earlier install: it runs hooks/engramory_opencode_hook.py" in out and "problem" not in out
+    index = opencode.project / "memory" / "MEMORY.md"
+    denied = scenarios.over_cap_write(opencode, index, common.index_text(300), "memory/MEMORY.md")
+    assert denied.startswith("engramory blocked this write") and "grow from 0 to 300 lines" in denied
+    opencode.install(first_run=False)
+    legacy.assert_moved(plugin, opencode.bundle, "engramory_opencode_hook.py", "opencode")
+    assert "earlier install" not in opencode.check_passes()
+    denied = scenarios.over_cap_write(opencode, index, common.index_text(300), "memory/MEMORY.md")
+    assert denied.startswith("engramory blocked this write")
 
 
 # -- fail modes ---------------------------------------------------------------------------------
