@@ -10,13 +10,12 @@ import array
 import bisect
 import os
 import zlib
-from functools import partial
 from itertools import chain
-from operator import attrgetter
 from stat import S_IFMT, S_IFREG, S_ISREG
 
 from engramory import scope
 from engramory.curate import search as S
+from engramory.curate import stamps as stamping
 from engramory.curate.searchrecords import (
     State,
     array_of,
@@ -60,14 +59,14 @@ class Paths:
 
 _FAST = (os.stat in os.supports_dir_fd and os.stat in os.supports_follow_symlinks and os.listdir in os.supports_fd
          and hasattr(os, "O_DIRECTORY"))
-_STAMP = attrgetter("st_size", "st_mtime_ns", "st_ctime_ns", "st_ino", "st_mode")  # the stamp, then the mode
 
 
 def listing(root: str, include_archive: bool = True) -> Listing:
     """Per folder searched (the store, then archive/): its notes in directory order (the ones
     search.note_entries lists), a stamp of four integers each (size, mtime_ns, ctime_ns, inode)
     and their paths. One listing and one lstat a note, nothing else: every search pays this,
-    so the names are filtered, stat'ed and packed by C loops (map, attrgetter, array)."""
+    so the names are filtered, stat'ed and packed by C loops (engramory.curate.stamps, past
+    SPLIT_MIN names in two processes)."""
     out: Listing = []
     for folder, _, archived in S.folders(root, include_archive):
         got: Folder | None = _listed(folder, not archived) if _FAST else None
@@ -92,13 +91,7 @@ def _listed(folder: str, top: bool) -> Folder | None:
         index = S.INDEX if top else None
         names = [n for n in os.listdir(fd) if (n[-3:] == ".md" or n.lower().endswith(".md")) and n[0] != "."
                  and n != index]
-        stat = partial(os.stat, dir_fd=fd, follow_symlinks=False)
-        try:
-            # each stat_result packed as it comes, none kept: 50,000 of them alive cost a fifth of the listing
-            flat = array.array("q", chain.from_iterable(map(_STAMP, map(stat, names))))
-        except OverflowError:  # an inode number past 2**63: masked, one by one
-            flat = array.array("q", [v for st in map(stat, names) for v in (
-                st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino & _INO_MASK, st.st_mode)])
+        flat = stamping.stamps(fd, names)
     except OSError:
         return None
     finally:
