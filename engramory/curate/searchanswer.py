@@ -7,14 +7,17 @@ index holds for it. A file whose bytes differ raises Stale: every note is read a
 
 from __future__ import annotations
 
+import array
+import heapq
+
+from engramory.curate import ranking
 from engramory.curate import search as S
 from engramory.curate.searchrecords import Stale, State, Unreadable, decode_post, marks, note_hashes
 from engramory.curate.searchrefresh import read_note
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import array
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Sequence
     from sqlite3 import Connection
     from typing import Dict, List, Optional, Tuple
 
@@ -102,6 +105,41 @@ def _pool(st: State, code: int | None, include_archive: bool) -> tuple[int, list
     return count, sums
 
 
+WIDE_MIN = 4096  # postings; a term this common keeps its notes holding no other term out of the candidates
+
+
+class Solo:
+    """ranking.Solo: the notes of the pool holding the query's widest term and no other, as
+    row ids and their (description, name, body) counts, never made candidates but the few
+    that can reach the top of their group."""
+
+    def __init__(self, st: State, term: int, n: int) -> None:
+        self.st, self.term, self.n, self.size = st, term, n, 0
+        self.ids = array.array("i")
+        self.counts = array.array("i")
+
+    def pick(self, w_idf: float, avg: Sequence[float], limit: int) -> list[ranking.Candidate]:
+        """The notes whose score is at least the limit-th best of them (ties kept: the order
+        among equal scores is by path, which the ranking decides); every other one has `limit`
+        notes of its own group above it, so it cannot reach the top."""
+        lens, kind, one, factor = self.st.lens, self.st.kind, ranking.one_term, ranking.ARCHIVE_FACTOR
+        c = self.counts
+        scored = []
+        for did, cd, cn, cb in zip(self.ids, c[0::3], c[1::3], c[2::3]):
+            s = one(w_idf, cd, cn, cb, lens[3 * did], lens[3 * did + 1], lens[3 * did + 2], avg)
+            if s > 0:
+                scored.append((s * factor if kind[did] == 2 else s, did, cd, cn, cb))
+        if len(scored) > limit:
+            floor = heapq.nlargest(limit, [x[0] for x in scored])[-1]
+            scored = [x for x in scored if x[0] >= floor]
+        out: list[ranking.Candidate] = []
+        for _, did, cd, cn, cb in scored:
+            tfs: list[tuple[int, int, int] | None] = [None] * self.n
+            tfs[self.term] = (cd, cn, cb)
+            out.append((did, "", kind[did] == 2, (lens[3 * did], lens[3 * did + 1], lens[3 * did + 2]), tfs))
+        return out
+
+
 class Ask:
     """One query against the index: which notes are in its pool, and their counts."""
 
@@ -110,6 +148,7 @@ class Ask:
         self.top_kind = 2 if include_archive else 1
         self.found: Found = {}
         self.probed: set[int] = set()  # notes whose text holds a query term's probe, as the index knows
+        self.solo: Solo | None = None
 
     def in_pool(self, did: int) -> bool:
         kd = self.st.kind[did]
@@ -119,8 +158,42 @@ class Ask:
         place = {self.st.keyed.term(t): i for i, t in enumerate(self.q.terms)}
         rows = conn.execute("SELECT term, crc, data FROM post WHERE term IN (%s)" % marks(len(place)),
                             list(place)).fetchall()
-        for term, crc, data in rows:
-            self._term(place[term], *decode_post(crc, data, len(self.st.kind)))
+        terms = [(place[term], *decode_post(crc, data, len(self.st.kind))) for term, crc, data in rows]
+        # the widest term last, its notes holding no other term kept apart (Solo) when they cannot hold the phrase
+        terms.sort(key=lambda t: len(t[1]))
+        wide = terms[-1][0] if terms and len(terms[-1][1]) >= WIDE_MIN else None
+        if wide is not None and self.q.use_phrase and set(self.q.inner) <= {wide}:
+            wide = None
+        for i, ids, vals in terms:
+            if i == wide:
+                self.solo = Solo(self.st, i, len(self.q.terms))
+                self._wide(i, ids, vals, self.solo)
+            else:
+                self._term(i, ids, vals)
+
+    def _wide(self, i: int, ids: array.array[int], vals: array.array[int], solo: Solo) -> None:
+        """`_term` for the widest term, after every other: a note already found gets its counts,
+        a note holding this term alone joins `solo` (or `found`, to be tested, when the index
+        does not know that its text holds the term's probe)."""
+        n = len(self.q.terms)
+        kind, tcode, top, code = self.st.kind, self.st.tcode, self.top_kind, self.code
+        found, probed = self.found, self.probed
+        alone, counts = solo.ids, solo.counts
+        for did, cd, cn, cb, flag in zip(ids, vals[0::4], vals[1::4], vals[2::4], vals[3::4]):
+            kd = kind[did]
+            if not kd or kd > top or (code is not None and tcode[did] != code):
+                continue
+            tfs = found.get(did)
+            if tfs is None and flag:
+                alone.append(did)
+                counts.extend((cd, cn, cb))
+                continue
+            if tfs is None:
+                tfs = found[did] = [None] * n
+            tfs[i] = (cd, cn, cb)
+            if flag:
+                probed.add(did)
+        solo.size = len(alone)
 
     def _term(self, i: int, ids: array.array[int], vals: array.array[int]) -> None:
         n = len(self.q.terms)
@@ -176,8 +249,8 @@ def answer(conn: Connection, st: State, now: Listing, q: S.Query, type_: str | N
     ask.flagged(files)
     ask.unsure(files)
     lens, kind = st.lens, st.kind
-    # the rels ("" here) only for the candidates scored (S.score): most of a common term's are not
-    cands: list[S.Candidate] = [(did, "", kind[did] == 2, (lens[3 * did], lens[3 * did + 1], lens[3 * did + 2]), tfs)
+    # the rels ("" here) only for the candidates scored (ranking.score): most of a common term's are not
+    cands: list[ranking.Candidate] = [(did, "", kind[did] == 2, (lens[3 * did], lens[3 * did + 1], lens[3 * did + 2]), tfs)
                                 for did, tfs in ask.found.items()]
 
     def fetch(keys: list[object]) -> dict[object, tuple[str, str]]:
@@ -187,7 +260,7 @@ def answer(conn: Connection, st: State, now: Listing, q: S.Query, type_: str | N
     def rels(keys: list[object]) -> list[str]:
         return files.rels(k for k in keys if isinstance(k, int))  # every key here is a row id
 
-    best = S.score(q, count, sums, cands, fetch, limit, rels)
+    best = ranking.score(q, count, sums, cands, fetch, limit, rels, ask.solo)
     docs = files.get(k for _, k in best if isinstance(k, int))
     return S.hits([(s, docs[k]) for s, k in best if isinstance(k, int)], q)
 

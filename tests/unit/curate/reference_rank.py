@@ -7,14 +7,10 @@ from __future__ import annotations
 import math
 from typing import Optional, Sequence
 
+from engramory.curate.ranking import ARCHIVE_FACTOR, K1, PHRASE_BONUS, WEIGHTS, B
 from engramory.curate.search import (
-    ARCHIVE_FACTOR,
-    K1,
     LIMIT,
-    PHRASE_BONUS,
     STOPWORDS,
-    WEIGHTS,
-    B,
     Doc,
     Hit,
     _probe,

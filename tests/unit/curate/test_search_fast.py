@@ -11,7 +11,7 @@ import search_fixture as fx
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engramory.curate import search, searchanswer, searchindex, searchrefresh
+from engramory.curate import ranking, search, searchanswer, searchindex, searchrefresh
 from tests.unit.curate import reference_rank
 
 # every non-ASCII character below the CJK blocks that no token holds: dashes, quotes, arrows, NBSP...
@@ -40,11 +40,12 @@ def test_the_words_of_any_text_are_the_patterns(text: str) -> None:
 
 
 WORDS = ["run", "runs", "running", "all", "tests", "test", "before", "claiming", "fixed", "cut-off", "cutoff",
-         "foo.test.ts:42", "tests/conftest.py", "a/b-c.d", "x:1", "the", "of", "部署流程", "デプロイ", "x", "bodies", "body", "—", "it's", "Fix", "ÉTÉ"]
+         "foo.test.ts:42", "tests/conftest.py", "a/b-c.d", "x:1", "the", "of", "部署流程", "デプロイ", "x", "bodies", "body", "—", "it's", "Fix", "ÉTÉ",
+         "redis连接地址", "ネームスペース", "命名", "中", "配置a放在", "ﾃﾞﾌﾟﾛｲ", "배포", "部署-流程.md", "x部署y"]
 
 
 @given(st.lists(st.sampled_from(WORDS), min_size=1, max_size=12), st.lists(st.sampled_from(WORDS), max_size=8),
-       st.integers(0, 11), st.integers(2, 6), st.booleans(), st.sampled_from(["", "a", "s", "-x", "中", "q.", "/", ".py", "é"]))
+       st.integers(0, 11), st.integers(2, 6), st.booleans(), st.sampled_from(["", "a", "s", "-x", "中", "q.", "/", ".py", "é", "文档", "ｱ", "a中"]))
 @settings(max_examples=600, deadline=None)
 def test_a_note_holding_the_phrase_is_never_ruled_out(words: list[str], other: list[str], start: int, n: int,
                                                       in_description: bool, glue: str) -> None:
@@ -70,6 +71,13 @@ def test_the_inner_words_rule_out_notes_and_the_edges_do_not() -> None:
     one = search.Query("tests/conftest.py")
     assert [one.terms[i] for i in one.inner] == ["conftest"]  # a file name's inner parts
     assert search.Query("foo.test.ts:42 fails").inner == [2, 3, 4]  # test, ts, 42: all but its open end
+    cjk = search.Query("Redis 连接地址")  # a CJK run at an open end: every bigram of it, not the edge's ASCII word
+    assert [cjk.terms[i] for i in cjk.inner] == ["连接", "接地", "地址"]
+    assert [t for i, t in enumerate(search.Query("部署流程").terms) if i in search.Query("部署流程").inner] == ["部署", "署流", "流程"]
+    wider = search.Doc.stored("n.md", False, None, "n", "", "见中部署流程文档", 3, 2)  # the run is longer in the text
+    assert search.Query("部署流程").could_phrase(search.term_counts(wider, search.Query("部署流程").terms))
+    apart = search.Doc.stored("n.md", False, None, "n", "部署", "流程 署流", 3, 2)
+    assert not search.Query("部署流程").could_phrase(search.term_counts(apart, search.Query("部署流程").terms))
     longer = search.Doc.stored("n.md", False, None, "n", "", "see mytests/conftest.pyc here", 3, 2)
     assert one.could_phrase(search.term_counts(longer, one.terms)) and one.phrase in longer.body
     half = search.Doc.stored("n.md", False, None, "n", "run all tests", "before claiming fixed", 3, 2)
@@ -277,3 +285,48 @@ def test_a_common_term_everywhere_names_only_the_notes_that_can_reach_the_top(tm
     holding_py = sum(1 for d in docs if "py" in search.tokens(d.body))
     assert holding_py > 400
     assert sum(named) < holding_py // 4, (named, holding_py)
+
+
+@pytest.mark.parametrize("wide_min", [1, 10**9])
+def test_a_common_terms_lone_notes_are_never_made_candidates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             wide_min: int) -> None:
+    """The notes holding only `py` (hundreds) stay out of the candidates (searchanswer.Solo):
+    only those that can reach the top of their group are made candidates, and the hits (ties by
+    path among equal scores included) are the reference's, kept apart or not."""
+    root = tmp_path / "mem"
+    fx.write(root, distractors=600)
+    assert searchindex.build(str(root))
+    docs = search.load(str(root))
+    made: list[int] = []
+    real = ranking.score
+
+    def counting(q: search.Query, count: int, sums: object, cands: list[object], *rest: object) -> object:
+        solo = rest[-1] if len(rest) == 4 else None
+        made.append(len(cands) + (len(solo.pick(1.0, [1.0, 1.0, 1.0], 5)) if solo is not None else 0))  # type: ignore[attr-defined]
+        return real(q, count, sums, cands, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(searchrefresh, "RACY_NS", 0)
+    monkeypatch.setattr(searchanswer, "WIDE_MIN", wide_min)
+    monkeypatch.setattr(ranking, "score", counting)
+    holding_py = sum(1 for d in docs if "py" in search.tokens(d.body))
+    for query, limit in (("cdn_purge.py", 5), ("tests/conftest.py", 3), ("py", 10), ("where do I see staging errors", 5)):
+        made.clear()
+        want = [(h.doc.rel, h.score, h.line, h.snippet) for h in reference_rank.rank(docs, query, None, limit)]
+        out = searchindex.lookup(str(root), search.Query(query), None, limit, True, None)
+        assert out.hits is not None and not out.problem
+        assert [(h.doc.rel, h.score, h.line, h.snippet) for h in out.hits] == want, query
+        if wide_min == 1 and query != "where do I see staging errors":
+            assert made and made[0] < holding_py // 4, (query, made, holding_py)
+
+
+@given(st.floats(0.01, 20), st.tuples(*[st.integers(0, 40)] * 3), st.tuples(*[st.integers(0, 5000)] * 3),
+       st.tuples(*[st.floats(0.5, 3000)] * 3))
+@settings(max_examples=500, deadline=None)
+def test_one_term_is_bm25_to_the_bit(w_idf: float, c: tuple[int, int, int], lengths: tuple[int, int, int],
+                                     avg: tuple[float, float, float]) -> None:
+    for place, n in ((0, 1), (2, 3)):
+        tfs: list[tuple[int, int, int] | None] = [None] * n
+        tfs[place] = c
+        idf: list[float | None] = [None] * n
+        idf[place] = w_idf
+        assert ranking.one_term(w_idf, *c, *lengths, avg) == ranking._bm25(tfs, lengths, idf, avg)

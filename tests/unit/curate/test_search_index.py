@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engramory import cli
-from engramory.curate import search, searchindex
+from engramory.curate import search, searchanswer, searchindex
 from engramory.store import metadir
 from tests.conftest import ROOT
 from tests.unit.curate import reference_rank
@@ -78,7 +78,10 @@ def fixture_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 # --- the same results as the scan -----------------------------------------------------------------------
 
-def test_labelled_fixture_same_hits_scores_snippets_as_the_reference(fixture_store: Path) -> None:
+@pytest.mark.parametrize("wide_min", [searchanswer.WIDE_MIN, 1])  # 1: every query's widest term kept apart (Solo)
+def test_labelled_fixture_same_hits_scores_snippets_as_the_reference(fixture_store: Path, wide_min: int,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(searchanswer, "WIDE_MIN", wide_min)
     queries = [q for q, _ in fx.queries()] + ["the", "how to", "cut-off", "cutoff", "deploy billing", "x", ""]
     compared = 0
     for q in queries:
@@ -119,11 +122,13 @@ def write_store(root: Path, notes: List[Tuple[str, str, str, str]]) -> None:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(stores(), stores(), st.lists(TEXT, min_size=1, max_size=4), st.sampled_from([None, "user", "odd"]))
+@given(stores(), stores(), st.lists(TEXT, min_size=1, max_size=4), st.sampled_from([None, "user", "odd"]),
+       st.sampled_from([searchanswer.WIDE_MIN, 1]))
 def test_generated_stores_and_edits_same_as_the_reference(
         first: List[Tuple[str, str, str, str]], second: List[Tuple[str, str, str, str]], queries: List[str],
-        type_: Optional[str]) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
+        type_: Optional[str], wide_min: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as mp:
+        mp.setattr(searchanswer, "WIDE_MIN", wide_min)
         root = Path(tmp)
         write_store(root, first)
         assert searchindex.build(str(root))
