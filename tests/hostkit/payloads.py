@@ -64,7 +64,7 @@ def payloads(host: str, event: str, index: str, other: str, cwd: str) -> Tuple[b
     added = "".join("+" + line for line in (OLD + GROW).splitlines(True))
     patch = "*** Begin Patch\n*** Update File: MEMORY.md\n@@\n-%s%s*** End Patch\n" % (OLD, added)
     table: Dict[str, Callable[[], Tuple[bytes, Optional[bytes]]]] = {
-        "claude": lambda: (_claude(event or "PreToolUse", "Read" if event == "PreToolUse" else "Bash", {"file_path": other, "command": "ls"}, cwd),
+        "claude": lambda: (_claude(event or "PreToolUse", "Bash", {"file_path": other, "command": "ls -la"}, cwd),
                            _claude("PreToolUse", "Edit", edit, cwd) if event == "PreToolUse" else None),
         "cursor": lambda: (json.dumps({"hook_event_name": "preToolUse", "cwd": cwd, "tool_name": "Read", "tool_input": {"file_path": other}}).encode(),
                            json.dumps({"hook_event_name": "preToolUse", "cwd": cwd, "tool_name": "StrReplace",

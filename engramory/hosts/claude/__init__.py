@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from engramory.size import Window
 
 TAG = "engramory guard"
+SHELL_TOOL = "Bash"
+SHELL_WRITE_TOOL = "Bash write (heredoc, printf or echo)"
 
 # --- registry declarations (see engramory/hosts/__init__.py) ---
 NAME = "claude"
@@ -118,6 +120,8 @@ def handle(raw: bytes, env: "Mapping[str, str] | None" = None) -> str:
 def _handle_payload(payload: "dict[str, Any] | None", env: "Mapping[str, str] | None") -> str:
     if payload is None:
         return ""
+    if payload.get("tool_name") == SHELL_TOOL:
+        return _shell(payload, env)
     path = scope.raw_path(payload.get("tool_input"))
     if path is None:
         return ""
@@ -142,6 +146,43 @@ def _handle_payload(payload: "dict[str, Any] | None", env: "Mapping[str, str] | 
     if decision is None:
         return ""
     return render(decision)
+
+
+def _shell(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> str:
+    """A Bash call (installs since issue 22 select Bash in the PreToolUse matcher): the writes
+    whose bytes the command fixes (engramory.shellwrite: `cat > F <<EOF`, `printf ... >> F`,
+    `echo ... > F`) into an index or a store are judged by the core as a Write of those bytes
+    would be; the host's own stale-read check covers Write, not the shell. Any other command
+    is left to the after-tool notice, as before."""
+    tool_input = payload.get("tool_input")
+    command = tool_input.get("command") if isinstance(tool_input, dict) else None
+    if not isinstance(command, str) or ("<<" not in command and (
+            ">" not in command or ("printf" not in command and "echo" not in command))):
+        return ""  # the common case: no heredoc, no printf/echo into a file; nothing is imported
+    from engramory import judge as verdict  # lazy: a command that may write a file only
+    from engramory import shellwrite
+
+    environ = scope.environ() if env is None else env
+    cwd = payload.get("cwd")
+    base = cwd if isinstance(cwd, str) and cwd else None
+    autos = index_paths(base or "", environ)
+
+    def judged(path: str) -> "str | None":
+        """The path a write of `path` is judged as: itself, or the auto-memory index it is
+        (or that links to it); None when no store or index cares about it."""
+        if scope.interesting(path, environ) or path in autos:
+            return path
+        return scope.index_alias(path, autos)
+
+    worst: Decision | None = None
+    for w in shellwrite.predicted(command, base, lambda path: judged(path) is not None):
+        path = judged(w.path) or w.path
+        seen = verdict.session_for(NAME, payload.get("session_id"), path)
+        decision = verdict.judge(path, w.before, w.after, environ, window(), SHELL_WRITE_TOOL, seen)
+        if decision is not None and decision.action == verdict.DENY:
+            return render(decision)
+        worst = worst or decision
+    return render(worst) if worst is not None else ""
 
 
 def main(argv: "list[str] | None" = None) -> int:

@@ -14,8 +14,8 @@ Code reads and runs what it would run:
   inherit, and which ones make the guard watch another file or let an index past the host's
   window;
 - our three handlers wherever they are: the matcher must select the tools the hook exists for
-  (Edit and Write; Bash and Monitor), a handler must not be `"async": true` (an async
-  PreToolUse hook cannot deny, an async PostToolUse report arrives after the model moved on);
+  (Edit and Write, a note without Bash; Bash and Monitor), and none be `"async": true` (an
+  async PreToolUse hook cannot deny; an async PostToolUse report comes after the model moved on);
 - an `engramory@<marketplace>` plugin enabled by `enabledPlugins` (the highest scope naming
   it decides): its folder found as Claude Code finds it (a local marketplace's folder, run in
   place; else installed_plugins.json; else the newest copy under plugins/cache/), and the
@@ -117,12 +117,8 @@ class Found:
     """One handler of ours in one settings file."""
 
     def __init__(self, scope: str, path: str, event: str, group: dict[str, Any], handler: dict[str, Any], script: str) -> None:
-        self.scope = scope
-        self.path = path
-        self.event = event
-        self.group = group
-        self.handler = handler
-        self.script = script
+        self.scope, self.path, self.event = scope, path, event
+        self.group, self.handler, self.script = group, handler, script
         self.legacy = False  # wired as an earlier install wrote it (the script itself, not ENTRY)
         self.what = script
         self.extra: dict[str, str] = {}  # variables the host sets for this handler (CLAUDE_PLUGIN_ROOT)
@@ -249,9 +245,7 @@ def _env_problems(env_sources: Mapping[str, str], effective: Mapping[str, str], 
     if name and name != config.INDEX_NAME:
         report.problem(
             "ENGRAMORY_INDEX_NAME=%s (from %s): the guard watches %s, but Claude Code loads %s"
-            % (name[:60], where("ENGRAMORY_INDEX_NAME"), name[:60], config.INDEX_NAME),
-            fix("ENGRAMORY_INDEX_NAME"),
-        )
+            % (name[:60], where("ENGRAMORY_INDEX_NAME"), name[:60], config.INDEX_NAME), fix("ENGRAMORY_INDEX_NAME"))
     paths = effective.get("ENGRAMORY_INDEX_PATH", "").strip()
     if paths:
         listed = [p for p in paths.split(os.pathsep) if p.strip()]
@@ -518,16 +512,23 @@ def _wiring_problems(found: Sequence[Found], effective: Mapping[str, str], repor
             _check_handler(f, event, tools, what, effective, report)
 
 
-def _check_handler(f: Found, event: str, tools: Sequence[str], what: str, effective: Mapping[str, str],
-                   report: Report) -> None:
-    label = "%s (%s)" % (what, f.where)
-    f.what = what
+def _check_matcher(f: Found, event: str, tools: Sequence[str], label: str, report: Report) -> None:
     matcher = f.group.get("matcher")
     missed = [t for t in tools if not matcher_selects(matcher, t)]
     if missed:
         report.problem("%s: the matcher %s does not select %s (matchers are case-sensitive)"
                        % (label, json.dumps(matcher), ", ".join(missed)),
                        f.reinstall + " (it writes the matcher back) or fix it by hand")
+    elif event == "PreToolUse" and not matcher_selects(matcher, "Bash"):  # an install before issue 22
+        report.note("%s: its matcher %s leaves out Bash, so shell writes to an index are judged only after they run; %s "
+                    "adds it" % (label, json.dumps(matcher), f.reinstall))
+
+
+def _check_handler(f: Found, event: str, tools: Sequence[str], what: str, effective: Mapping[str, str],
+                   report: Report) -> None:
+    label = "%s (%s)" % (what, f.where)
+    f.what = what
+    _check_matcher(f, event, tools, label, report)
     if f.handler.get("async") is True:
         report.problem("%s is marked \"async\": true: Claude Code does not wait for it, so it cannot %s"
                        % (label, "deny" if event == "PreToolUse" else "report in time"),

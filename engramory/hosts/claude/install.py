@@ -89,13 +89,15 @@ ENTRY = "engramory_hook.py"
 GUARD_SCRIPT = "engramory_index_guard.py"
 POST_TOOL_SCRIPT = "engramory_post_tool.py"
 SESSION_START_SCRIPT = "engramory_session_start.py"
-EDIT_MATCHER = "Edit|Write|MultiEdit"  # letters and '|' only: an exact-name list on every version
+# letters and '|' only: an exact-name list on every version. Bash since issue 22: the guard
+# judges the shell writes whose bytes it can predict (heredoc, printf, echo) before they run.
+GUARD_MATCHER = "Edit|Write|MultiEdit|Bash"
 # '^', '(', '.', '*' make this a JavaScript regex; anchored so that only these tools match.
 # Monitor (2.1.332) runs shell commands too, under its own tool name.
 SHELL_MATCHER = "^(Bash|PowerShell|Monitor|mcp__.*)$"
 # (event, matcher or None for "every source", the script an earlier install wired for it)
 HOOKS: tuple[tuple[str, str | None, str], ...] = (
-    ("PreToolUse", EDIT_MATCHER, GUARD_SCRIPT),
+    ("PreToolUse", GUARD_MATCHER, GUARD_SCRIPT),
     ("PostToolUse", SHELL_MATCHER, POST_TOOL_SCRIPT),
     ("SessionStart", None, SESSION_START_SCRIPT),
     # A background shell command (run_in_background, Monitor) writes after its PostToolUse

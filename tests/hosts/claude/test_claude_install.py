@@ -117,7 +117,7 @@ def test_install_user_scope(e: Env, capsys: pytest.CaptureFixture[str]) -> None:
     assert sorted(entries) == ["PostToolUse", "PreToolUse", "SessionStart", "UserPromptSubmit"]
     matchers = {ev: [h["matcher"] for h in hs] for ev, hs in entries.items()}
     assert matchers == {
-        "PreToolUse": ["Edit|Write|MultiEdit"],
+        "PreToolUse": ["Edit|Write|MultiEdit|Bash"],
         "PostToolUse": ["^(Bash|PowerShell|Monitor|mcp__.*)$"],
         "SessionStart": [None],
         "UserPromptSubmit": [None],
@@ -367,7 +367,7 @@ def test_dry_run_writes_nothing(e: Env, capsys: pytest.CaptureFixture[str]) -> N
     assert install_cmd.main(["--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "--- %s" % e.settings in out and "+++ %s" % e.settings in out
-    assert '+                "matcher": "Edit|Write|MultiEdit",' in out
+    assert '+                "matcher": "Edit|Write|MultiEdit|Bash",' in out
     assert "    + engramory/__init__.py" in out and "    + hooks/engramory_index_guard.py" in out
     assert e.settings.read_bytes() == FOREIGN
     assert list(e.config.iterdir()) == [e.settings]
@@ -375,7 +375,7 @@ def test_dry_run_writes_nothing(e: Env, capsys: pytest.CaptureFixture[str]) -> N
     capsys.readouterr()
     assert uninstall_cmd.main(["--dry-run"]) == 0
     out = capsys.readouterr().out
-    assert "would be removed" in out and "-                \"matcher\": \"Edit|Write|MultiEdit\"," in out
+    assert "would be removed" in out and "-                \"matcher\": \"Edit|Write|MultiEdit|Bash\"," in out
     assert e.skill.exists() and our_entries(e.settings)
 
 

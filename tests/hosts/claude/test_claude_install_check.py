@@ -194,7 +194,7 @@ PLUGIN_VARIANTS: list[tuple[str, Callable[[Home, Path], None], str]] = [
     ("hooks-json-gone", lambda h, f: (f / "hooks" / "hooks.json").unlink(), "hooks.json does not exist"),
     ("hooks-json-broken", lambda h, f: (f / "hooks" / "hooks.json").write_text("{"), "Claude Code loads none of its hooks"),
     ("matcher", lambda h, f: (f / "hooks" / "hooks.json").write_text(
-        (f / "hooks" / "hooks.json").read_text().replace('"Edit|Write|MultiEdit"', '"edit|write"')), "does not select Edit, Write"),
+        (f / "hooks" / "hooks.json").read_text().replace('"Edit|Write|MultiEdit|Bash"', '"edit|write"')), "does not select Edit, Write"),
     ("folder-gone", lambda h, f: __import__("shutil").rmtree(f), "has no copy of it"),
     ("env-hard", lambda h, f: h.edit(h.user, lambda d: d.update(env={"ENGRAMORY_HARD": "100000", "ENGRAMORY_HARD_BYTES": "9999999"})),
      "a smoke run shows it would not act"),

@@ -38,6 +38,8 @@ PATCH_TOOLS = ("apply_patch", "ApplyPatch", "patch", "MultiEdit")
 def agent_call(case: str, index: Path) -> ToolUse:
     if case == "write":
         return ToolUse("Write", {"file_path": str(index), "content": stale.FULL_WRITE})
+    if case == "shell":  # the whole index rewritten through Bash from what the agent read
+        return ToolUse("Bash", {"command": "cat > '%s' <<'EOF'\n%sEOF" % (index, stale.FULL_WRITE), "description": "rewrite"})
     return ToolUse("Edit", {"file_path": str(index), "old_string": stale.OLD_LINE, "new_string": stale.NEW_LINE})
 
 
@@ -52,12 +54,12 @@ def run_case(claude: RunClaude, home: Path, project: Path, tmp_path: Path, case:
     turns: List[Any] = [ToolUse("Read", {"file_path": str(index)})]
     turns.append(stale.after_foreign(index, lambda: write) if foreign else write)
     turns.append(Text("done"))
-    result = claude(turns, env={"ENGRAMORY_TRACE_FILE": str(trace)})
+    result = claude(turns, env={"ENGRAMORY_TRACE_FILE": str(trace)}, allowed_tools=["Bash"] if case == "shell" else None)
     results = result.tool_results()
     assert [r.tool_name for r in results] == ["Read", agent_call(case, index).name], result.describe()
     assert not results[0].is_error and "note 4" in results[0].text  # the read showed the seeded index
     assert stale.FOREIGN.strip() not in results[0].text
-    measured = stale.Measured(index.read_bytes(), case, [r.text for r in results],
+    measured = stale.Measured(index.read_bytes(), "write" if case == "shell" else case, [r.text for r in results],
                               left=stale.READ_FOREIGN if foreign else stale.SEED)
     return result, measured, traced(trace).get(str(index), [])
 
@@ -92,6 +94,22 @@ def test_stale_edit_host_keeps_the_foreign_line(claude: RunClaude, e2e_home: Pat
     # installed, the guard judged the Edit against the disk as the other writer left it and
     # predicted the host's bytes (the foreign line kept): nothing for it to refuse
     assert predicted(judged) == ([stale.EDITED_KEPT.encode()] if guard else [])
+
+
+@GUARD
+def test_stale_shell_rewrite_drops_the_foreign_line(claude: RunClaude, e2e_home: Path, e2e_project: Path,
+                                                    tmp_path: Path, guard: bool) -> None:
+    """A heredoc rewrite of the whole index through Bash, from a stale Read: the host's
+    staleness check is its Write tool's, so the shell drops the other writer's line. Installed,
+    the guard judges that write before it runs (Bash in the PreToolUse matcher) by its caps
+    only: Claude Code's Read is not hooked, so the guard has no record of what the agent was
+    shown and lets it through (a gap, said in PORTING's stale-write table)."""
+    result, m, _ = run_case(claude, e2e_home, e2e_project, tmp_path, "shell", guard)
+    write = result.tool_results()[1]
+    assert not write.is_error, write.text
+    assert m.outcome == stale.DROPPED
+    assert m.on_disk == stale.FULL_WRITE.encode()
+    assert "engramory" not in write.text  # within the caps, the guard says nothing
 
 
 def test_no_patch_tool_is_offered(claude: RunClaude, e2e_home: Path, e2e_project: Path, tmp_path: Path) -> None:

@@ -214,16 +214,18 @@ def test_store_config_is_read_only_to_the_agent(claude: RunClaude, e2e_home: Pat
             ToolUse("Write", {"file_path": str(cfg), "content": '{"version": 1, "hardLines": 100000}\n'}),
             ToolUse("Edit", {"file_path": str(cfg), "old_string": ', "readOnly": ["user-*.md"]', "new_string": ""}),
             ToolUse("Bash", {"command": f"printf '{{\"version\": 1, \"hardLines\": 100000}}' > '{cfg}'", "description": "shell"}),
+            ToolUse("Bash", {"command": f"sed -i 's/user-/any-/' '{cfg}'", "description": "shell"}),
             Text("done"),
         ],
         allowed_tools=["Bash"],
         env={"ENGRAMORY_INDEX_PATH": str(store / "MEMORY.md")},
     )
-    write, edit, shell = result.tool_results()
-    for denied in (write, edit):
+    write, edit, printed, shell = result.tool_results()
+    # a printf whose bytes the command fixes is judged before it runs (Bash in the matcher, issue 22)
+    for denied in (write, edit, printed):
         assert denied.is_error and "read-only to the agent" in denied.text, denied.text
     assert not shell.is_error
-    assert cfg.read_bytes() != before  # a shell command cannot be stopped; it is reported
+    assert cfg.read_bytes() == before.replace(b"user-", b"any-")  # a sed -i cannot be predicted; it is reported
     assert f"after this Bash call, the store config {cfg} changed" in result.all_text_shown(), result.describe()
 
 
