@@ -321,7 +321,12 @@ def judge(path: str, tool: str, before: "bytes | None", after: "bytes | None", e
 
 
 def render_deny(reason: str) -> str:
-    reason = reason.strip() or "engramory blocked this edit: it would grow a memory index past its hard cap."
+    """The deny JSON. Codex shows the model `Command blocked by PreToolUse hook: <reason>.
+    Command: <command>` (measured on 0.171.0), adding a period of its own: one final period of
+    the reason is dropped so the model does not read "..". """
+    reason = reason.strip() or "engramory blocked this edit: it would grow a memory index past its hard cap"
+    if reason.endswith(".") and not reason.endswith(".."):
+        reason = reason[:-1]
     return jsonlite.dumps({
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",

@@ -93,6 +93,8 @@ def test_over_cap_growth_denied_through_every_route(home: codex_driver.Home) -> 
     for n, (output, numbers) in enumerate(zip(outputs, expected)):
         assert output.startswith(BLOCKED), output[:300]
         assert numbers in output, output[:400]
+        # Codex puts ". Command: <command>" after the reason: one period, not two (render_deny)
+        assert ". Command: " in output and ".. Command: " not in output, output[-400:]
         # the reason is in the very next request the model gets
         assert numbers in json.dumps(result.requests[n + 1]["input"])
     assert "apply_patch (through the shell)" in outputs[3]
