@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 TAG = "engramory guard"
 SHELL_TOOL = "Bash"
+READ_TOOL = "Read"  # PostToolUse: what the agent read, for the stale-write rule of Bash writes
 SHELL_WRITE_TOOL = "Bash write (heredoc, printf or echo)"
 
 # --- registry declarations (see engramory/hosts/__init__.py) ---
@@ -200,11 +201,32 @@ def post(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str,
     payload = top_fields(raw)
     if payload is None:
         return "", "", 0
+    if payload.get("tool_name") == READ_TOOL:
+        _after_read(parse(raw), scope.environ() if env is None else env)
+        return "", "", 0  # a Read changes nothing the backstop watches
     if automemory.unchanged(payload, scope.environ() if env is None else env):
         return "", "", 0  # nothing notices watches moved: it is not imported
     from engramory.notices import after_tool_or_late  # not on the guard's path
 
     return after_tool_or_late(payload, env), "", 0
+
+
+def _after_read(payload: "dict[str, Any] | None", env: "Mapping[str, str]") -> None:
+    """PostToolUse of Read (installs since issue 22): when it read an index, record what the
+    agent was shown (engramory.stale), so that a Bash rewrite of the whole index from that read
+    is judged by the stale-write rule (the host checks staleness for its Write tool only). Any
+    other file: nothing imported, nothing opened."""
+    tool_input = payload.get("tool_input") if payload is not None else None
+    raw = tool_input.get("file_path") if isinstance(tool_input, dict) else None
+    if payload is None or not isinstance(raw, str) or not raw:
+        return
+    cwd = payload.get("cwd")
+    full = scope.resolve_path(raw, cwd if isinstance(cwd, str) else None)
+    if not scope.guards_index(full, env) and full not in index_paths(cwd if isinstance(cwd, str) else "", env):
+        return
+    from engramory import stale  # lazy: the stale-write record only for a read of an index
+
+    stale.note_read(full, stale.session(NAME, payload.get("session_id")))
 
 
 def start(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":

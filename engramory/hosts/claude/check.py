@@ -65,6 +65,9 @@ NEEDS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("UserPromptSubmit", POST_TOOL_SCRIPT, (), "the late-write backstop (UserPromptSubmit)"),
 )
 SCRIPTS = tuple(dict.fromkeys(script for _, script, _, _ in NEEDS))
+# the tool each matcher selects since issue 22, which an earlier install's leaves out (a note)
+SINCE_22 = {"PreToolUse": ("Bash", "shell writes to an index are judged only after they run"),
+            "PostToolUse": ("Read", "a Bash rewrite of an index from a stale Read is not refused")}
 # Installs wire the generic entry, `hooks/engramory_hook.py claude <event>` (issue 20); the
 # scripts above are what earlier installs wired (shims of it now). Each hook is named by the
 # script that was its own: the event argument of the generic command -> that script.
@@ -89,12 +92,8 @@ def managed_settings_path() -> str:
 def scope_files(env: Mapping[str, str], cwd: str) -> list[tuple[str, str]]:
     """(scope, settings path) in precedence order, highest first."""
     project = os.path.join(cwd, ".claude")
-    return [
-        ("managed", managed_settings_path()),
-        ("local", os.path.join(project, "settings.local.json")),
-        ("project", os.path.join(project, "settings.json")),
-        ("user", os.path.join(claude_config_dir(env), "settings.json")),
-    ]
+    return [("managed", managed_settings_path()), ("local", os.path.join(project, "settings.local.json")),
+            ("project", os.path.join(project, "settings.json")), ("user", os.path.join(claude_config_dir(env), "settings.json"))]
 
 
 def matcher_selects(matcher: Any, tool: str) -> bool:
@@ -519,9 +518,9 @@ def _check_matcher(f: Found, event: str, tools: Sequence[str], label: str, repor
         report.problem("%s: the matcher %s does not select %s (matchers are case-sensitive)"
                        % (label, json.dumps(matcher), ", ".join(missed)),
                        f.reinstall + " (it writes the matcher back) or fix it by hand")
-    elif event == "PreToolUse" and not matcher_selects(matcher, "Bash"):  # an install before issue 22
-        report.note("%s: its matcher %s leaves out Bash, so shell writes to an index are judged only after they run; %s "
-                    "adds it" % (label, json.dumps(matcher), f.reinstall))
+    elif event in SINCE_22 and not matcher_selects(matcher, SINCE_22[event][0]):  # an install before issue 22
+        report.note("%s: its matcher %s leaves out %s, so %s; %s adds it"
+                    % (label, json.dumps(matcher), SINCE_22[event][0], SINCE_22[event][1], f.reinstall))
 
 
 def _check_handler(f: Found, event: str, tools: Sequence[str], what: str, effective: Mapping[str, str],

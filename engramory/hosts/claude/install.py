@@ -94,7 +94,8 @@ SESSION_START_SCRIPT = "engramory_session_start.py"
 GUARD_MATCHER = "Edit|Write|MultiEdit|Bash"
 # '^', '(', '.', '*' make this a JavaScript regex; anchored so that only these tools match.
 # Monitor (2.1.332) runs shell commands too, under its own tool name.
-SHELL_MATCHER = "^(Bash|PowerShell|Monitor|mcp__.*)$"
+# Read since issue 22: its PostToolUse records what the agent saw (engramory.stale).
+SHELL_MATCHER = "^(Bash|PowerShell|Monitor|Read|mcp__.*)$"
 # (event, matcher or None for "every source", the script an earlier install wired for it)
 HOOKS: tuple[tuple[str, str | None, str], ...] = (
     ("PreToolUse", GUARD_MATCHER, GUARD_SCRIPT),

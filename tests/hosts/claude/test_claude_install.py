@@ -118,7 +118,7 @@ def test_install_user_scope(e: Env, capsys: pytest.CaptureFixture[str]) -> None:
     matchers = {ev: [h["matcher"] for h in hs] for ev, hs in entries.items()}
     assert matchers == {
         "PreToolUse": ["Edit|Write|MultiEdit|Bash"],
-        "PostToolUse": ["^(Bash|PowerShell|Monitor|mcp__.*)$"],
+        "PostToolUse": ["^(Bash|PowerShell|Monitor|Read|mcp__.*)$"],
         "SessionStart": [None],
         "UserPromptSubmit": [None],
     }

@@ -32,6 +32,7 @@ pytestmark = pytest.mark.e2e
 GUARD = pytest.mark.parametrize("guard", [False, True], ids=["bare", "guarded"])
 HOST_REFUSAL = ("File has been modified since read, either by the user or by a linter. Read it again before "
                 "attempting to write it.")
+SHELL_WRITE_TOOL = "Bash write (heredoc, printf or echo)"  # engramory.hosts.claude's label
 PATCH_TOOLS = ("apply_patch", "ApplyPatch", "patch", "MultiEdit")
 
 
@@ -97,19 +98,26 @@ def test_stale_edit_host_keeps_the_foreign_line(claude: RunClaude, e2e_home: Pat
 
 
 @GUARD
-def test_stale_shell_rewrite_drops_the_foreign_line(claude: RunClaude, e2e_home: Path, e2e_project: Path,
-                                                    tmp_path: Path, guard: bool) -> None:
+def test_stale_shell_rewrite_host_drops_and_the_guard_refuses(claude: RunClaude, e2e_home: Path, e2e_project: Path,
+                                                              tmp_path: Path, guard: bool) -> None:
     """A heredoc rewrite of the whole index through Bash, from a stale Read: the host's
-    staleness check is its Write tool's, so the shell drops the other writer's line. Installed,
-    the guard judges that write before it runs (Bash in the PreToolUse matcher) by its caps
-    only: Claude Code's Read is not hooked, so the guard has no record of what the agent was
-    shown and lets it through (a gap, said in PORTING's stale-write table)."""
+    staleness check is its Write tool's, so, bare, the shell drops the other writer's line.
+    Installed, PostToolUse on Read records what the agent was shown and the PreToolUse guard
+    (Bash in its matcher) refuses the rewrite by the stale-write rule, the reason in the model's
+    next request, the other writer's line kept."""
     result, m, _ = run_case(claude, e2e_home, e2e_project, tmp_path, "shell", guard)
     write = result.tool_results()[1]
-    assert not write.is_error, write.text
-    assert m.outcome == stale.DROPPED
-    assert m.on_disk == stale.FULL_WRITE.encode()
-    assert "engramory" not in write.text  # within the caps, the guard says nothing
+    if not guard:
+        assert not write.is_error, write.text
+        assert m.outcome == stale.DROPPED
+        assert m.on_disk == stale.FULL_WRITE.encode()
+        return
+    assert write.is_error, write.text
+    refusal = stale.stale_message(SHELL_WRITE_TOOL, str(e2e_project / "memory" / "MEMORY.md"))
+    assert refusal in write.text, write.text
+    assert json.dumps(refusal, ensure_ascii=False)[1:-1] in request_text(result, 2)  # in the model's next request
+    assert m.outcome == stale.REFUSED
+    assert m.on_disk == stale.READ_FOREIGN.encode()
 
 
 def test_no_patch_tool_is_offered(claude: RunClaude, e2e_home: Path, e2e_project: Path, tmp_path: Path) -> None:

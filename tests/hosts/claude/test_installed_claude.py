@@ -451,7 +451,7 @@ def test_plugin_validates_and_loads_with_plugin_dir(
     # --strict: a warning (an unknown manifest field, say) fails too.
     validate = plugin_cli(claude_cli, e2e_home, "validate", "--strict", str(ROOT))
     assert "Validation passed" in validate.stdout
-    for provided in ("PreToolUse Edit|Write|MultiEdit|Bash", "PostToolUse ^(Bash|PowerShell|Monitor|mcp__.*)$", "SessionStart"):
+    for provided in ("PreToolUse Edit|Write|MultiEdit|Bash", "PostToolUse ^(Bash|PowerShell|Monitor|Read|mcp__.*)$", "SessionStart"):
         assert f"hooks: {provided}" in validate.stdout
 
     # No install: only --plugin-dir wires the hooks, and the guard refuses the big write.
