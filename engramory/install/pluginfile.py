@@ -116,8 +116,6 @@ ASK_JS = ("const LAUNCHER = %s;\n" % json.dumps(LAUNCHER)) + r'''function ask(qu
   });
 }
 '''
-# the same call as the plugins of a host not yet moved to the generic entry spawn it (OpenClaw)
-LEGACY_ASK_JS = ASK_JS.replace(SPAWN, LEGACY_SPAWN)
 
 
 def plugin_text(spec: Spec, interpreter: str, script: str) -> str:
