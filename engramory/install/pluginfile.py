@@ -47,16 +47,13 @@ class Spec:
         base: Callable[[str, str, Mapping[str, str]], str], plugins_dir: str, timeout_ms: int, note: str,
         scopes: Sequence[tuple[str, str]],
         prove: Callable[[Target, Callable[[str], Any]], list[str]] | None = None,
-        script: str = "",
     ) -> None:
         self.host = host
         self.title = title
-        # hooks/<script>, the Python side the plugin runs: the generic entry (with HOST after
-        # it), or (`script` given, a host not moved yet) the host's own entry script
-        self.script = script or ENTRY
+        self.script = ENTRY  # hooks/<script>, the Python side the plugin runs (with HOST after it)
         # hooks/<legacy_script>: what the plugin of an install from before the generic entry
         # runs (a shim, still shipped); such a plugin stays ours (see `form`)
-        self.legacy_script = "" if script else legacy_script
+        self.legacy_script = legacy_script
         self.plugin = plugin  # the plugin file's name
         self.marker = marker  # its first line: how a file of ours is recognised
         self.template = template  # with "__PYTHON__" and "__SCRIPT__" to fill in
@@ -119,8 +116,6 @@ ASK_JS = ("const LAUNCHER = %s;\n" % json.dumps(LAUNCHER)) + r'''function ask(qu
   });
 }
 '''
-# the same call as the plugins of a host not yet moved to the generic entry spawn it (Cline, OpenClaw)
-LEGACY_ASK_JS = ASK_JS.replace(SPAWN, LEGACY_SPAWN)
 
 
 def plugin_text(spec: Spec, interpreter: str, script: str) -> str:

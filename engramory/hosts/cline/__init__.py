@@ -1,6 +1,7 @@
 """Cline CLI (`cline`): a plugin (`.cline/plugins/engramory.js`, written by `engramory install
---host cline`) hands each `editor` and `apply_patch` call to this module through
-`hooks/engramory_cline_hook.py` and answers `{skip: true, reason}` when the answer is a deny
+--host cline`) hands each `editor` and `apply_patch` call to this module through the generic
+entry, `hooks/engramory_hook.py cline` (plugins of earlier installs run the shim
+`hooks/engramory_cline_hook.py`), and answers `{skip: true, reason}` when the answer is a deny
 (only that call is blocked; the model reads `{"error": reason}`). A plugin that throws or takes
 more than 3 s ends the whole run, so the plugin bounds every call to well under that and lets
 the tool run when the guard is slow, missing or broken.

@@ -37,11 +37,12 @@ import { spawn } from "node:child_process";
 
 const PYTHON = "__PYTHON__";
 const SCRIPT = "__SCRIPT__";
+const HOST = "cline";
 const TIMEOUT_MS = 2000;
 const GUARDED = new Set(["editor", "apply_patch"]);
 const SHELL = new Set(["run_commands"]);
 
-''' + core.LEGACY_ASK_JS + r'''
+''' + core.ASK_JS + r'''
 function toolName(p) {
   return (p && p.tool && p.tool.name) || (p && p.toolCall && p.toolCall.toolName) || "";
 }
@@ -92,7 +93,7 @@ def _base(scope: str, project: str, env: Mapping[str, str]) -> str:
 
 
 SPEC = core.Spec(
-    host="cline", title="Cline CLI", legacy_script="", script="engramory_cline_hook.py", plugin="engramory.js",
+    host="cline", title="Cline CLI", legacy_script="engramory_cline_hook.py", plugin="engramory.js",
     marker="// engramory guard for Cline", template=PLUGIN_TEMPLATE, base=_base, plugins_dir="plugins",
     timeout_ms=TIMEOUT_MS, note="Cline loads plugins when a run starts: the next run is guarded.",
     scopes=(("user", "~/.cline"), ("project", "./.cline")),

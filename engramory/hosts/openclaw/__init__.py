@@ -1,6 +1,7 @@
 """OpenClaw (`openclaw`): a native plugin (written by `engramory install --host openclaw` and
 enabled in the config) whose `before_tool_call` hook hands each `write`, `edit` and
-`apply_patch` to this module through `hooks/engramory_openclaw_hook.py` and returns
+`apply_patch` to this module through the generic entry, `hooks/engramory_hook.py openclaw`
+(plugins of earlier installs run the shim `hooks/engramory_openclaw_hook.py`), and returns
 `{block: true, blockReason}` when the answer is a deny (the model reads the reason verbatim).
 A hook that throws or takes longer than 15 s BLOCKS the call ("before_tool_call hook failed"),
 so the plugin catches everything, bounds each call to 5 s and lets the tool run otherwise.

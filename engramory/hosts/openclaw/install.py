@@ -3,7 +3,10 @@ OpenClaw plugin, enabled in the config.
 
 - The runtime is copied to `~/.openclaw/engramory/` (`$OPENCLAW_HOME/.openclaw/` when set) and
   the plugin (`openclaw.plugin.json`, `package.json`, `index.mjs`) written to
-  `~/.openclaw/engramory-plugin/`, with the interpreter and the entry script's path in it.
+  `~/.openclaw/engramory-plugin/`, with the interpreter and the entry script's path in it: the
+  generic entry, `hooks/engramory_hook.py`, which `index.mjs` runs with `openclaw` after it. An
+  `index.mjs` an install from before it wrote (running `hooks/engramory_openclaw_hook.py`, a shim
+  now) still guards: --check passes it with a note, install replaces it.
 - The config (`$OPENCLAW_CONFIG_PATH`, else `~/.openclaw/openclaw.json`, JSON with comments) gets
   the plugin folder in `plugins.load.paths` and `plugins.entries.engramory.enabled: true`: the
   two keys `openclaw plugins install --link … --accept-capabilities` and `plugins enable` write.
@@ -35,7 +38,7 @@ from engramory.install.bundle import (
     take_out_bundle,
     unlink_quietly,
 )
-from engramory.install.pluginfile import LEGACY_ASK_JS, plugin_consts, smoke_plugin
+from engramory.install.pluginfile import ASK_JS, EARLIER, ENTRY, OTHER, earlier_note, form, smoke_plugin
 from engramory.install.settings import (
     Change,
     JsonDoc,
@@ -61,7 +64,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 PLUGIN_ID = "engramory"
-SCRIPT = "engramory_openclaw_hook.py"
+SCRIPT = ENTRY  # hooks/engramory_hook.py, run with HOST (openclaw) after it
+LEGACY_SCRIPT = "engramory_openclaw_hook.py"  # what index.mjs ran before the generic entry (a shim now)
 TIMEOUT_MS = 5000  # the plugin's own bound; OpenClaw blocks the call when a hook takes 15 s
 
 MANIFEST_JSON = {
@@ -92,11 +96,12 @@ import { spawn } from "node:child_process";
 
 const PYTHON = "__PYTHON__";
 const SCRIPT = "__SCRIPT__";
+const HOST = "openclaw";
 const TIMEOUT_MS = 5000;
 const GUARDED = new Set(["write", "edit", "apply_patch"]);
 const READ = new Set(["read"]);
 
-''' + LEGACY_ASK_JS + r'''
+''' + ASK_JS + r'''
 export default {
   id: "engramory",
   name: "engramory",
@@ -329,8 +334,10 @@ def run_check(target: Target) -> int:
         text = ""
         problems.append("%s is missing: OpenClaw has no guard plugin to load" % index)
     if text:
-        exe, script = plugin_consts(text)
-        if isinstance(exe, str) and isinstance(script, str) and text != plugin_files(exe, script)["index.mjs"].decode():
+        found = form(text, lambda exe, script: plugin_files(exe, script)["index.mjs"].decode(), "openclaw", LEGACY_SCRIPT)
+        if found == EARLIER:
+            out("  note: %s\n" % earlier_note(index, LEGACY_SCRIPT, "openclaw"))
+        elif found == OTHER:
             problems.append("%s is not the plugin this engramory writes (an older or edited copy): what it does is not "
                             "what is checked here (an older one does not tell the guard what `read` showed, so a "
                             "stale write is not refused)" % index)

@@ -51,6 +51,14 @@ class Cline(Host):
     def bundle(self) -> Path:
         return self.project / ".cline" / "engramory"
 
+    @property
+    def plugin(self) -> Path:
+        return self.project / ".cline" / "plugins" / "engramory.js"
+
+    @property
+    def hook_script(self) -> str:
+        return "hooks/engramory_hook.py"  # the plugin spawns `engramory_hook.py cline`
+
     def prepare(self, mock: Any, env: Dict[str, str]) -> None:
         auth = common.run([str(self.cli()), "auth", "-p", "openai-compatible", "-k", "dummy", "-b", mock.base_url,
                            "-m", mock.model], self.project, env, 60)

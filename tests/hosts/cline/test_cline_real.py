@@ -11,6 +11,7 @@ import random
 
 import differential
 import edit_cases
+import legacy
 import scenarios
 from cline_driver import Cline
 
@@ -84,6 +85,25 @@ def test_predictions_match_the_bytes_cline_writes(cline: Cline) -> None:
             edit.call = cline.insert_call(str(edit.path), rng.randrange(0, lines + 3), case.new)
     changed = differential.run(cline, edits, timeout=300).changed
     assert changed >= 20, "only %d of the generated edits changed their file" % changed
+
+
+def test_an_install_from_before_the_generic_entry_still_denies_and_a_reinstall_moves_it(cline: Cline) -> None:
+    """The plugin an earlier install wrote (kept byte for byte in tests/fixtures/), running the
+    shim hooks/engramory_cline_hook.py with today's bundle: Cline still refuses an over-cap write
+    through it, --check passes with a note, and a reinstall leaves the generic form only (the
+    real Cline then refuses through it too)."""
+    cline.install()
+    legacy.make_old(cline.plugin, cline.bundle, "cline.js", "engramory_cline_hook.py")
+    out = cline.check_passes()
+    assert "was written by an earlier install: it runs hooks/engramory_cline_hook.py" in out and "problem" not in out
+    index = cline.project / "memory" / "MEMORY.md"
+    denied = scenarios.over_cap_write(cline, index, short_index(300))
+    assert "engramory blocked this editor" in denied and "grow from 0 to 300 lines" in denied
+    cline.install(first_run=False)
+    legacy.assert_moved(cline.plugin, cline.bundle, "engramory_cline_hook.py", "cline")
+    assert "earlier install" not in cline.check_passes()
+    denied = scenarios.over_cap_write(cline, index, short_index(300))
+    assert "engramory blocked this editor" in denied
 
 
 # -- fail modes ---------------------------------------------------------------------------------

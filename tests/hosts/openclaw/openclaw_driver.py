@@ -49,6 +49,14 @@ class Openclaw(Host):
     def bundle(self) -> Path:
         return self.home / ".openclaw" / "engramory"
 
+    @property
+    def plugin(self) -> Path:
+        return self.home / ".openclaw" / "engramory-plugin" / "index.mjs"
+
+    @property
+    def hook_script(self) -> str:
+        return "hooks/engramory_hook.py"  # index.mjs spawns `engramory_hook.py openclaw`
+
     def prepare(self, mock: Any, env: Dict[str, str]) -> None:
         data = json.loads(self.config.read_text(encoding="utf-8"))
         data.setdefault("models", {})["providers"] = {"mock": {

@@ -15,6 +15,7 @@ from pathlib import Path
 import common
 import differential
 import edit_cases
+import legacy
 import scenarios
 from openclaw_driver import Openclaw
 
@@ -91,6 +92,24 @@ def test_agent_exec_never_runs_the_guard(openclaw: Openclaw) -> None:
     openclaw.install()
     result, _ = openclaw.run([[openclaw.write_call(str(openclaw.index), long_index(150))], "done"], exec_mode=True)
     assert openclaw.index.exists(), result.stdout[-2000:] + result.stderr[-2000:]
+
+
+def test_an_install_from_before_the_generic_entry_still_denies_and_a_reinstall_moves_it(openclaw: Openclaw) -> None:
+    """The index.mjs an earlier install wrote (kept byte for byte in tests/fixtures/), running
+    the shim hooks/engramory_openclaw_hook.py with today's bundle: OpenClaw still blocks a write
+    past the window through it, --check passes with a note, and a reinstall leaves the generic
+    form only (the real OpenClaw then blocks through it too)."""
+    openclaw.install()
+    legacy.make_old(openclaw.plugin, openclaw.bundle, "openclaw.mjs", "engramory_openclaw_hook.py")
+    out = openclaw.check_passes()
+    assert "was written by an earlier install: it runs hooks/engramory_openclaw_hook.py" in out and "problem" not in out
+    denied = scenarios.over_cap_write(openclaw, openclaw.index, long_index(150), "MEMORY.md")
+    assert denied.startswith("engramory blocked this write") and "characters (hard cap 20,000" in denied
+    openclaw.install(first_run=False)
+    legacy.assert_moved(openclaw.plugin, openclaw.bundle, "engramory_openclaw_hook.py", "openclaw")
+    assert "earlier install" not in openclaw.check_passes()
+    denied = scenarios.over_cap_write(openclaw, openclaw.index, long_index(150), "MEMORY.md")
+    assert denied.startswith("engramory blocked this write")
 
 
 # -- fail modes ---------------------------------------------------------------------------------
