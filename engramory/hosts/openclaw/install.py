@@ -38,7 +38,7 @@ from engramory.install.bundle import (
     take_out_bundle,
     unlink_quietly,
 )
-from engramory.install.pluginfile import ASK_JS, EARLIER, ENTRY, OTHER, earlier_note, form, smoke_plugin
+from engramory.install.pluginfile import ASK_JS, EARLIER, ENTRY, OTHER, form, smoke_plugin
 from engramory.install.settings import (
     Change,
     JsonDoc,
@@ -50,6 +50,7 @@ from engramory.install.settings import (
 )
 from engramory.install.steps import (
     apply_or_delete,
+    earlier_note,
     finish_problems,
     header,
     interpreter,
@@ -60,7 +61,7 @@ from engramory.install.steps import (
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from typing import Any
 
 PLUGIN_ID = "engramory"
@@ -302,48 +303,58 @@ def check(args: argparse.Namespace) -> int:
     return 64 if _bad_scope(args, "install") else run_check(Target())
 
 
-def run_check(target: Target) -> int:
-    out = sys.stdout.write
-    out("engramory install --host openclaw --check: %s\n" % target.settings)
-    problems: list[str] = []
+def _config_problems(target: Target) -> list[str]:
+    """What openclaw.json lacks for OpenClaw to load the guard, enable it and call the session-start hook."""
     try:
-        doc: JsonDoc | None = JsonDoc.load(target.settings, comments=True, host="OpenClaw")
+        doc = JsonDoc.load(target.settings, comments=True, host="OpenClaw")
     except SettingsError as exc:
-        problems.append(str(exc))
-        doc = None
-    if doc is not None:
-        raw_plugins = doc.data.get("plugins")
-        plugins: dict[str, Any] = raw_plugins if isinstance(raw_plugins, dict) else {}
-        load, entries = plugins.get("load"), plugins.get("entries")
-        paths = load.get("paths") if isinstance(load, dict) else None
-        entry = entries.get(PLUGIN_ID) if isinstance(entries, dict) else None
-        if not isinstance(paths, list) or target.plugin_dir not in paths:
-            problems.append("%s does not list %s in plugins.load.paths: OpenClaw does not load the guard" % (target.settings, target.plugin_dir))
-        if not (isinstance(entry, dict) and entry.get("enabled") is True):
-            problems.append("plugins.entries.%s.enabled is not true in %s: the guard is off" % (PLUGIN_ID, target.settings))
-        else:
-            hooks = entry.get("hooks")
-            if not (isinstance(hooks, dict) and hooks.get("allowConversationAccess") is True):
-                problems.append("plugins.entries.%s.hooks.allowConversationAccess is not true in %s: OpenClaw never calls "
-                                "before_prompt_build, so the session-start notice is off" % (PLUGIN_ID, target.settings))
+        return [str(exc)]
+    problems: list[str] = []
+    raw_plugins = doc.data.get("plugins")
+    plugins: dict[str, Any] = raw_plugins if isinstance(raw_plugins, dict) else {}
+    load, entries = plugins.get("load"), plugins.get("entries")
+    paths = load.get("paths") if isinstance(load, dict) else None
+    entry = entries.get(PLUGIN_ID) if isinstance(entries, dict) else None
+    if not isinstance(paths, list) or target.plugin_dir not in paths:
+        problems.append("%s does not list %s in plugins.load.paths: OpenClaw does not load the guard" % (target.settings, target.plugin_dir))
+    if not (isinstance(entry, dict) and entry.get("enabled") is True):
+        problems.append("plugins.entries.%s.enabled is not true in %s: the guard is off" % (PLUGIN_ID, target.settings))
+        return problems
+    hooks = entry.get("hooks")
+    if not (isinstance(hooks, dict) and hooks.get("allowConversationAccess") is True):
+        problems.append("plugins.entries.%s.hooks.allowConversationAccess is not true in %s: OpenClaw never calls "
+                        "before_prompt_build, so the session-start notice is off" % (PLUGIN_ID, target.settings))
+    return problems
+
+
+def _plugin_problems(target: Target, out: Callable[[str], Any]) -> list[str]:
+    """What is wrong with the plugin file: missing, not ours, not answering, or without the session-start hook."""
     index = os.path.join(target.plugin_dir, "index.mjs")
     try:
         with open(index, encoding="utf-8") as f:
             text = f.read()
     except OSError:
-        text = ""
-        problems.append("%s is missing: OpenClaw has no guard plugin to load" % index)
-    if text:
-        found = form(text, lambda exe, script: plugin_files(exe, script)["index.mjs"].decode(), "openclaw", LEGACY_SCRIPT)
-        if found == EARLIER:
-            out("  note: %s\n" % earlier_note(index, LEGACY_SCRIPT, "openclaw"))
-        elif found == OTHER:
-            problems.append("%s is not the plugin this engramory writes (an older or edited copy): what it does is not "
-                            "what is checked here (an older one does not tell the guard what `read` showed, so a "
-                            "stale write is not refused)" % index)
-        problems.extend(smoke_plugin(text, target.skill_dir, {"event": "before", "tool": "read", "params": {}},
-                                     TIMEOUT_MS / 1000.0, SCRIPT, out))
-        if "before_prompt_build" not in text:
-            problems.append("%s has no before_prompt_build hook: the session-start notice is off (reinstall)" % index)
+        return ["%s is missing: OpenClaw has no guard plugin to load" % index]
+    if not text:
+        return []
+    problems: list[str] = []
+    found = form(text, lambda exe, script: plugin_files(exe, script)["index.mjs"].decode(), "openclaw", LEGACY_SCRIPT)
+    if found == EARLIER:
+        out("  note: %s\n" % earlier_note(index, LEGACY_SCRIPT, "openclaw"))
+    elif found == OTHER:
+        problems.append("%s is not the plugin this engramory writes (an older or edited copy): what it does is not "
+                        "what is checked here (an older one does not tell the guard what `read` showed, so a "
+                        "stale write is not refused)" % index)
+    problems.extend(smoke_plugin(text, target.skill_dir, {"event": "before", "tool": "read", "params": {}},
+                                 TIMEOUT_MS / 1000.0, SCRIPT, out))
+    if "before_prompt_build" not in text:
+        problems.append("%s has no before_prompt_build hook: the session-start notice is off (reinstall)" % index)
+    return problems
+
+
+def run_check(target: Target) -> int:
+    out = sys.stdout.write
+    out("engramory install --host openclaw --check: %s\n" % target.settings)
+    problems = _config_problems(target) + _plugin_problems(target, out)
     return finish_problems(problems, reinstall_step("openclaw"), "the plugin is loaded and enabled, the guard answers "
                            "and the session-start notice is on (not under `agent exec`)")
