@@ -222,8 +222,10 @@ def _after_read(payload: "dict[str, Any] | None", env: "Mapping[str, str]") -> N
         return
     cwd = payload.get("cwd")
     full = scope.resolve_path(raw, cwd if isinstance(cwd, str) else None)
-    if not scope.guards_index(full, env) and full not in index_paths(cwd if isinstance(cwd, str) else "", env):
-        return
+    if not scope.guards_index(full, env):
+        # Claude's auto-memory index is always MEMORY.md: any other name skips the settings reads
+        if scope.basename(full) != scope.INDEX_NAME or full not in index_paths(cwd if isinstance(cwd, str) else "", env):
+            return
     from engramory import stale  # lazy: the stale-write record only for a read of an index
 
     stale.note_read(full, stale.session(NAME, payload.get("session_id")))
