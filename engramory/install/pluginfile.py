@@ -32,7 +32,15 @@ from engramory.install.bundle import (
 from engramory.install.hookcommands import LAUNCHER
 from engramory.install.settings import SettingsError
 from engramory.install.smoke import bundle_problems
-from engramory.install.steps import finish_problems, header, interpreter, reinstall_step, run_verb, scope_of
+from engramory.install.steps import (
+    earlier_note,
+    finish_problems,
+    header,
+    interpreter,
+    reinstall_step,
+    run_verb,
+    scope_of,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -150,11 +158,6 @@ def form(text: str, current: Callable[[str, str], str], host: str, legacy_script
 
 
 CURRENT, EARLIER, OTHER = "current", "earlier", "other"
-
-
-def earlier_note(path: str, legacy_script: str, host: str) -> str:
-    return ("%s was written by an earlier install: it runs hooks/%s (still shipped, it still guards); a reinstall "
-            "moves it to hooks/%s %s" % (path, legacy_script, ENTRY, host))
 
 
 class Target(Place):

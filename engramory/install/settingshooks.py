@@ -46,7 +46,7 @@ from engramory.install.settings import (
     remove_hooks,
 )
 from engramory.install.smoke import bundle_problems
-from engramory.install.steps import finish_problems, reinstall_step, scope_of
+from engramory.install.steps import earlier_note, finish_problems, reinstall_step, scope_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -58,10 +58,8 @@ FOLDER = "engramory"
 SMOKE_TIMEOUT = 10
 # The one entry script every host runs (engramory.hosts.main), with the host's name first.
 GENERIC_SCRIPT = "engramory_hook.py"
-# These hosts' commands used to run the host's own entry script through a launcher of their
-# own (`import os` and a parse of the script's source on every call: an ignored-path call cost
-# 1.21x a bare interpreter start, against 1.02x through the shared one). Such a command is still
-# recognised as ours (Spec.legacy_script), so install replaces it and uninstall takes it out.
+# Commands of earlier installs ran the host's own script through a launcher of their own (1.21x a bare
+# start on an ignored call); still ours (Spec.legacy_script): install replaces them, uninstall takes them out.
 
 
 class Spec:
@@ -527,6 +525,8 @@ def run_check(spec: Spec, target: Target) -> int:
     first = next((h for hs in found.values() for h in hs), None)
     if first is not None:
         cmd = command_of(spec, first) or ""
+        if spec.legacy_script and "/hooks/%s" % spec.legacy_script in cmd.replace("\\", "/"):
+            out("  note: %s\n" % earlier_note(target.settings, spec.legacy_script, spec.host))
         exe, found_problems = follow(cmd, spec.script, target.skill_dir)
         problems.extend(found_problems)
         if exe is not None:

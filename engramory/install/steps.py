@@ -83,6 +83,13 @@ def reinstall_step(host: str, scope: str | None = None) -> str:
         sys.executable or "python3", host, " --scope %s" % scope if scope else "")
 
 
+def earlier_note(path: str, legacy_script: str, host: str) -> str:
+    """--check's note on wiring an install from before the generic entry wrote: it runs the
+    host's own entry script, a shim that still guards, until a reinstall."""
+    return ("%s was written by an earlier install: it runs hooks/%s (still shipped, it still guards); a reinstall "
+            "moves it to hooks/engramory_hook.py %s" % (path, legacy_script, host))
+
+
 def refused(verb: str, exc: SettingsError) -> int:
     """Say on stderr what stopped `verb` ("install", "uninstall"), and that nothing was changed
     unless a write failed part-way (a WriteError). 1."""

@@ -37,12 +37,20 @@ from engramory.install.bundle import (
     take_out_bundle,
 )
 from engramory.install.settings import SettingsError
-from engramory.install.steps import finish_problems, header, interpreter, reinstall_step, run_verb, scope_of
+from engramory.install.steps import (
+    earlier_note,
+    finish_problems,
+    header,
+    interpreter,
+    reinstall_step,
+    run_verb,
+    scope_of,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from typing import Any
 
 HOST = "copilot"
@@ -185,15 +193,38 @@ def _uninstall(target: Target, dry_run: bool) -> int:
     return 0
 
 
+def _command_problems(target: Target, cmd: str, budget: float, out: Callable[[str], Any]) -> list[str]:
+    """What keeps the preToolUse command from answering quietly in time (a note when it is an
+    earlier install's, running the shim hooks/engramory_copilot_hook.py)."""
+    import subprocess
+    import time
+
+    if "/hooks/%s" % LEGACY_SCRIPT in cmd.replace("\\", "/"):
+        out("  note: %s\n" % earlier_note(target.settings, LEGACY_SCRIPT, HOST))
+    exe, problems = core.follow(cmd, SCRIPT, target.skill_dir)
+    if exe is None:
+        return problems
+    payload = {"sessionId": "engramory-check", "cwd": target.project, "toolName": "view", "toolArgs": {"path": "x"}}
+    started = time.monotonic()
+    try:
+        code, stdout, stderr = core.smoke(cmd, payload, min(budget, core.SMOKE_TIMEOUT))
+    except subprocess.TimeoutExpired:
+        return problems + ["a smoke run did not answer within %.1f s (timeoutSec): Copilot times it out and "
+                           "the call goes through unchecked" % min(budget, core.SMOKE_TIMEOUT)]
+    if code != 0:
+        return problems + ["a smoke run exited %d: Copilot would deny every tool call" % code]
+    if stdout.strip() or stderr.strip():
+        return problems + ["a smoke run answered %r / %s" % (stdout[:80], stderr.decode("utf-8", "replace").strip()[-300:])]
+    out("  ok: %s answers in %.2f s\n" % (SCRIPT, time.monotonic() - started))
+    return problems
+
+
 def check(args: argparse.Namespace) -> int:
     scope = _scope(args, "install")
     return 64 if scope is None else run_check(Target(scope))
 
 
 def run_check(target: Target) -> int:
-    import subprocess
-    import time
-
     out = sys.stdout.write
     out("engramory install --host copilot --check (%s scope): %s\n" % (target.scope, target.settings))
     problems: list[str] = []
@@ -209,24 +240,6 @@ def run_check(target: Target) -> int:
                 problems.append("%s: expected one %s entry, found %d" % (target.settings, event, len(hooks.get(event) or [])))
         first = (hooks.get("preToolUse") or [None])[0]
         if isinstance(first, dict):
-            cmd = str(first.get("bash"))
-            budget = float(first.get("timeoutSec", TIMEOUT_SEC))
-            exe, found_problems = core.follow(cmd, SCRIPT, target.skill_dir)
-            problems.extend(found_problems)
-            if exe is not None:
-                payload = {"sessionId": "engramory-check", "cwd": target.project, "toolName": "view", "toolArgs": {"path": "x"}}
-                started = time.monotonic()
-                try:
-                    code, stdout, stderr = core.smoke(cmd, payload, min(budget, core.SMOKE_TIMEOUT))
-                    took = time.monotonic() - started
-                    if code != 0:
-                        problems.append("a smoke run exited %d: Copilot would deny every tool call" % code)
-                    elif stdout.strip() or stderr.strip():
-                        problems.append("a smoke run answered %r / %s" % (stdout[:80], stderr.decode("utf-8", "replace").strip()[-300:]))
-                    else:
-                        out("  ok: %s answers in %.2f s\n" % (SCRIPT, took))
-                except subprocess.TimeoutExpired:
-                    problems.append("a smoke run did not answer within %.1f s (timeoutSec): Copilot times it out and "
-                                    "the call goes through unchecked" % min(budget, core.SMOKE_TIMEOUT))
+            problems.extend(_command_problems(target, str(first.get("bash")), float(first.get("timeoutSec", TIMEOUT_SEC)), out))
     return finish_problems(problems, reinstall_step(HOST, target.scope),
                            "the guard is wired for %s and answers" % ", ".join(EVENTS))

@@ -259,3 +259,38 @@ def test_follow_a_true_command_names_what_keeps_the_hook_from_running(tmp_path: 
     script.write_text("")
     exe, problems = core.follow(cmd, "engramory_hook.py", str(bundle))
     assert exe == sys.executable and problems == ["%s holds no engramory bundle (no %s)" % (bundle, MANIFEST)]
+
+
+@pytest.mark.parametrize("host", ["qwen", "droid", "copilot"])
+def test_check_of_an_earlier_install_passes_and_says_a_reinstall_moves_it(host: str, tmp_path: Path) -> None:
+    """An install from before the generic entry (its settings run hooks/engramory_<host>_hook.py,
+    which its bundle copy still holds) still guards: --check passes it, and says so in a note."""
+    import re
+    import shutil
+    import subprocess
+
+    home, project = tmp_path / "home", tmp_path / "project"
+    home.mkdir()
+    project.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ENGRAMORY_", "COPILOT_"))}
+    env.update(HOME=str(home), PYTHONPATH=str(source_root()))
+
+    def run(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "engramory", "install", "--host", host, "--scope", "project", *extra],
+                              cwd=project, env=env, capture_output=True, text=True, timeout=120)
+
+    assert run().returncode == 0
+    settings = next(p for p in project.rglob("*.json") if "engramory" not in p.relative_to(project).parts)
+    legacy = "engramory_%s_hook.py" % host
+    text = settings.read_text(encoding="utf-8")
+    older = re.sub(r'engramory_hook\.py\\" %s ' % host, lambda _: '%s\\" ' % legacy, text)
+    assert older != text
+    settings.write_text(older, encoding="utf-8")
+    bundle_hooks = next(p for p in project.rglob("engramory_hook.py")).parent
+    shutil.copy(Path(source_root()) / "hooks" / legacy, bundle_hooks / legacy)
+    checked = run("--check")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "written by an earlier install: it runs hooks/%s" % legacy in checked.stdout
+    assert "a reinstall moves it to hooks/engramory_hook.py %s" % host in checked.stdout
+    assert run().returncode == 0 and legacy not in settings.read_text(encoding="utf-8")
+    assert "earlier install" not in run("--check").stdout
