@@ -3,7 +3,8 @@ guard plugin into Hermes Agent and enable it; take out exactly that.
 
 Where things go (the Hermes home is $HERMES_HOME when set, else ~/.hermes):
 - `<home>/plugins/engramory/`: the plugin (plugin.yaml, __init__.py), a copy of the
-  engramory package beside it, and the shell-hook script under hooks/, with a manifest of
+  engramory package beside it, and the shell hook under hooks/ (the generic entry, run as
+  `engramory_hook.py hermes`, and the shim earlier `hooks:` entries name), with a manifest of
   the files copied. A copy, not a pointer to this checkout: Hermes imports the plugin in its
   own Python, and the copy keeps working if the checkout moves or goes.
 - `<home>/config.yaml`: `engramory` added to `plugins.enabled` (Hermes loads no plugin that
@@ -31,6 +32,14 @@ from engramory.hosts.hermes.configyaml import (
     disable_text,
     enable_text,
 )
+from engramory.hosts.hermes.shellcheck import (
+    LEGACY_SHELL_HOOK,
+    SHELL_HOOK,
+    check_wired_shell_hooks,
+    culprits,
+    smoke_env,
+    smoke_shell_hook,
+)
 from engramory.install.bundle import (
     MANIFEST,
     prune_empty,
@@ -41,7 +50,7 @@ from engramory.install.bundle import (
     take_out_bundle,
 )
 from engramory.install.settings import Change, SettingsError, apply_change, read_regular, unified_diff
-from engramory.install.smoke import Report, modules_of, smoke
+from engramory.install.smoke import Report, modules_of
 from engramory.install.steps import apply_or_delete, run_verb
 
 TYPE_CHECKING = False
@@ -52,7 +61,6 @@ if TYPE_CHECKING:
 
 HOST = "hermes"
 PLUGIN_SOURCE = "hermes/engramory"  # in the bundle: plugin.yaml and __init__.py
-SHELL_HOOK = "hooks/engramory_hermes_shell_hook.py"
 RESTART = "Hermes loads plugins when a session starts: start a new session (`hermes plugins list` shows it enabled)."
 
 
@@ -90,7 +98,8 @@ def plugin_files(source: str) -> list[tuple[str, str]]:
             if n.endswith(".py") or n == "py.typed":
                 full = os.path.join(folder, n)
                 out.append((full, os.path.relpath(full, source).replace(os.sep, "/")))
-    out.append((os.path.join(source, SHELL_HOOK), SHELL_HOOK))
+    for hook in (SHELL_HOOK, LEGACY_SHELL_HOOK):
+        out.append((os.path.join(source, hook), hook))
     return out
 
 
@@ -357,7 +366,6 @@ def _shebang_python(script: str) -> str | None:
 def hermes_python(env: Mapping[str, str] | None = None) -> tuple[str | None, str]:
     """(Hermes's Python, where it was found): $ENGRAMORY_HERMES_PYTHON, else the interpreter
     of the `hermes` command on PATH. (None, why) when neither is known."""
-    import shutil
 
     environ = os.environ if env is None else env
     configured = environ.get("ENGRAMORY_HERMES_PYTHON", "").strip()
@@ -374,17 +382,6 @@ def hermes_python(env: Mapping[str, str] | None = None) -> tuple[str | None, str
     return None, "the `hermes` command (%s) does not name a Python this can run" % command
 
 
-def _smoke_env(target: Target, environ: Mapping[str, str], tmp: str) -> dict[str, str]:
-    env = dict(environ)
-    env.update(HERMES_HOME=target.home, TERMINAL_CWD=tmp)
-    return env
-
-
-def _culprits(environ: Mapping[str, str]) -> str:
-    names = sorted(k for k in environ if k.startswith("ENGRAMORY_") and k != "ENGRAMORY_HERMES_PYTHON")
-    return "; ENGRAMORY_* in force: " + ", ".join(names) if names else ""
-
-
 def _smoke_plugin(target: Target, python: str, modules: list[str], environ: Mapping[str, str], report: Any) -> None:
     import subprocess
     import tempfile
@@ -394,7 +391,7 @@ def _smoke_plugin(target: Target, python: str, modules: list[str], environ: Mapp
         index = os.path.join(tmp, "MEMORY.md")
         try:
             proc = subprocess.run([python, "-c", _PLUGIN_SMOKE, target.plugin_dir, index, *modules],
-                                  capture_output=True, timeout=60, env=_smoke_env(target, environ, tmp), cwd=tmp)
+                                  capture_output=True, timeout=60, env=smoke_env(target, environ, tmp), cwd=tmp)
         except (OSError, subprocess.SubprocessError) as exc:
             report.problem("could not run Hermes's Python %s to load the plugin: %s" % (python, exc),
                            "set ENGRAMORY_HERMES_PYTHON to the Python of the Hermes venv, then run this again")
@@ -430,110 +427,10 @@ def _smoke_plugin(target: Target, python: str, modules: list[str], environ: Mapp
         report.problem(
             "a smoke run shows the guard would not act: the plugin's pre_tool_call allowed a write_file of a "
             "400-line MEMORY.md (answer %r%s%s)" % (answers[0] if answers else None,
-                                                    "; stderr: " + err[-1][:200] if err else "", _culprits(environ)),
+                                                    "; stderr: " + err[-1][:200] if err else "", culprits(environ)),
             "fix what the lines above name (unset the ENGRAMORY_* variables named), or " + fix)
         return
     report.ok("the plugin loads with %s and its pre_tool_call blocked a smoke write_file of a 400-line MEMORY.md" % python)
-
-
-def _smoke_shell_hook(target: Target, environ: Mapping[str, str], report: Any) -> None:
-    """The shell-hook copy (for a `hooks:` entry in config.yaml) runs as `python3 -I -S`."""
-    import shutil
-    import tempfile
-
-    script = os.path.join(target.plugin_dir, SHELL_HOOK)
-    python = shutil.which("python3", path=environ.get("PATH")) or sys.executable
-    if not (python and os.path.isfile(script)):
-        return
-    with tempfile.TemporaryDirectory(prefix="engramory-check-") as tmp:
-        index = os.path.join(tmp, "MEMORY.md")
-        body = "".join("- [note %d](note-%d.md) %s\n" % (i, i, "x" * 60) for i in range(400))
-        payload = {"hook_event_name": "pre_tool_call", "tool_name": "write_file", "cwd": tmp,
-                   "tool_input": {"path": index, "content": body}}
-        ran = smoke([python, "-I", "-S", script], payload, env=_smoke_env(target, environ, tmp), cwd=tmp)
-    answer = ran.json()
-    if ran.error or not (isinstance(answer, dict) and answer.get("action") == "block"):
-        why = ran.error or ran.last_error_line()
-        report.problem("the shell hook %s (for a `hooks:` entry in config.yaml) did not block a smoke write_file "
-                       "of a 400-line MEMORY.md under %s -I -S (exit %d, %r%s%s)"
-                       % (script, python, ran.rc, ran.stdout[:80], "; " + why if why else "", _culprits(environ)),
-                       "run `engramory install --host hermes` again")
-    else:
-        report.ok("the shell hook %s blocks a smoke write_file under %s -I -S" % (SHELL_HOOK, python))
-
-
-# Run with Hermes's own Python: read config.yaml's `hooks:` as Hermes reads them, and give
-# each pre_tool_call entry that runs our shell hook the callback Hermes would register for it
-# (agent.shell_hooks, hermes-agent 0.19.0) a write_file of a 400-line MEMORY.md.
-_SHELL_SMOKE = r"""
-import json, sys
-index = sys.argv[1]
-out = {"entries": [], "error": None}
-try:
-    from hermes_cli.config import load_config
-    from agent import shell_hooks
-    cfg = load_config()
-    accept = shell_hooks._resolve_effective_accept(cfg, False)
-    body = "".join("- [note %d](note-%d.md) %s\n" % (i, i, "x" * 60) for i in range(400))
-    for spec in shell_hooks.iter_configured_hooks(cfg):
-        if "engramory_hermes_shell_hook" not in spec.command:
-            continue
-        entry = {"event": spec.event, "command": spec.command, "matcher": spec.matcher,
-                 "tools": [t for t in ("write_file", "patch") if spec.matches_tool(t)],
-                 "consent": bool(accept or shell_hooks._is_allowlisted(spec.event, spec.command))}
-        if spec.event == "pre_tool_call":
-            answer = shell_hooks._make_callback(spec)(tool_name="write_file", args={"path": index, "content": body},
-                                                      task_id="engramory-check", session_id="engramory-check")
-            entry["answer"] = answer if isinstance(answer, (dict, type(None))) else repr(answer)
-        out["entries"].append(entry)
-except BaseException as exc:
-    out["error"] = repr(exc)
-print(json.dumps(out, default=repr))
-"""
-
-
-def _check_wired_shell_hooks(target: Target, python: str, environ: Mapping[str, str], report: Any) -> None:
-    """Shell-hook entries of config.yaml that run our hook, read and run by Hermes's own code."""
-    import subprocess
-    import tempfile
-
-    with tempfile.TemporaryDirectory(prefix="engramory-check-") as tmp:
-        try:
-            proc = subprocess.run([python, "-c", _SHELL_SMOKE, os.path.join(tmp, "MEMORY.md")], capture_output=True,
-                                  timeout=60, env=_smoke_env(target, environ, tmp), cwd=tmp)
-        except (OSError, subprocess.SubprocessError) as exc:
-            report.note("the shell hooks in config.yaml were not checked: %s" % exc)
-            return
-    lines = proc.stdout.decode("utf-8", "replace").strip().splitlines()
-    try:
-        got = json.loads(lines[-1]) if lines else None
-    except ValueError:
-        got = None
-    if not isinstance(got, dict) or got.get("error"):
-        why = got.get("error") if isinstance(got, dict) else "exit %d" % proc.returncode
-        report.note("the shell hooks in config.yaml were not checked: Hermes's hook code did not run (%s)" % str(why)[:200])
-        return
-    fix = "fix the `hooks: pre_tool_call:` entry in %s (matcher \"write_file|patch\", the command `python3 -I -S <absolute path of %s>`)" % (
-        target.config, SHELL_HOOK)
-    for entry in got.get("entries") or []:
-        if not isinstance(entry, dict):
-            continue
-        label = "the shell hook `%s` (config.yaml hooks.%s)" % (str(entry.get("command"))[:120], entry.get("event"))
-        if entry.get("event") != "pre_tool_call":
-            report.problem("%s is not under pre_tool_call: Hermes never asks it before a write" % label, fix)
-            continue
-        missed = [t for t in ("write_file", "patch") if t not in (entry.get("tools") or [])]
-        if missed:
-            report.problem("%s: its matcher %r does not select %s" % (label, entry.get("matcher"), ", ".join(missed)), fix)
-        answer = entry.get("answer")
-        if not (isinstance(answer, dict) and answer.get("action") == "block"):
-            report.problem("%s let a smoke write_file of a 400-line MEMORY.md through (answer %r%s)"
-                           % (label, answer, _culprits(environ)), fix)
-        else:
-            report.ok("%s blocks a smoke write_file (run by Hermes's own shell-hook code)" % label)
-        if not entry.get("consent"):
-            report.note("%s has no recorded consent: Hermes without a terminal leaves it out unless --accept-hooks, "
-                        "HERMES_ACCEPT_HOOKS=1 or `hooks_auto_accept: true` (the plugin needs none)" % label)
 
 
 def run_check(target: Target, env: Mapping[str, str] | None = None, as_json: bool = False) -> int:
@@ -580,9 +477,9 @@ def run_check(target: Target, env: Mapping[str, str] | None = None, as_json: boo
                         "ENGRAMORY_HERMES_PYTHON to the Python of the Hermes venv to check with that one" % (where, python))
         else:
             report.ok("Hermes's Python: %s (from %s)" % (python, where))
-            _check_wired_shell_hooks(target, python, environ, report)
+            check_wired_shell_hooks(target, python, environ, report)
         _smoke_plugin(target, python, modules_of(files), environ, report)
-        _smoke_shell_hook(target, environ, report)
+        smoke_shell_hook(target, environ, report)
     if as_json:
         sys.stdout.write(json.dumps(report.as_json(), indent=2) + "\n")
         return 0 if report.healthy else 1

@@ -18,7 +18,9 @@ from engramory.hosts.hermes import plugin
 from engramory.hosts.hermes import v4a as hermes_v4a
 
 ROOT = str(Path(__file__).resolve().parents[3])
-SHELL_HOOK = os.path.join(ROOT, "hooks", "engramory_hermes_shell_hook.py")
+# the shell hook as PORTING has a `hooks:` entry run it: the generic entry with the host name after it
+SHELL_HOOK = os.path.join(ROOT, "hooks", "engramory_hook.py")
+LEGACY_SHELL_HOOK = os.path.join(ROOT, "hooks", "engramory_hermes_shell_hook.py")  # what earlier entries name
 
 
 def lines(n: int, prefix: str = "- entry") -> str:
@@ -405,7 +407,7 @@ def run_hook(payload, env_extra, cwd):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ENGRAMORY_", "TERMINAL_CWD"))}
     env.update(env_extra)
     data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-    return subprocess.run([sys.executable, "-I", "-S", SHELL_HOOK], input=data, capture_output=True, env=env, cwd=cwd, timeout=30)
+    return subprocess.run([sys.executable, "-I", "-S", SHELL_HOOK, "hermes"], input=data, capture_output=True, env=env, cwd=cwd, timeout=30)
 
 
 def shell_payload(tool, args, cwd):
@@ -440,7 +442,7 @@ def test_shell_hook_accepts_the_hooks_test_payload_shape(work, tmp_path):
 def test_shell_hook_from_a_broken_copy_allows(tmp_path):
     hooks = tmp_path / "copy" / "hooks"
     hooks.mkdir(parents=True)
-    with open(SHELL_HOOK, "rb") as f:
+    with open(LEGACY_SHELL_HOOK, "rb") as f:
         (hooks / "engramory_hermes_shell_hook.py").write_bytes(f.read())
     proc = subprocess.run([sys.executable, "-I", "-S", str(hooks / "engramory_hermes_shell_hook.py")],
                           input=b"{}", capture_output=True, timeout=30)

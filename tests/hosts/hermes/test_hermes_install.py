@@ -47,7 +47,7 @@ def test_install_copies_the_plugin_and_enables_it(home, capsys):
     assert run() == 0
     plugin = home / "plugins" / "engramory"
     for rel in ("plugin.yaml", "__init__.py", "engramory/hosts/hermes/__init__.py", "engramory/guard.py",
-                "hooks/engramory_hermes_shell_hook.py", ".engramory-install.json"):
+                "hooks/engramory_hook.py", "hooks/engramory_hermes_shell_hook.py", ".engramory-install.json"):
         assert (plugin / rel).is_file(), rel
     assert enabled(home / "config.yaml") == ["engramory"]
     assert "Hermes loads plugins when a session starts" in capsys.readouterr().out

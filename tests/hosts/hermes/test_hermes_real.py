@@ -23,7 +23,9 @@ ROOT = HERE.parents[2]
 pytestmark = pytest.mark.e2e
 
 DRIVER = HERE / "drive_tools.py"
-SHELL_HOOK = ROOT / "hooks" / "engramory_hermes_shell_hook.py"
+# what PORTING says a `hooks:` entry runs: the generic entry, the host name after it (the shim
+# hooks/engramory_hermes_shell_hook.py of earlier installs is held to it by tests/hosts/test_hook_entry.py)
+SHELL_HOOK = "%s hermes" % (ROOT / "hooks" / "engramory_hook.py")
 
 
 def lines(n: int, prefix: str = "- [note") -> str:
@@ -384,12 +386,14 @@ def test_install_check_tells_the_truth_about_the_real_hermes(hermes_python, herm
     assert check.returncode == 1 and "is not enabled" in check.stdout and "fix:" in check.stdout, check.stdout
 
 
-def test_install_check_runs_wired_shell_hooks_through_hermes(hermes_python, hermes_env, tmp_path):
-    # A `hooks:` entry for the shell hook is read and run by Hermes's own shell-hook code.
+@pytest.mark.parametrize("script", ["engramory_hook.py hermes", "engramory_hermes_shell_hook.py"])
+def test_install_check_runs_wired_shell_hooks_through_hermes(hermes_python, hermes_env, tmp_path, script):
+    # A `hooks:` entry for the shell hook is read and run by Hermes's own shell-hook code: the
+    # generic entry (what PORTING names now) and the shim an earlier PORTING named (noted).
     env = dict(hermes_env, PATH=str(hermes_python.parent) + os.pathsep + hermes_env.get("PATH", ""))
     assert engramory(env, "install", "--host", "hermes").returncode == 0
     config = Path(hermes_env["HERMES_HOME"]) / "config.yaml"
-    script = Path(hermes_env["HERMES_HOME"]) / "plugins" / "engramory" / "hooks" / "engramory_hermes_shell_hook.py"
+    script = "%s/plugins/engramory/hooks/%s" % (hermes_env["HERMES_HOME"], script)
     base = config.read_text()
     hooks = "hooks:\n  pre_tool_call:\n    - matcher: \"%s\"\n      command: \"%s -I -S %s\"\n"
     config.write_text(base + hooks % ("write_file|patch", sys.executable, script) + "hooks_auto_accept: true\n")
@@ -397,6 +401,7 @@ def test_install_check_runs_wired_shell_hooks_through_hermes(hermes_python, herm
     assert check.returncode == 0, check.stdout + check.stderr
     assert "blocks a smoke write_file (run by Hermes's own shell-hook code)" in check.stdout, check.stdout
     assert "no recorded consent" not in check.stdout
+    assert ("the shim an earlier engramory named" in check.stdout) == script.endswith("_shell_hook.py"), check.stdout
 
     config.write_text(base + hooks % ("write_file", sys.executable, script))
     check = engramory(env, "install", "--host", "hermes", "--check")
