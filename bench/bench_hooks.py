@@ -40,7 +40,7 @@ sys.path.insert(0, ROOT)
 
 from engramory import hosts  # noqa: E402
 from engramory.hosts import mcponly  # noqa: E402
-from tests.hostkit.payloads import PLUGIN_EVENTS, payloads, plugin_payloads  # noqa: E402
+from tests.hostkit.payloads import PLUGIN_EVENTS, extra_payloads, payloads, plugin_payloads  # noqa: E402
 
 IGNORED_TARGET = 1.05
 OTHER_TARGET = 1.3
@@ -158,6 +158,9 @@ def cases(host: str, tmp: str) -> tuple[dict[str, str], list[Case]]:
         found.append(Case(host, "%s, ignored" % (event or "hook"), ["sh", "-c", command], quick, False, True))
         if deny is not None:
             found.append(Case(host, "%s, deny" % (event or "hook"), ["sh", "-c", command], deny, True, True))
+        for what, stdin, denies in extra_payloads(host, event, index, other, cwd):
+            found.append(Case(host, "%s %s, %s" % (event, what, "deny" if denies else "ignored"), ["sh", "-c", command],
+                              stdin, denies, True))
     for argv in spawns:
         for event in PLUGIN_EVENTS[host]:
             quick, deny = plugin_payloads(host, event, index, other, cwd)
@@ -170,7 +173,10 @@ def cases(host: str, tmp: str) -> tuple[dict[str, str], list[Case]]:
 
 
 # the events every tool call (or every write, or every read) pays: their ignored path is held to 1.05
-PRE_EVENTS = ("PreToolUse", "preToolUse", "BeforeTool", "pre_write_code", "plugin before", "plugin read")
+# (Claude's PostToolUse on Read too: every Read pays it; a Bash write to another file is judged
+# and passed, like a deny's work, so it is held to 1.3)
+PRE_EVENTS = ("PreToolUse", "preToolUse", "BeforeTool", "pre_write_code", "plugin before", "plugin read",
+              "PostToolUse Read")
 START_EVENTS = ("SessionStart", "sessionStart", "plugin start")
 
 

@@ -32,6 +32,7 @@ from engramory import jsonlite, scope
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
+    from typing import Any
 
 VERSION = 1
 MAX_FILES = 64
@@ -69,11 +70,25 @@ def session(host: "str", session_id: "object") -> "Session | None":
     return Session(host, session_id)
 
 
-def _sha256(data: "bytes") -> "str":
-    """The sha256 of `data`, in hex."""
-    import hashlib  # lazy: OpenSSL costs ~4 ms, paid only when a record folder exists
+_SHA256: "Any" = None
 
-    return hashlib.sha256(data).hexdigest()
+
+def _sha256(data: "bytes") -> "str":
+    """The sha256 of `data`, in hex: CPython's own C module (`_sha256`, `_sha2` from 3.12),
+    about 0.8 ms to load; hashlib loads OpenSSL (measured: 2.3 ms of a 6 ms process, which a
+    Read of an index and a judged Bash write paid). The digest is the same: a record written
+    either way is read either way."""
+    global _SHA256
+    if _SHA256 is None:
+        try:
+            from _sha256 import sha256 as found  # type: ignore[import-not-found, unused-ignore]
+        except ImportError:
+            try:
+                from _sha2 import sha256 as found  # type: ignore[import-not-found, no-redef, unused-ignore]
+            except ImportError:
+                from hashlib import sha256 as found  # type: ignore[assignment, unused-ignore]
+        _SHA256 = found
+    return str(_SHA256(data).hexdigest())
 
 
 # -- lines ------------------------------------------------------------------------------------

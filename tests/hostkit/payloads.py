@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
-from typing import Callable, Dict, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 from engramory import hosts
 from engramory.install import settingshooks
@@ -106,3 +106,21 @@ def payloads(host: str, event: str, index: str, other: str, cwd: str) -> Tuple[b
     if host not in table:
         raise LookupError("no payloads for host %r: add its row to tests/hostkit/payloads.py" % host)
     return table[host]()
+
+
+def extra_payloads(host: str, event: str, index: str, other: str, cwd: str) -> List[Tuple[str, bytes, bool]]:
+    """(what the call is, the payload, whether it is denied) for calls of `event` the two rows
+    of payloads() do not cover: Claude Code's Bash writes the guard judges before they run (a
+    heredoc append that grows the index), and its PostToolUse on Read (installs since issue 22),
+    which every Read pays, of another file and of the index (then it records what was shown)."""
+    if host != "claude":
+        return []
+    if event == "PreToolUse":
+        heredoc = "cat >> %s <<'EOF'\n%sEOF\n" % (index, GROW)
+        return [("Bash write", _claude(event, "Bash", {"command": heredoc}, cwd), True),
+                ("Bash other", _claude(event, "Bash", {"command": "cat > %s <<'EOF'\nx = 3\nEOF\n" % other}, cwd), False)]
+    if event == "PostToolUse":
+        return [("Read", _claude(event, "Read", {"file_path": other}, cwd), False),
+                ("Read index", _claude(event, "Read", {"file_path": index}, cwd), False)]
+    return []
+
