@@ -44,7 +44,13 @@ from tests.hostkit.payloads import PLUGIN_EVENTS, extra_payloads, payloads, plug
 
 IGNORED_TARGET = 1.05
 OTHER_TARGET = 1.3
-IN_PROCESS = {"hermes": "its guard is a plugin inside the Hermes process: no process per call"}
+IN_PROCESS = {"hermes": "its plugin guards inside the Hermes process (no process per call); the rows "
+                        "above time the shell hook a config.yaml `hooks:` entry runs"}
+# Hosts whose installer wires no command the bench can read, but whose PORTING section has the
+# user wire one: (event, the command, with {python} and {bundle} for the interpreter and the
+# installed copy). Hermes: the `hooks: pre_tool_call:` entry, run with the copy the plugin holds.
+USER_WIRED = {"hermes": [("pre_tool_call", "{python} -I -S {bundle}/hooks/engramory_hook.py hermes",
+                          (".hermes", "plugins", "engramory"))]}
 
 
 class Case:
@@ -140,6 +146,9 @@ def install(host: str, tmp: str) -> tuple[dict[str, str], list[tuple[str, str]],
         raise SystemExit("bench: install --host %s failed: %s" % (host, (done.stderr or done.stdout).strip()[-400:]))
     env.pop("PYTHONPATH")
     commands, spawns = wired(home)
+    for event, template, where in USER_WIRED.get(host, []):
+        bundle = os.path.join(home, *where)
+        commands.append((event, template.format(python=shlex.quote(sys.executable), bundle=shlex.quote(bundle))))
     return env, commands, spawns
 
 
@@ -176,7 +185,7 @@ def cases(host: str, tmp: str) -> tuple[dict[str, str], list[Case]]:
 # (Claude's PostToolUse on Read too: every Read pays it; a Bash write to another file is judged
 # and passed, like a deny's work, so it is held to 1.3)
 PRE_EVENTS = ("PreToolUse", "preToolUse", "BeforeTool", "pre_write_code", "plugin before", "plugin read",
-              "PostToolUse Read")
+              "PostToolUse Read", "pre_tool_call", "pre_tool_call write_file other")
 START_EVENTS = ("SessionStart", "sessionStart", "plugin start")
 
 
@@ -290,8 +299,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--stat", choices=("min", "median"), default="median",
                         help="the CPU figure of a row over its runs (default median: see the docstring)")
     args = parser.parse_args(argv)
-    names = args.host or [n for n in hosts.names() if n not in IN_PROCESS and getattr(hosts.load(n), "respond", None)
-                          not in (None, mcponly.respond)]  # MCP-only hosts run no hook
+    names = args.host or [n for n in hosts.names() if (n not in IN_PROCESS or n in USER_WIRED)
+                          and getattr(hosts.load(n), "respond", None) not in (None, mcponly.respond)]  # MCP-only hosts run no hook
     unknown = [n for n in names if n not in hosts.REGISTRY]
     if unknown:
         parser.error("no such host: %s (known: %s)" % (", ".join(unknown), ", ".join(hosts.names())))

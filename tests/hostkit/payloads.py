@@ -112,7 +112,11 @@ def extra_payloads(host: str, event: str, index: str, other: str, cwd: str) -> L
     """(what the call is, the payload, whether it is denied) for calls of `event` the two rows
     of payloads() do not cover: Claude Code's Bash writes the guard judges before they run (a
     heredoc append that grows the index), and its PostToolUse on Read (installs since issue 22),
-    which every Read pays, of another file and of the index (then it records what was shown)."""
+    which every Read pays, of another file and of the index (then it records what was shown);
+    Hermes's shell hook on a write_file of another file (its matcher passes no read)."""
+    if host == "hermes" and event == "pre_tool_call":  # its matcher is write_file|patch: a write of another file
+        return [("write_file other", json.dumps({"hook_event_name": event, "cwd": cwd, "tool_name": "write_file",
+                                                 "tool_input": {"path": other, "content": "x = 2\n"}}).encode(), False)]
     if host != "claude":
         return []
     if event == "PreToolUse":

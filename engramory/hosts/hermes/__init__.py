@@ -38,7 +38,6 @@ tool runs, so it is kept by tool_call_id and added to the tool's result afterwar
 
 from __future__ import annotations
 
-import os
 import sys
 
 from engramory import jsonlite, scope
@@ -98,12 +97,12 @@ def base_dirs(env: Mapping[str, str], payload_cwd: Any = None) -> list[str]:
     absolute folder), then the shell-hook payload's cwd, then this process's cwd."""
     bases: list[str] = []
     terminal = env.get("TERMINAL_CWD", "").strip()
-    if terminal.lower() not in CWD_SENTINELS and os.path.isabs(os.path.expanduser(terminal)):
-        bases.append(os.path.expanduser(terminal))
-    if isinstance(payload_cwd, str) and os.path.isabs(payload_cwd):
+    if terminal.lower() not in CWD_SENTINELS and scope.isabs(scope.expanduser(terminal)):
+        bases.append(scope.expanduser(terminal))
+    if isinstance(payload_cwd, str) and scope.isabs(payload_cwd):
         bases.append(payload_cwd)
     try:
-        bases.append(os.getcwd())
+        bases.append(scope.getcwd())
     except OSError:
         pass
     return bases
@@ -119,16 +118,16 @@ def hermes_roots(env: Mapping[str, str]) -> list[str]:
     roots: list[str] = []
     home = env.get("HERMES_HOME", "").strip()
     if home:
-        home = os.path.expanduser(home)
+        home = scope.expanduser(home)
         roots.append(home)
-        parent = os.path.dirname(os.path.normpath(home))
-        if os.path.basename(parent) == "profiles":
-            roots.append(os.path.dirname(parent))
+        parent = scope.dirname(scope.normpath(home))
+        if scope.basename(parent) == "profiles":
+            roots.append(scope.dirname(parent))
     if sys.platform == "win32":
         local = env.get("LOCALAPPDATA", "").strip()
-        roots.append(os.path.join(local, "hermes") if local else os.path.expanduser("~/AppData/Local/hermes"))
+        roots.append(scope.join(local, "hermes") if local else scope.expanduser("~/AppData/Local/hermes"))
     else:
-        roots.append(os.path.expanduser("~/.hermes"))
+        roots.append(scope.expanduser("~/.hermes"))
     override = _hermes_home_override()
     if override:
         roots.append(override)
@@ -148,15 +147,15 @@ def _hermes_home_override() -> str | None:
 
 def is_hermes_memory(path: str, env: Mapping[str, str]) -> bool:
     """Whether `path` lies in one of Hermes's own memories/ folders."""
-    real = os.path.realpath(path)
+    real = scope.realpath(path)
     for root in hermes_roots(env):
-        base = os.path.realpath(root)
-        memories = os.path.join(base, "memories")
-        if real == memories or real.startswith(memories + os.sep):
+        base = scope.realpath(root)
+        memories = scope.join(base, "memories")
+        if real == memories or real.startswith(memories + scope.sep):
             return True
-        profiles = os.path.join(base, "profiles") + os.sep
+        profiles = scope.join(base, "profiles") + scope.sep
         if real.startswith(profiles):
-            parts = real[len(profiles):].split(os.sep)
+            parts = real[len(profiles):].split(scope.sep)
             if len(parts) >= 2 and parts[1] == "memories":
                 return True
     return False
@@ -350,7 +349,7 @@ def task_base(task_id: Any) -> str | None:
         base = str(internals["base"](task_id if isinstance(task_id, str) and task_id else "default", container_paths=False))
     except Exception:  # noqa: BLE001 - a private API: fall back to $TERMINAL_CWD
         return None
-    return base if os.path.isabs(base) else None
+    return base if scope.isabs(base) else None
 
 
 def requests_for(
@@ -426,7 +425,7 @@ def decide(
 ) -> tuple[Decision | None, list[str]]:
     """(the deny, or None; nudge and diagnostic lines) for one tool call. `seen`: the Hermes
     agent whose reads post_tool_call recorded (engramory.stale), for the stale-write rule."""
-    environ = os.environ if env is None else env
+    environ = scope.environ() if env is None else env
     notes: list[str] = []
     requests = requests_for(tool_name, args, environ, payload_cwd, notes, task_id)
     if not requests:
