@@ -39,7 +39,7 @@ ALLOWED: Dict[Tuple[str, str], str] = {
     ("hosts/copilot/install.py", "_read"): "the installer reads a Copilot settings file (host settings, 1 MiB at most)",
     ("install/pluginfile.py", "_read"): "the installer reads a host's plugin file (1 MiB at most)",
     ("hosts/hermes/install.py", "_write_plugin"): "the installer copies the bundle's own plugin files",
-    ("hosts/openclaw/install.py", "run_check"): "the installed plugin's index.mjs (not a memory index)",
+    ("hosts/openclaw/install.py", "_plugin_problems"): "the installed plugin's index.mjs (not a memory index)",
     ("install/bundle.py", "_same_file_content"): "compares the bundle's own files with an installed copy",
     ("install/bundle.py", "apply_skill"): "the installer copies the bundle's own files",
     ("install/settings.py", "read_regular"): "host settings.json, already non-blocking and bounded",
