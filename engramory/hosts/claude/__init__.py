@@ -195,7 +195,6 @@ def main(argv: "list[str] | None" = None) -> int:
 
 def post(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
     """PostToolUse (and the late re-check on UserPromptSubmit): the host-neutral backstop."""
-    from engramory import automemory  # lazy: the after-tool path's cheap test, not the guard's
     from engramory.hosts import top_fields  # the runtime's flat reader (notices.post_tool_respond's)
 
     payload = top_fields(raw)
@@ -204,6 +203,8 @@ def post(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str,
     if payload.get("tool_name") == READ_TOOL:
         _after_read(parse(raw), scope.environ() if env is None else env)
         return "", "", 0  # a Read changes nothing the backstop watches
+    from engramory import automemory  # lazy: the after-tool path's cheap test, not the guard's (nor a Read's)
+
     if automemory.unchanged(payload, scope.environ() if env is None else env):
         return "", "", 0  # nothing notices watches moved: it is not imported
     from engramory.notices import after_tool_or_late  # not on the guard's path
