@@ -14,16 +14,13 @@ The command never exits non-zero on its own account: `<python> -I -S -c <launche
 (engramory.install.hookcommands): a script that is gone is exit 1 there, which `|| true` makes
 an allow. Copilot reads exit 1 as "deny", and with no matcher that would block every tool.
 
-A host that denies by exit code 2 (Crush, Windsurf, Kiro, Auggie) must keep that code, so its
-command has no `|| true` (`or_true=False`): a missing script is exit 1 there, which those hosts
-read as a hook error that lets the call through. A host that came after the generic entry names
-no `script`: it has none of its own to recognise. Its hooks file may be
-Claude's matcher groups (`shape="claude"`), a flat list of handlers per event
-(`shape="flat"`: Crush, Windsurf) or one list of entries that each name their event
-(`shape="list"`, the key `event_key`: Kiro's hook files), with top-level keys the file needs
-(`top`: `{"version": 1}`), created when missing and taken back out with the last entry.
-`--check` then also runs the hook on a payload shaped as the host documents it
-(`smoke_deny`), which must be answered with the host's deny (`denies`).
+A host that denies by exit 2 (Crush, Windsurf, Kiro, Auggie) keeps that code: no `|| true`
+(`or_true=False`), and a missing script is exit 1, a hook error those hosts let through. A
+host newer than the generic entry names no `script`. Its hooks file is Claude's matcher groups
+(`shape="claude"`), a flat list of handlers per event (`shape="flat"`: Crush, Windsurf) or one
+list of entries naming their event (`shape="list"`, key `event_key`: Kiro), with the top-level
+keys it needs (`top`), created when missing and removed with the last entry. `--check` also
+runs the hook on a documented payload (`smoke_deny`) that must get the host's deny (`denies`).
 """
 
 from __future__ import annotations
@@ -93,9 +90,7 @@ class Spec:
         self.title = title
         self.dirname = dirname  # ".qwen": user scope ~/<dirname>, project ./<dirname>
         self.settings_name = settings_name
-        # the host's own entry script, which earlier installs ran and which stays recognised as
-        # ours ("" for a host born after the generic entry, which has none); installs now run
-        # hooks/engramory_hook.py <host> <event>
+        # the host's own entry of earlier installs, still ours ("": a host born after the generic one)
         self.legacy_script = "" if script == GENERIC_SCRIPT else script
         self.script = GENERIC_SCRIPT
         self.hooks = hooks  # (event, matcher or None)
@@ -231,15 +226,20 @@ def command(interpreter: str, script: str, host: str, event: str, or_true: bool 
 
 
 def runs_guard(cmd: str, host: str, legacy_script: str = "") -> bool:
-    """Whether a hook command runs our guard for `host`: the generic entry with the host's
-    name, or (an earlier install) the host's own entry script `legacy_script`."""
+    """Whether a hook command runs our guard for `host`: the generic entry, or `legacy_script`."""
     import re
 
-    cmd = cmd.replace("\\\\", "/").replace("\\", "/")
-    if legacy_script and "/%s/hooks/%s" % (FOLDER, legacy_script) in cmd:
+    if runs_legacy(cmd, legacy_script):
         return True
+    cmd = cmd.replace("\\\\", "/").replace("\\", "/")
     generic = r"/%s/hooks/%s['\"]? +%s(?:\s|$)" % (FOLDER, re.escape(GENERIC_SCRIPT), re.escape(host))
     return re.search(generic, cmd) is not None
+
+
+def runs_legacy(cmd: str, legacy_script: str) -> bool:
+    """Whether `cmd` runs `legacy_script`, the host's entry of an install before the generic one."""
+    cmd = cmd.replace("\\\\", "/").replace("\\", "/")
+    return bool(legacy_script) and "/%s/hooks/%s" % (FOLDER, legacy_script) in cmd
 
 
 def _missing_dirs(folders: Sequence[str]) -> list[str]:
@@ -525,7 +525,7 @@ def run_check(spec: Spec, target: Target) -> int:
     first = next((h for hs in found.values() for h in hs), None)
     if first is not None:
         cmd = command_of(spec, first) or ""
-        if spec.legacy_script and "/hooks/%s" % spec.legacy_script in cmd.replace("\\", "/"):
+        if runs_legacy(cmd, spec.legacy_script):
             out("  note: %s\n" % earlier_note(target.settings, spec.legacy_script, spec.host))
         exe, found_problems = follow(cmd, spec.script, target.skill_dir)
         problems.extend(found_problems)

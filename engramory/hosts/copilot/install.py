@@ -199,7 +199,7 @@ def _command_problems(target: Target, cmd: str, budget: float, out: Callable[[st
     import subprocess
     import time
 
-    if "/hooks/%s" % LEGACY_SCRIPT in cmd.replace("\\", "/"):
+    if core.runs_legacy(cmd, LEGACY_SCRIPT):
         out("  note: %s\n" % earlier_note(target.settings, LEGACY_SCRIPT, HOST))
     exe, problems = core.follow(cmd, SCRIPT, target.skill_dir)
     if exe is None:
