@@ -8,8 +8,9 @@ which also fsyncs the folder) are both it."""
 
 from __future__ import annotations
 
-import os
 import time
+
+from engramory import scope
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -20,6 +21,8 @@ def backup(path: str) -> str | None:
     """Copy `path` to `<path>.engramory-backup-<UTC timestamp>` and return that name, or
     None when there was nothing to back up. Never overwrites an earlier backup. The backup
     gets the file's own permission bits: a 0600 file holding a token stays 0600 in its copy."""
+    import os  # the installer's backup: not a hook's path
+
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -39,14 +42,17 @@ def backup(path: str) -> str | None:
 def write_atomic(path: str, data: bytes, mode: int | None = None) -> None:
     """Replace `path` with `data` in one step, making its folder when missing. Keeps the old
     file's permission bits unless `mode` is given; a new file gets `mode` or 0o644."""
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
+    folder = scope.dirname(scope.abspath(path))
+    if not scope.isdir(folder):
+        import os  # makedirs: only for a folder that is not there yet
+
+        os.makedirs(folder, exist_ok=True)
     if mode is None:
         try:
-            mode = os.stat(path).st_mode & 0o7777
+            mode = scope.stat(path).st_mode & 0o7777
         except FileNotFoundError:
             mode = 0o644
-    replace_with(os.path.join(folder, os.path.basename(path)), data, mode)
+    replace_with(scope.join(folder, scope.basename(path)), data, mode)
 
 
 # In the name of every temporary file engramory writes, `.<name>.engramory-tmp-<pid>-<hex>`: a
@@ -56,8 +62,9 @@ TMP_MARK = ".engramory-tmp-"
 
 def temp_path(path: str) -> str:
     """A fresh temporary name beside `path`, for the file that is to replace it."""
-    base = ".%s%s%d-%s" % (os.path.basename(path), TMP_MARK, os.getpid(), os.urandom(3).hex())
-    return os.path.join(os.path.dirname(path), base)
+    calls = scope.calls()
+    base = ".%s%s%d-%s" % (scope.basename(path), TMP_MARK, calls.getpid(), calls.urandom(3).hex())
+    return scope.join(scope.dirname(path), base)
 
 
 def replace_with(path: str, data: bytes, mode: int, sync: bool = True,
@@ -65,22 +72,27 @@ def replace_with(path: str, data: bytes, mode: int, sync: bool = True,
     """`path` replaced by `data` in one step: a new temporary file beside it (O_EXCL, so never
     one that is there already, nor a link planted at its name), fsync (unless `sync=False`),
     chmod `mode`, os.replace; on any failure the temporary file is removed and `path` is left
-    as it was. `before_replace(tmp, path)` is a test seam."""
+    as it was. `before_replace(tmp, path)` is a test seam. Through engramory.scope.calls: `os`'s
+    own functions, without importing `os` in a hook that writes its small state."""
+    calls = scope.calls()
     tmp = temp_path(path)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    fd = calls.open(tmp, calls.O_WRONLY | calls.O_CREAT | calls.O_EXCL | getattr(calls, "O_BINARY", 0), 0o600)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[calls.write(fd, view):]
             if sync:
-                f.flush()
-                os.fsync(f.fileno())
-        os.chmod(tmp, mode)
+                calls.fsync(fd)
+        finally:
+            calls.close(fd)
+        calls.chmod(tmp, mode)
         if before_replace is not None:
             before_replace(tmp, path)
-        os.replace(tmp, path)
+        calls.replace(tmp, path)
     except BaseException:
         try:
-            os.unlink(tmp)
+            calls.unlink(tmp)
         except OSError:
             pass
         raise

@@ -191,6 +191,12 @@ if _posix is not None:
     def is_regular(mode: int) -> bool:
         return mode & _S_IFMT == _S_IFREG
 
+    def calls() -> "Any":
+        """`os` when it is loaded (a library caller, a test that patches it), else the built-in
+        `posix` it wraps, for the calls `os` only passes on (open, write, replace, mkdir, ...):
+        a hook that writes one small file does not pay for importing `os`."""
+        return sys.modules.get("os") or _posix
+
 else:  # pragma: no cover - exercised on Windows only
     import os
     import os.path
@@ -223,6 +229,9 @@ else:  # pragma: no cover - exercised on Windows only
 
     def is_regular(mode: int) -> bool:
         return mode & _S_IFMT == _S_IFREG
+
+    def calls() -> "Any":
+        return os
 
 
 # --- the one bounded reader ------------------------------------------------------------------

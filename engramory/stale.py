@@ -4,10 +4,14 @@ write that would drop lines another writer added since.
 The record, one file per (host, session) and store: `<store>/.engramory/seen/<key>.json`,
 `key` = the first 16 hex digits of sha256(host NUL session id). It holds, per index of that
 store (by its path relative to the store), the sha256 of the bytes the agent last saw and a
-short salted hash of each of their lines: never a line's text, so no secret is copied. It is
-written atomically (engramory.store.metadir.write_atomic), is a few KB (an index over MAX_LINES
-lines or scope.READ_LIMIT bytes is not recorded at all) and the folder is pruned to MAX_FILES
-files and MAX_AGE seconds whenever a new one is made. The folder holds a `.gitignore` of `*`.
+short salted hash of each of their lines (since version 2 one string of HASH_HEX-digit hashes,
+which the hook's own JSON reader takes in one step; version 1's list is still read): never a
+line's text, so no secret is copied. It is written atomically (engramory.fsutil.replace_with,
+through posix: no `os` to import), is a few KB (an index over MAX_LINES lines or
+scope.READ_LIMIT bytes is not recorded at all) and the folder is pruned to MAX_FILES files and
+MAX_AGE seconds whenever a new one is made. The folder holds a `.gitignore` of `*`. A read that
+finds the record as it would write it does not rewrite it: it only touches its time (pruning
+goes by it).
 
 It is refreshed
 - by `note_read` after the host's read tool showed the index to the agent (the bytes on disk
@@ -34,7 +38,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from typing import Any
 
-VERSION = 1
+VERSION = 2
+VERSIONS = (1, 2)  # the records this code reads
 MAX_FILES = 64
 MAX_AGE = 30 * 24 * 3600
 MAX_LINES = 4096  # past this an index is not recorded (200 lines is the standard hard cap)
@@ -42,10 +47,10 @@ MAX_INDEXES = 16  # indexes of one store one record keeps (the oldest go first)
 RECORD_LIMIT = 256 << 10  # a record file past this is not read (it is not one engramory wrote)
 HASH_HEX = 16  # 8 bytes of sha256 per line
 SHOW = 3
-# the record folder, `<store>/<metadir.DIR>/<metadir.SEEN>`, spelled here so that a deny path
-# with no record imports neither engramory.store.metadir (and with it os) nor hashlib
-# (OpenSSL, ~4 ms): one stat of this folder says there is nothing to judge (tests/unit/kernel/test_stale.py
-# holds the two spellings equal)
+# the record folder, `<store>/<metadir.DIR>/<metadir.SEEN>`, spelled here so that no hook path
+# imports engramory.store.metadir (and with it os, 15% of a bare start) unless the store has no
+# `.engramory` yet; with no record folder, one stat says there is nothing to judge
+# (tests/unit/kernel/test_stale.py holds the two spellings equal)
 SEEN_DIR = (".engramory", "seen")
 IGNORE = b"# what each agent session last saw of the index (hashes only), for the stale-write check: never committed\n*\n"
 
@@ -150,7 +155,7 @@ def _load(where: "str") -> "dict[str, object] | None":
         data = jsonlite.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         return None
-    if not isinstance(data, dict) or data.get("v") != VERSION or not isinstance(data.get("salt"), str):
+    if not isinstance(data, dict) or data.get("v") not in VERSIONS or not isinstance(data.get("salt"), str):
         return None
     if not isinstance(data.get("indexes"), dict):
         return None
@@ -163,47 +168,61 @@ def _entry(data: "dict[str, object]", rel: "str") -> "tuple[str, set[str]] | Non
     if not isinstance(entry, dict):
         return None
     sha, lines = entry.get("sha256"), entry.get("lines")
-    if not isinstance(sha, str) or not isinstance(lines, list) or not all(isinstance(h, str) for h in lines):
+    if not isinstance(sha, str):
+        return None
+    if isinstance(lines, str):  # version 2: the hashes end to end
+        if len(lines) % HASH_HEX:
+            return None
+        return sha, {lines[i:i + HASH_HEX] for i in range(0, len(lines), HASH_HEX)}
+    if not isinstance(lines, list) or not all(isinstance(h, str) for h in lines):
         return None
     return sha, set(lines)
 
 
-def _save(root: "str", where: "str", data: "dict[str, object]", new: "bool") -> "None":
-    import os
+def _lexists(path: "str") -> "bool":
+    try:
+        scope.lstat(path)
+    except (OSError, ValueError):
+        return False
+    return True
 
-    from engramory.store import metadir  # lazy: os and metadir only when a record is written
+
+def _save(root: "str", where: "str", data: "dict[str, object]", new: "bool") -> "None":
+    from engramory import fsutil  # lazy: only a record that changed is written
 
     folder = _folder(root)
     meta = scope.dirname(folder)
+    calls = scope.calls()
     if new:
-        if not os.path.lexists(meta):
+        if not _lexists(meta):
+            from engramory.store import metadir  # lazy: imports os; once, for a store with no .engramory yet
+
             metadir.meta_dir(root)
-        if os.path.islink(meta) or not os.path.isdir(meta):
+        if scope.islink(meta) or not scope.isdir(meta):
             return  # not a folder engramory keeps: record nothing
         try:
-            os.mkdir(folder, 0o700)
+            calls.mkdir(folder, 0o700)
         except FileExistsError:
             pass
-        if os.path.islink(folder) or not os.path.isdir(folder):
+        if scope.islink(folder) or not scope.isdir(folder):
             return
-        if not os.path.lexists(scope.join(folder, ".gitignore")):
-            metadir.write_atomic(scope.join(folder, ".gitignore"), IGNORE, 0o600, sync=False)
+        if not _lexists(scope.join(folder, ".gitignore")):
+            fsutil.replace_with(scope.join(folder, ".gitignore"), IGNORE, 0o600, sync=False)
         prune(folder)
-    elif os.path.islink(where):
+    elif scope.islink(where):
         return
-    metadir.write_atomic(where, jsonlite.dumps(data).encode("utf-8"), 0o600, sync=False)
+    fsutil.replace_with(where, jsonlite.dumps(data).encode("utf-8"), 0o600, sync=False)
 
 
 def prune(folder: "str", keep: "int" = MAX_FILES, max_age: "float" = MAX_AGE, now: "float | None" = None) -> "None":
     """Remove records older than `max_age` seconds, then the oldest past `keep - 1` (room for
     the one about to be written). Only `<16 hex>.json` files are touched."""
-    import os
     import time
 
     now = time.time() if now is None else now
     found: list[tuple[float, str]] = []
     try:
-        names = os.listdir(folder)
+        names = scope.listdir(folder)
     except OSError:
         return
     for name in names:
@@ -211,7 +230,7 @@ def prune(folder: "str", keep: "int" = MAX_FILES, max_age: "float" = MAX_AGE, no
             continue
         where = scope.join(folder, name)
         try:
-            st = os.lstat(where)
+            st = scope.lstat(where)
         except OSError:
             continue
         found.append((st.st_mtime, where))
@@ -221,7 +240,7 @@ def prune(folder: "str", keep: "int" = MAX_FILES, max_age: "float" = MAX_AGE, no
     doomed += alive[: max(0, len(alive) - (keep - 1))]
     for where in doomed:
         try:
-            os.unlink(where)
+            scope.calls().unlink(where)
         except OSError:
             pass
 
@@ -235,7 +254,6 @@ def _read_index(path: "str") -> "bytes | None":
 
 def _store(path: "str", who: "Session", update: "Callable[[bytes, tuple[str, set[str]] | None], tuple[str, set[str]] | None]") -> "None":
     """Apply `update(salt, entry now) -> new entry (None: forget it)` to the record of `path`."""
-    import os
     import time
 
     root, rel = _place(path)
@@ -243,31 +261,44 @@ def _store(path: "str", who: "Session", update: "Callable[[bytes, tuple[str, set
     data = _load(where)
     new = data is None
     if data is None:
-        data = {"v": VERSION, "salt": os.urandom(8).hex(), "indexes": {}}
+        data = {"v": VERSION, "salt": scope.calls().urandom(8).hex(), "indexes": {}}
     try:
         salt = bytes.fromhex(str(data["salt"]))
     except ValueError:
         return
     indexes = data["indexes"]
     assert isinstance(indexes, dict)
-    entry = update(salt, _entry(data, rel))
+    old = _entry(data, rel)
+    entry = update(salt, old)
     if entry is None:
         if rel not in indexes:
             return
         del indexes[rel]
+    elif len(entry[1]) > MAX_LINES:
+        if rel not in indexes:
+            return
+        del indexes[rel]
     else:
-        if len(entry[1]) > MAX_LINES:
-            if rel not in indexes:
-                return
-            del indexes[rel]
-        else:
-            indexes.pop(rel, None)
-            indexes[rel] = {"sha256": entry[0], "lines": sorted(entry[1]), "at": int(time.time())}
-            while len(indexes) > MAX_INDEXES:
-                del indexes[next(iter(indexes))]
+        if not new and entry == old and data["v"] == VERSION and next(reversed(indexes)) == rel:
+            _touch(where)  # the record already says this: keep its bytes, refresh its time for pruning
+            return
+        indexes.pop(rel, None)
+        indexes[rel] = {"sha256": entry[0], "lines": "".join(sorted(entry[1])), "at": int(time.time())}
+        while len(indexes) > MAX_INDEXES:
+            del indexes[next(iter(indexes))]
     if new and not indexes:
         return
+    data["v"] = VERSION
     _save(root, where, data, new)
+
+
+def _touch(where: "str") -> "None":
+    if scope.islink(where):
+        return
+    try:
+        scope.calls().utime(where)
+    except OSError:
+        pass
 
 
 def note_read(path: "str", who: "Session | None", data: "bytes | None" = None) -> "None":

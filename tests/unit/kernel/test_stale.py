@@ -140,7 +140,8 @@ def test_the_record_holds_hashes_never_text_and_is_ignored_by_git(tmp_path: Path
     record = (folder / (WHO.key() + ".json")).read_bytes()
     assert b"ghp_" not in record and b"note" not in record and b"session-1" not in record
     data = json.loads(record)
-    assert list(data["indexes"]) == ["MEMORY.md"] and len(data["indexes"]["MEMORY.md"]["lines"]) == 6
+    assert list(data["indexes"]) == ["MEMORY.md"] and data["v"] == stale.VERSION == 2
+    assert len(data["indexes"]["MEMORY.md"]["lines"]) == 6 * stale.HASH_HEX  # six line hashes, end to end
     assert (folder / ".gitignore").read_text().endswith("\n*\n")
     assert os.stat(folder / (WHO.key() + ".json")).st_mode & 0o777 == 0o600
     metadir.check(str(index.parent))  # a known folder of .engramory/
@@ -299,3 +300,67 @@ def test_the_record_folder_is_spelled_as_the_store_spells_it() -> None:
     from engramory.store import metadir
 
     assert stale.SEEN_DIR == (metadir.DIR, metadir.SEEN)
+
+
+def test_a_version_1_record_is_still_read_and_rewritten_as_version_2(tmp_path: Path) -> None:
+    # an install updated mid-session keeps judging from the record the earlier code wrote
+    index = store(tmp_path)
+    stale.note_read(str(index), WHO)
+    where = index.parent / ".engramory" / "seen" / (WHO.key() + ".json")
+    data = json.loads(where.read_bytes())
+    entry = data["indexes"]["MEMORY.md"]
+    hashes = entry["lines"]
+    entry["lines"] = [hashes[i:i + stale.HASH_HEX] for i in range(0, len(hashes), stale.HASH_HEX)]
+    data["v"] = 1
+    where.write_text(json.dumps(data))
+    index.write_text(SEED + FOREIGN)
+    d = judge(index, SEED + AGENT)
+    assert d is not None and d.action == guard.DENY and "another writer added 1 line" in d.message
+    stale.note_read(str(index), WHO)
+    again = json.loads(where.read_bytes())
+    assert again["v"] == 2 and isinstance(again["indexes"]["MEMORY.md"]["lines"], str)
+    assert judge(index, SEED + FOREIGN + AGENT) is None
+
+
+def test_a_record_with_a_broken_hash_string_is_no_record(tmp_path: Path) -> None:
+    index = store(tmp_path)
+    stale.note_read(str(index), WHO)
+    where = index.parent / ".engramory" / "seen" / (WHO.key() + ".json")
+    data = json.loads(where.read_bytes())
+    data["indexes"]["MEMORY.md"]["lines"] += "abc"  # not a whole number of hashes
+    where.write_text(json.dumps(data))
+    index.write_text(SEED + FOREIGN)
+    assert judge(index, SEED + AGENT) is None  # fails open, as for any record not ours
+
+
+def test_a_read_of_an_unchanged_index_keeps_the_record_bytes_and_refreshes_its_time(tmp_path: Path) -> None:
+    index = store(tmp_path)
+    stale.note_read(str(index), WHO)
+    where = index.parent / ".engramory" / "seen" / (WHO.key() + ".json")
+    before = where.read_bytes()
+    os.utime(where, (1_000_000, 1_000_000))
+    stale.note_read(str(index), WHO)
+    assert where.read_bytes() == before  # no rewrite
+    assert where.stat().st_mtime > time.time() - 60  # but pruning sees it as fresh
+    index.write_text(SEED + AGENT)
+    stale.note_read(str(index), WHO)
+    assert where.read_bytes() != before  # a changed index is recorded again
+
+
+def test_a_read_of_an_index_records_it_without_importing_os(tmp_path: Path) -> None:
+    # os costs 15% of a bare start; the record is written through posix (fsutil via scope.calls)
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    index = store(tmp_path)
+    (index.parent / ".engramory").mkdir()  # a store engramory knows: metadir is not needed
+    code = ("import sys; sys.path.insert(0, %r); from engramory import stale; "
+            "stale.note_read(%r, stale.Session('claude', 's')); stale.note_read(%r, stale.Session('claude', 's')); "
+            "print('os' in sys.modules, 'engramory.store.metadir' in sys.modules)" % (str(ROOT), str(index), str(index)))
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "False"], done.stdout + done.stderr
+    assert records(index) == sorted([stale.Session("claude", "s").key() + ".json", ".gitignore"])
+    index.write_text(SEED + FOREIGN)
+    assert judge(index, SEED + AGENT, stale.Session("claude", "s")) is not None
