@@ -124,7 +124,21 @@ def extra_payloads(host: str, event: str, index: str, other: str, cwd: str) -> L
         return [("Bash write", _claude(event, "Bash", {"command": heredoc}, cwd), True),
                 ("Bash other", _claude(event, "Bash", {"command": "cat > %s <<'EOF'\nx = 3\nEOF\n" % other}, cwd), False)]
     if event == "PostToolUse":
-        return [("Read", _claude(event, "Read", {"file_path": other}, cwd), False),
-                ("Read index", _claude(event, "Read", {"file_path": index}, cwd), False)]
+        return [("Read", _read(other, cwd), False), ("Read index", _read(index, cwd), False)]
     return []
+
+
+def _read(path: str, cwd: str) -> bytes:
+    """Claude Code's PostToolUse of a Read: its tool_response carries the whole text it read
+    (`file.content`, with the line counts), so the hook must not parse what it does not need."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError:
+        text = ""
+    lines = text.count("\n")
+    payload = json.loads(_claude("PostToolUse", "Read", {"file_path": path}, cwd))
+    payload["tool_response"] = {"type": "text", "file": {"filePath": path, "content": text, "numLines": lines,
+                                                         "startLine": 1, "totalLines": lines}}
+    return json.dumps(payload).encode()
 

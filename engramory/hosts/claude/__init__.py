@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 TAG = "engramory guard"
 SHELL_TOOL = "Bash"
 READ_TOOL = "Read"  # PostToolUse: what the agent read, for the stale-write rule of Bash writes
+READ_FIELDS = frozenset(("tool_input", "cwd", "session_id"))  # what a Read's PostToolUse reads of its payload
 SHELL_WRITE_TOOL = "Bash write (heredoc, printf or echo)"
 
 # --- registry declarations (see engramory/hosts/__init__.py) ---
@@ -78,7 +79,7 @@ def request_from(payload: "dict[str, Any]") -> "Any":
 
 
 def render(decision: "Decision") -> str:
-    from engramory.guard import DENY  # lazy: the ignored path must not load the guard
+    from engramory.judge import DENY  # lazy: the ignored path must not load the decision
 
     if decision.action == DENY:
         inner = {
@@ -166,14 +167,17 @@ def _shell(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> str:
     environ = scope.environ() if env is None else env
     cwd = payload.get("cwd")
     base = cwd if isinstance(cwd, str) and cwd else None
-    autos = index_paths(base or "", environ)
+    autos: list[str] = []
 
     def judged(path: str) -> "str | None":
         """The path a write of `path` is judged as: itself, or the auto-memory index it is
-        (or that links to it); None when no store or index cares about it."""
-        if scope.interesting(path, environ) or path in autos:
+        (or that links to it); None when no store or index cares about it. The settings that
+        place the auto-memory index are read only for a path no store claims."""
+        if scope.interesting(path, environ):
             return path
-        return scope.index_alias(path, autos)
+        if not autos:
+            autos.extend(index_paths(base or "", environ) or [""])
+        return path if path in autos else scope.index_alias(path, [a for a in autos if a])
 
     worst: Decision | None = None
     for w in shellwrite.predicted(command, base, lambda path: judged(path) is not None):
@@ -201,7 +205,8 @@ def post(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str,
     if payload is None:
         return "", "", 0
     if payload.get("tool_name") == READ_TOOL:
-        _after_read(parse(raw), scope.environ() if env is None else env)
+        # only the fields it needs: tool_response holds the whole file that was read
+        _after_read(top_fields(raw, READ_FIELDS, tuple(READ_FIELDS)), scope.environ() if env is None else env)
         return "", "", 0  # a Read changes nothing the backstop watches
     from engramory import automemory  # lazy: the after-tool path's cheap test, not the guard's (nor a Read's)
 
