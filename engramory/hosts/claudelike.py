@@ -18,6 +18,7 @@ reads its own keys into those three.
 """
 
 from engramory import jsonlite, scope
+from engramory.hosts import NEEDED, WANTED, top_fields
 from engramory.hosts import path_of as path_of  # the one reading of a path argument (also the plugins')
 
 TYPE_CHECKING = False
@@ -312,10 +313,16 @@ def notice(event: str, payload: "dict[str, Any]", dialect: Dialect, env: "Mappin
     return notices.backstop(event, payload, notice_env)
 
 
+POST_FIELDS = WANTED | {"tool_input"}
+POST_NEEDED = (*NEEDED, "tool_input")
+
+
 def respond(raw: bytes, dialect: Dialect, event: str = PRE, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
     """stdin bytes -> (stdout, stderr, exit code): exit 0, or 2 for a deny of a `deny="exit"`
     dialect."""
-    payload = parse(raw)
+    # after a tool, only the fields the read record and the backstop use: tool_response holds
+    # the file a read tool showed or all a shell command printed
+    payload = top_fields(raw, POST_FIELDS, POST_NEEDED) if event == POST else parse(raw)
     if payload is None:
         return "", "", 0
     if event == PRE:
