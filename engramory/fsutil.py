@@ -6,8 +6,6 @@ half-written settings file and the previous version can always be restored.
 folder and keeps the old file's mode) and the store's (engramory.store.metadir.write_atomic,
 which also fsyncs the folder) are both it."""
 
-from __future__ import annotations
-
 import time
 
 from engramory import scope
@@ -17,7 +15,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 
-def backup(path: str) -> str | None:
+def backup(path: "str") -> "str | None":
     """Copy `path` to `<path>.engramory-backup-<UTC timestamp>` and return that name, or
     None when there was nothing to back up. Never overwrites an earlier backup. The backup
     gets the file's own permission bits: a 0600 file holding a token stays 0600 in its copy."""
@@ -39,7 +37,7 @@ def backup(path: str) -> str | None:
     return target
 
 
-def write_atomic(path: str, data: bytes, mode: int | None = None) -> None:
+def write_atomic(path: "str", data: "bytes", mode: "int | None" = None) -> "None":
     """Replace `path` with `data` in one step, making its folder when missing. Keeps the old
     file's permission bits unless `mode` is given; a new file gets `mode` or 0o644."""
     folder = scope.dirname(scope.abspath(path))
@@ -60,15 +58,15 @@ def write_atomic(path: str, data: bytes, mode: int | None = None) -> None:
 TMP_MARK = ".engramory-tmp-"
 
 
-def temp_path(path: str) -> str:
+def temp_path(path: "str") -> "str":
     """A fresh temporary name beside `path`, for the file that is to replace it."""
     calls = scope.calls()
     base = ".%s%s%d-%s" % (scope.basename(path), TMP_MARK, calls.getpid(), calls.urandom(3).hex())
     return scope.join(scope.dirname(path), base)
 
 
-def replace_with(path: str, data: bytes, mode: int, sync: bool = True,
-                 before_replace: Callable[[str, str], object] | None = None) -> None:
+def replace_with(path: "str", data: "bytes", mode: "int", sync: "bool" = True,
+                 before_replace: "Callable[[str, str], object] | None" = None) -> "None":
     """`path` replaced by `data` in one step: a new temporary file beside it (O_EXCL, so never
     one that is there already, nor a link planted at its name), fsync (unless `sync=False`),
     chmod `mode`, os.replace; on any failure the temporary file is removed and `path` is left

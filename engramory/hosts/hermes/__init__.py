@@ -36,8 +36,6 @@ tool runs, so it is kept by tool_call_id and added to the tool's result afterwar
 (`transform_tool_result`).
 """
 
-from __future__ import annotations
-
 import sys
 
 from engramory import jsonlite, scope
@@ -66,14 +64,14 @@ NAME = "hermes"
 TITLE = "Hermes Agent"
 VERIFIED = "0.19.0"
 INSTALLER = "engramory.hosts.hermes.install"
-def window() -> Window:
+def window() -> "Window":
     """How this host loads an index (imported only when asked: hot path)."""
     from engramory import size  # lazy: the ignored path must not load size
 
     return size.Window(note="Hermes loads no MEMORY.md of its own: the standard caps, in bytes")
 
 
-def index_paths(cwd: str, env: Mapping[str, str]) -> list[str]:
+def index_paths(cwd: "str", env: "Mapping[str, str]") -> "list[str]":
     return []  # Hermes's own memories are kept by its memory tool, under its own limits
 BOM = b"\xef\xbb\xbf"
 LINE_ENDING_SCAN = 4096  # Hermes decides CRLF from this much of the file's head
@@ -92,7 +90,7 @@ ESTIMATE_NOTE = (
 # -- where files are ------------------------------------------------------------------------
 
 
-def base_dirs(env: Mapping[str, str], payload_cwd: Any = None) -> list[str]:
+def base_dirs(env: "Mapping[str, str]", payload_cwd: "Any" = None) -> "list[str]":
     """Where Hermes's file tools resolve a relative path: $TERMINAL_CWD (when it names an
     absolute folder), then the shell-hook payload's cwd, then this process's cwd."""
     bases: list[str] = []
@@ -108,11 +106,11 @@ def base_dirs(env: Mapping[str, str], payload_cwd: Any = None) -> list[str]:
     return bases
 
 
-def resolve(raw: str, bases: Sequence[str]) -> str:
+def resolve(raw: "str", bases: "Sequence[str]") -> "str":
     return scope.resolve_path(raw, bases[0] if bases else None, bases[1:])
 
 
-def hermes_roots(env: Mapping[str, str]) -> list[str]:
+def hermes_roots(env: "Mapping[str, str]") -> "list[str]":
     """Hermes homes whose memories/ folders belong to Hermes: $HERMES_HOME, the profile root
     above it, and the platform default."""
     roots: list[str] = []
@@ -134,7 +132,7 @@ def hermes_roots(env: Mapping[str, str]) -> list[str]:
     return roots
 
 
-def _hermes_home_override() -> str | None:
+def _hermes_home_override() -> "str | None":
     # Inside Hermes a task may run under another profile's home (a context-local override).
     module = sys.modules.get("hermes_constants")
     if module is None:
@@ -145,7 +143,7 @@ def _hermes_home_override() -> str | None:
         return None
 
 
-def is_hermes_memory(path: str, env: Mapping[str, str]) -> bool:
+def is_hermes_memory(path: "str", env: "Mapping[str, str]") -> "bool":
     """Whether `path` lies in one of Hermes's own memories/ folders."""
     real = scope.realpath(path)
     for root in hermes_roots(env):
@@ -161,7 +159,7 @@ def is_hermes_memory(path: str, env: Mapping[str, str]) -> bool:
     return False
 
 
-def guarded(path: str, env: Mapping[str, str]) -> bool:
+def guarded(path: "str", env: "Mapping[str, str]") -> "bool":
     """Cheap first look: is this a file the guard may have something to say about?"""
     return scope.interesting(path, env) and not is_hermes_memory(path, env)
 
@@ -169,14 +167,14 @@ def guarded(path: str, env: Mapping[str, str]) -> bool:
 # -- how Hermes writes ------------------------------------------------------------------------
 
 
-def normalise_line_endings(text: str, ending: str) -> str:
+def normalise_line_endings(text: "str", ending: "str") -> "str":
     """Hermes's _normalize_line_endings: CRLF and lone CR become LF, then LF becomes CRLF
     when that is the target."""
     lf = text.replace("\r\n", "\n").replace("\r", "\n")
     return lf.replace("\n", "\r\n") if ending == "\r\n" else lf
 
 
-def line_ending(text: str) -> str | None:
+def line_ending(text: "str") -> "str | None":
     """Hermes's _detect_line_ending: CRLF if one appears in the first 4,096 characters."""
     head = text[:LINE_ENDING_SCAN]
     if "\r\n" in head:
@@ -186,18 +184,18 @@ def line_ending(text: str) -> str | None:
     return None
 
 
-def decode(raw: bytes) -> str:
+def decode(raw: "bytes") -> "str":
     """A file as Hermes's terminal reads it (`cat`): UTF-8, bad bytes replaced."""
     return raw.decode("utf-8", "replace")
 
 
-def text_of(raw: bytes) -> str:
+def text_of(raw: "bytes") -> "str":
     """The text read_file_raw / patch_replace match against: no leading BOM."""
     text = decode(raw)
     return text[1:] if text.startswith("\ufeff") else text
 
 
-def write_bytes(before: bytes | None, content: str) -> bytes:
+def write_bytes(before: "bytes | None", content: "str") -> "bytes":
     """What Hermes's write_file leaves on disk for `content` over a file now `before`."""
     if before is not None and b"\r\n" in before[:LINE_ENDING_SCAN]:
         content = normalise_line_endings(content, "\r\n")
@@ -208,7 +206,7 @@ def write_bytes(before: bytes | None, content: str) -> bytes:
     return encode(content)
 
 
-def _truthy(value: Any) -> bool:
+def _truthy(value: "Any") -> "bool":
     # Hermes coerces "true"/"false" strings for boolean parameters; other values keep
     # their Python truthiness (the matcher tests `not replace_all`).
     if isinstance(value, str):
@@ -218,7 +216,7 @@ def _truthy(value: Any) -> bool:
     return bool(value)
 
 
-def unescape_like_hermes(new: str, matched: str) -> str:
+def unescape_like_hermes(new: "str", matched: "str") -> "str":
     """Hermes's _maybe_unescape_new_string: `\\t` / `\\r` in new_string become real tab / CR
     when the matched text holds one."""
     if "\\t" in new and "\t" in matched:
@@ -232,7 +230,7 @@ REFUSED = "refused"  # Hermes reports an error and writes nothing
 UNKNOWN = "unknown"  # only a fuzzy match could apply it: not reproducible here
 
 
-def replace_exact(text: str, old: str, new: str, replace_all: bool) -> str:
+def replace_exact(text: "str", old: "str", new: "str", replace_all: "bool") -> "str":
     """Hermes's matcher where its first strategy (exact) decides; REFUSED / UNKNOWN else."""
     if not old or old == new:
         return REFUSED
@@ -244,7 +242,7 @@ def replace_exact(text: str, old: str, new: str, replace_all: bool) -> str:
     return text.replace(old, unescape_like_hermes(new, old))
 
 
-def replace_estimate(text: str, old: str, new: str) -> str:
+def replace_estimate(text: "str", old: "str", new: "str") -> "str":
     """A stand-in with the size the edit states: `old_string`'s worth of text taken off the
     end, `new_string` put on. Its lines past the window are the ones being added."""
     cut = text[: max(0, len(text) - len(old))]
@@ -255,10 +253,10 @@ def replace_estimate(text: str, old: str, new: str) -> str:
 
 # -- Hermes's own code, when we run inside Hermes ---------------------------------------------
 
-_HERMES: dict[str, Any] = {}
+_HERMES: "dict[str, Any]" = {}
 
 
-def hermes_internals() -> dict[str, Any] | None:
+def hermes_internals() -> "dict[str, Any] | None":
     """Hermes's matcher and V4A functions when this runs inside a verified Hermes, else None.
     They are private APIs: used only on versions checked against, looked up once."""
     if "hermes_cli" not in sys.modules:
@@ -287,13 +285,13 @@ def hermes_internals() -> dict[str, Any] | None:
 # -- predictions --------------------------------------------------------------------------------
 
 
-def read_file(path: str) -> bytes | None:
+def read_file(path: "str") -> "bytes | None":
     return scope.read_regular(path)
 
 
 def predict_replace(
-    before: bytes | None, old: Any, new: Any, replace_all: Any, internals: dict[str, Any] | None
-) -> tuple[bytes | None, bool]:
+    before: "bytes | None", old: "Any", new: "Any", replace_all: "Any", internals: "dict[str, Any] | None"
+) -> "tuple[bytes | None, bool]":
     """(bytes after a replace-mode patch, whether they are an estimate). None: Hermes
     refuses the patch and writes nothing."""
     if before is None or not isinstance(old, str) or not isinstance(new, str):
@@ -323,7 +321,7 @@ def predict_replace(
 # -- requests -----------------------------------------------------------------------------------
 
 
-def write_request(tool: str, path: str, after: bytes) -> Request:
+def write_request(tool: "str", path: "str", after: "bytes") -> "Request":
     """A whole-file write whose predicted bytes (edits.predict) are `after`."""
     from engramory import edits  # lazy: the ignored path must not load edits
 
@@ -333,13 +331,13 @@ def write_request(tool: str, path: str, after: bytes) -> Request:
     return req
 
 
-def delete_request(tool: str, path: str) -> Request:
+def delete_request(tool: "str", path: "str") -> "Request":
     from engramory import edits  # lazy: the ignored path must not load edits
 
     return edits.Request(tool, path, edits.DELETE)
 
 
-def task_base(task_id: Any) -> str | None:
+def task_base(task_id: "Any") -> "str | None":
     """Inside Hermes: the folder Hermes resolves this task's relative paths against (its
     terminal's live cwd, which a `cd` in the terminal tool moves), or None."""
     internals = hermes_internals()
@@ -353,9 +351,9 @@ def task_base(task_id: Any) -> str | None:
 
 
 def requests_for(
-    tool_name: Any, args: Any, env: Mapping[str, str], payload_cwd: Any = None, notes: list[str] | None = None,
-    task_id: Any = None,
-) -> list[tuple[Request, bool]]:
+    tool_name: "Any", args: "Any", env: "Mapping[str, str]", payload_cwd: "Any" = None, notes: "list[str] | None" = None,
+    task_id: "Any" = None,
+) -> "list[tuple[Request, bool]]":
     """(request, estimated) for every guarded file this tool call changes."""
     notes = notes if notes is not None else []
     if tool_name not in GUARDED_TOOLS or not isinstance(args, dict):
@@ -390,7 +388,7 @@ def requests_for(
     return []
 
 
-def _mentions_guarded(text: str, bases: Sequence[str], env: Mapping[str, str]) -> bool:
+def _mentions_guarded(text: "str", bases: "Sequence[str]", env: "Mapping[str, str]") -> "bool":
     import re  # lazy: only a patch-mode call reads its headers
 
     for m in re.finditer(r"^\*\*\*\s*(?:(?:Update|Add|Delete)\s+File:\s*(.+)|Move\s+File:\s*(.+?)\s*->\s*(.+))$", text, re.M):
@@ -401,8 +399,8 @@ def _mentions_guarded(text: str, bases: Sequence[str], env: Mapping[str, str]) -
 
 
 def _patch_requests(
-    tool: str, text: str, bases: Sequence[str], env: Mapping[str, str], notes: list[str]
-) -> list[tuple[Request, bool]]:
+    tool: "str", text: "str", bases: "Sequence[str]", env: "Mapping[str, str]", notes: "list[str]"
+) -> "list[tuple[Request, bool]]":
     if not _mentions_guarded(text, bases, env):
         return []  # the common case: a patch to files no store cares about
     from engramory.hosts import hermes as this  # passed to v4a, which never imports it back
@@ -420,9 +418,9 @@ def _patch_requests(
 
 
 def decide(
-    tool_name: Any, args: Any, env: Mapping[str, str] | None = None, payload_cwd: Any = None, task_id: Any = None,
-    seen: Session | None = None,
-) -> tuple[Decision | None, list[str]]:
+    tool_name: "Any", args: "Any", env: "Mapping[str, str] | None" = None, payload_cwd: "Any" = None, task_id: "Any" = None,
+    seen: "Session | None" = None,
+) -> "tuple[Decision | None, list[str]]":
     """(the deny, or None; nudge and diagnostic lines) for one tool call. `seen`: the Hermes
     agent whose reads post_tool_call recorded (engramory.stale), for the stale-write rule."""
     environ = scope.environ() if env is None else env
@@ -454,7 +452,7 @@ def decide(
 # -- the shell-hook variant ---------------------------------------------------------------------
 
 
-def handle_shell(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str, str]:
+def handle_shell(raw: "bytes", env: "Mapping[str, str] | None" = None) -> "tuple[str, str]":
     """Shell-hook stdin bytes -> (stdout, stderr). stdout is a block directive or empty."""
     try:
         payload = jsonlite.loads(jsonlite.decode_payload(raw))
@@ -475,13 +473,13 @@ def handle_shell(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str,
     return jsonlite.dumps({"action": "block", "message": decision.message}), err
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: "list[str] | None" = None) -> "int":
     """The shell hook (engramory.hosts.run): always exit 0; a block is printed, an allow
     prints nothing."""
     return run(NAME)
 
 
-def respond(raw: bytes, env: Mapping[str, str] | None = None) -> tuple[str, str, int]:
+def respond(raw: "bytes", env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
     """The registry's dialect entry: the shell hook's answer, always exit 0."""
     out, err = handle_shell(raw, env)
     return out, err, 0
