@@ -181,14 +181,17 @@ def judge(
 
 def session_for(host: str, session_id: object, path: str) -> "Session | None":
     """The session (engramory.stale.Session) a host passes to `judge` as `seen` for a write of
-    `path`, or None when no session of `path`'s store has a record: then the stale-write rule
-    has nothing to judge or update (stale.lost_lines and stale.note_write return at once on
-    that same stat), and engramory.stale is not imported. The hosts ask here, not stale."""
+    `path`, or None when this session keeps no record in `path`'s store: then the stale-write
+    rule has nothing to judge or update (stale.lost_lines and stale.note_write would find no
+    record either), and engramory.stale is not imported. The hosts ask here, not stale."""
     if not isinstance(session_id, str) or not session_id:
         return None
-    if not scope.isdir(scope.join(scope.dirname(scope.realpath(path)), *SEEN_DIR)):
-        return None
-    from engramory import stale  # lazy: only a store with a record folder judges stale writes
+    folder = scope.join(scope.dirname(scope.realpath(path)), *SEEN_DIR)
+    if not scope.isdir(folder):
+        return None  # no session of this store keeps a record: not even a hash is computed
+    if not scope.isfile(scope.join(folder, scope.record_key(host, session_id) + ".json")):
+        return None  # others do, this one does not: nothing to judge, nothing to update
+    from engramory import stale  # lazy: only a session with a record judges stale writes
 
     return stale.session(host, session_id)
 

@@ -36,7 +36,6 @@ from engramory import jsonlite, scope
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
-    from typing import Any
 
 VERSION = 2
 VERSIONS = (1, 2)  # the records this code reads
@@ -65,7 +64,7 @@ class Session:
         self.id = session_id
 
     def key(self) -> "str":
-        return _sha256(("%s\0%s" % (self.host, self.id)).encode("utf-8", "surrogatepass"))[:16]
+        return scope.record_key(self.host, self.id)
 
 
 def session(host: "str", session_id: "object") -> "Session | None":
@@ -75,25 +74,8 @@ def session(host: "str", session_id: "object") -> "Session | None":
     return Session(host, session_id)
 
 
-_SHA256: "Any" = None
-
-
 def _sha256(data: "bytes") -> "str":
-    """The sha256 of `data`, in hex: CPython's own C module (`_sha256`, `_sha2` from 3.12),
-    about 0.8 ms to load; hashlib loads OpenSSL (measured: 2.3 ms of a 6 ms process, which a
-    Read of an index and a judged Bash write paid). The digest is the same: a record written
-    either way is read either way."""
-    global _SHA256
-    if _SHA256 is None:
-        try:
-            from _sha256 import sha256 as found  # type: ignore[import-not-found, unused-ignore]
-        except ImportError:
-            try:
-                from _sha2 import sha256 as found  # type: ignore[import-not-found, no-redef, unused-ignore]
-            except ImportError:
-                from hashlib import sha256 as found  # type: ignore[assignment, unused-ignore]
-        _SHA256 = found
-    return str(_SHA256(data).hexdigest())
+    return scope.sha256_hex(data)
 
 
 # -- lines ------------------------------------------------------------------------------------
