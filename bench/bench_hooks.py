@@ -40,17 +40,18 @@ sys.path.insert(0, ROOT)
 
 from engramory import hosts  # noqa: E402
 from engramory.hosts import mcponly  # noqa: E402
+from engramory.hosts.hermes import shellcheck  # noqa: E402
 from tests.hostkit.payloads import PLUGIN_EVENTS, extra_payloads, payloads, plugin_payloads  # noqa: E402
 
 IGNORED_TARGET = 1.05
 OTHER_TARGET = 1.3
 IN_PROCESS = {"hermes": "its plugin guards inside the Hermes process (no process per call); the rows "
                         "above time the shell hook a config.yaml `hooks:` entry runs"}
-# Hosts whose installer wires no command the bench can read, but whose PORTING section has the
-# user wire one: (event, the command, with {python} and {bundle} for the interpreter and the
-# installed copy). Hermes: the `hooks: pre_tool_call:` entry, run with the copy the plugin holds.
-USER_WIRED = {"hermes": [("pre_tool_call", "{python} -I -S {bundle}/hooks/engramory_hook.py hermes",
-                          (".hermes", "plugins", "engramory"))]}
+# Hosts whose installer wires no command the bench can read, but prints one for the user to
+# wire: (event, (installed copy, interpreter) -> the command, where the copy is under HOME).
+# Hermes: the `hooks: pre_tool_call:` entry `install --host hermes` prints, run with the copy the
+# plugin holds.
+USER_WIRED = {"hermes": [("pre_tool_call", shellcheck.shell_hook_command, (".hermes", "plugins", "engramory"))]}
 
 
 class Case:
@@ -146,9 +147,8 @@ def install(host: str, tmp: str) -> tuple[dict[str, str], list[tuple[str, str]],
         raise SystemExit("bench: install --host %s failed: %s" % (host, (done.stderr or done.stdout).strip()[-400:]))
     env.pop("PYTHONPATH")
     commands, spawns = wired(home)
-    for event, template, where in USER_WIRED.get(host, []):
-        bundle = os.path.join(home, *where)
-        commands.append((event, template.format(python=shlex.quote(sys.executable), bundle=shlex.quote(bundle))))
+    for event, command_of, where in USER_WIRED.get(host, []):
+        commands.append((event, command_of(os.path.join(home, *where), sys.executable)))
     return env, commands, spawns
 
 

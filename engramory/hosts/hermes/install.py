@@ -37,6 +37,8 @@ from engramory.hosts.hermes.shellcheck import (
     SHELL_HOOK,
     check_wired_shell_hooks,
     culprits,
+    shell_hook_command,
+    shell_hook_yaml,
     smoke_env,
     smoke_shell_hook,
 )
@@ -183,6 +185,9 @@ def _print_plan(target: Target, files: list[tuple[str, str]], plan: tuple[list[s
         out("    - %s (no longer in the bundle: %s)\n" % (rel, "would remove" if dry_run else "removed"))
     out("  config: %s\n" % target.config)
     for line in report or ["%s is already in plugins.enabled" % PLUGIN]:
+        out("    %s\n" % line)
+    out("  shell hook, for a `hooks:` entry instead of the plugin (PORTING.md, Hermes), in config.yaml:\n")
+    for line in shell_hook_yaml(shell_hook_command(target.plugin_dir, sys.executable)):
         out("    %s\n" % line)
     if shutil.which("hermes") is None:
         out("  note: no `hermes` command on PATH; the plugin takes effect in sessions of the Hermes "

@@ -386,22 +386,42 @@ def test_install_check_tells_the_truth_about_the_real_hermes(hermes_python, herm
     assert check.returncode == 1 and "is not enabled" in check.stdout and "fix:" in check.stdout, check.stdout
 
 
-@pytest.mark.parametrize("script", ["engramory_hook.py hermes", "engramory_hermes_shell_hook.py"])
+def printed_shell_hook(stdout: str) -> str:
+    """The config.yaml lines `engramory install --host hermes` prints for the shell hook."""
+    lines = stdout.splitlines()
+    start = next(n for n, line in enumerate(lines) if line.startswith("  shell hook, for a `hooks:` entry"))
+    snippet = []
+    for line in lines[start + 1:]:
+        if not line.startswith("    "):
+            break
+        snippet.append(line[4:])
+    return "\n".join(snippet) + "\n"
+
+
+@pytest.mark.parametrize("script", ["printed", "engramory_hook.py hermes", "engramory_hermes_shell_hook.py"])
 def test_install_check_runs_wired_shell_hooks_through_hermes(hermes_python, hermes_env, tmp_path, script):
     # A `hooks:` entry for the shell hook is read and run by Hermes's own shell-hook code: the
-    # generic entry (what PORTING names now) and the shim an earlier PORTING named (noted).
+    # lines the installer prints (pasted as they are), the generic entry run directly (noted: it
+    # is compiled on every call) and the shim an earlier PORTING named (noted).
     env = dict(hermes_env, PATH=str(hermes_python.parent) + os.pathsep + hermes_env.get("PATH", ""))
-    assert engramory(env, "install", "--host", "hermes").returncode == 0
+    done = engramory(env, "install", "--host", "hermes")
+    assert done.returncode == 0, done.stdout + done.stderr
     config = Path(hermes_env["HERMES_HOME"]) / "config.yaml"
-    script = "%s/plugins/engramory/hooks/%s" % (hermes_env["HERMES_HOME"], script)
     base = config.read_text()
     hooks = "hooks:\n  pre_tool_call:\n    - matcher: \"%s\"\n      command: \"%s -I -S %s\"\n"
-    config.write_text(base + hooks % ("write_file|patch", sys.executable, script) + "hooks_auto_accept: true\n")
+    if script == "printed":
+        config.write_text(base + printed_shell_hook(done.stdout) + "hooks_auto_accept: true\n")
+    else:
+        script = "%s/plugins/engramory/hooks/%s" % (hermes_env["HERMES_HOME"], script)
+        config.write_text(base + hooks % ("write_file|patch", sys.executable, script) + "hooks_auto_accept: true\n")
     check = engramory(env, "install", "--host", "hermes", "--check")
     assert check.returncode == 0, check.stdout + check.stderr
     assert "blocks a smoke write_file (run by Hermes's own shell-hook code)" in check.stdout, check.stdout
     assert "no recorded consent" not in check.stdout
     assert ("the shim an earlier engramory named" in check.stdout) == script.endswith("_shell_hook.py"), check.stdout
+    assert ("without the launcher" in check.stdout) == (script != "printed"), check.stdout
+    if script == "printed":
+        return
 
     config.write_text(base + hooks % ("write_file", sys.executable, script))
     check = engramory(env, "install", "--host", "hermes", "--check")
