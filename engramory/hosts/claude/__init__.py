@@ -161,8 +161,7 @@ def _shell(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> str:
     if not isinstance(command, str) or ("<<" not in command and (
             ">" not in command or ("printf" not in command and "echo" not in command))):
         return ""  # the common case: no heredoc, no printf/echo into a file; nothing is imported
-    from engramory import judge as verdict  # lazy: a command that may write a file only
-    from engramory import shellwrite
+    from engramory import shellwrite  # lazy: a command that may write a file only
 
     environ = scope.environ() if env is None else env
     cwd = payload.get("cwd")
@@ -181,6 +180,8 @@ def _shell(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> str:
 
     worst: Decision | None = None
     for w in shellwrite.predicted(command, base, lambda path: judged(path) is not None):
+        from engramory import judge as verdict  # lazy: only a write into an index or a store is judged
+
         path = judged(w.path) or w.path
         seen = verdict.session_for(NAME, payload.get("session_id"), path)
         decision = verdict.judge(path, w.before, w.after, environ, window(), SHELL_WRITE_TOOL, seen)
