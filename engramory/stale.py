@@ -74,10 +74,6 @@ def session(host: "str", session_id: "object") -> "Session | None":
     return Session(host, session_id)
 
 
-def _sha256(data: "bytes") -> "str":
-    return scope.sha256_hex(data)
-
-
 # -- lines ------------------------------------------------------------------------------------
 
 
@@ -91,7 +87,7 @@ def lines_of(data: "bytes") -> "Iterator[tuple[int, bytes]]":
 
 
 def line_hash(salt: "bytes", line: "bytes") -> "str":
-    return _sha256(salt + line)[:HASH_HEX]
+    return scope.sha256_hex(salt + line)[:HASH_HEX]
 
 
 def hashes(salt: "bytes", data: "bytes") -> "set[str]":
@@ -99,7 +95,7 @@ def hashes(salt: "bytes", data: "bytes") -> "set[str]":
 
 
 def digest(data: "bytes") -> "str":
-    return _sha256(data)
+    return scope.sha256_hex(data)
 
 
 # -- where a record lives ---------------------------------------------------------------------

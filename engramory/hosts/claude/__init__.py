@@ -166,17 +166,18 @@ def _shell(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> str:
     environ = scope.environ() if env is None else env
     cwd = payload.get("cwd")
     base = cwd if isinstance(cwd, str) and cwd else None
-    autos: list[str] = []
+    autos: list[str] | None = None
 
     def judged(path: str) -> "str | None":
         """The path a write of `path` is judged as: itself, or the auto-memory index it is
         (or that links to it); None when no store or index cares about it. The settings that
         place the auto-memory index are read only for a path no store claims."""
+        nonlocal autos
         if scope.interesting(path, environ):
             return path
-        if not autos:
-            autos.extend(index_paths(base or "", environ) or [""])
-        return path if path in autos else scope.index_alias(path, [a for a in autos if a])
+        if autos is None:
+            autos = index_paths(base or "", environ)
+        return path if path in autos else scope.index_alias(path, autos)
 
     worst: Decision | None = None
     for w in shellwrite.predicted(command, base, lambda path: judged(path) is not None):
