@@ -44,8 +44,9 @@ Adding a host (Crush, Windsurf, Kiro, Trae and Auggie were added this way) takes
 points (tests/unit/hosts/test_host_protocol.py holds the list to six):
 
 1. ``engramory/hosts/<name>/``: ``__init__.py`` with the declarations above (a Claude-schema
-   host is a ``claudelike.Dialect`` and ``claudelike.entries``; a JS-plugin host answers through
-   ``opencode.respond``), ``ENTRIES`` when its hook command passes an event, and
+   host builds a ``claudelike.Dialect`` in its ``dialect()`` and takes ``claude_entries``; a
+   JS-plugin host asks ``plugin_quiet`` before it imports engramory.hosts.plugin: see "the
+   ignored path" below), ``ENTRIES`` when its hook command passes an event, and
    ``install.py`` (a settings-file host is an ``engramory.install.settingshooks.Spec``, whose
    ``smoke_deny`` payload ``--check`` and bench/bench_hooks.py both use; what it shares with
    another host goes to engramory/install/, never an import of that host's installer). Its
@@ -76,6 +77,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping, Sequence
     from types import ModuleType
     from typing import Any, NoReturn
+
+    from engramory.hosts.claudelike import Dialect
 
 # name -> module (adding a host: see the module's docstring).
 REGISTRY = {
@@ -248,6 +251,115 @@ def path_of(tool_input: "Any", keys: "tuple[str, ...]") -> "str | None":
         if isinstance(value, str) and value and "\x00" not in value:
             return value
     return None
+
+
+# --- the ignored path of a file-tool hook, before any dialect is imported ---------------------
+#
+# Most calls a pre-write hook sees write a file no store holds. A host module asks `quiet`
+# before it imports its dialect (engramory.hosts.claudelike, engramory.hosts.plugin), so such a
+# call costs the modules every hook loads anyway and no more (each module is about 0.35M
+# instructions of a 27M bare start: tests/fixtures/hook_modules.json fixes the sets).
+
+WRITE = "write"  # the edit kinds of a host's tool table (claudelike and plugin spell them so too)
+EDIT = "edit"
+
+
+def quiet(tool: "Any", tool_input: "Any", cwd: "Any", tools: "Mapping[str, str]", path_keys: "tuple[str, ...]",
+          env: "Mapping[str, str] | None", judged: "Sequence[str]" = ()) -> bool:
+    """True when a call surely leaves the guard nothing to judge: `tool` is none of the host's
+    file tools (`tools`) nor of the tools it always judges (`judged`: patch tools, whose input
+    names its files itself), its input (a dict) names no path under `path_keys`, or the path
+    (a relative one joined to `cwd`) is neither an index nor in a store (scope.interesting).
+    False: ask the host's dialect, which answers the same for everything `quiet` passes (a
+    relative path without an absolute `cwd` is left to it: a host may have a base of its own)."""
+    if not isinstance(tool, str) or not isinstance(tool_input, dict):
+        return True
+    if tool in judged:
+        return False
+    if tool not in tools:
+        return True
+    raw = path_of(tool_input, path_keys)
+    if raw is None:
+        return True
+    from engramory import scope  # lazy: loaded already by every hook that gets here, not by this package
+
+    full = _resolved(raw, cwd)
+    return full is not None and not scope.interesting(full, scope.environ() if env is None else env)
+
+
+def plugin_quiet(payload: "Mapping[str, Any]", args_key: str, cwd_key: str, tools: "Mapping[str, str]",
+                 path_keys: "tuple[str, ...]", env: "Mapping[str, str] | None", judged: "Sequence[str]" = (),
+                 shell_tools: "Sequence[str]" = ()) -> bool:
+    """True when a JS plugin's question (engramory.hosts.plugin) surely gets `{}`: a `before`
+    that `quiet` passes, a `read` of a file that is no index (scope.guards_index), an `after`
+    of a tool that is none of `shell_tools`, or an event the protocol does not have; the
+    tool's input is under `args_key`, its base folder under `cwd_key`. A `start` is never."""
+    event, args, cwd = payload.get("event"), payload.get(args_key), payload.get(cwd_key)
+    if event == "before":
+        return quiet(payload.get("tool"), args, cwd, tools, path_keys, env, judged)
+    if event == "after":
+        return payload.get("tool") not in shell_tools
+    if event != "read":
+        return event != "start"
+    raw = path_of(args, path_keys)
+    if raw is None:
+        return True
+    from engramory import scope  # lazy: loaded already by every hook that gets here, not by this package
+
+    full = _resolved(raw, cwd)
+    return full is not None and not scope.guards_index(full, scope.environ() if env is None else env)
+
+
+def _resolved(raw: str, cwd: "Any") -> "str | None":
+    """`raw` made absolute (scope.resolve_path), or None for a relative path without an
+    absolute `cwd`: a host may join it to a base of its own, so it is left to the dialect."""
+    from engramory import scope  # lazy: loaded already by every hook that gets here, not by this package
+
+    if not scope.isabs(scope.expanduser(raw)) and not (isinstance(cwd, str) and scope.isabs(cwd)):
+        return None
+    return scope.resolve_path(raw, cwd)
+
+
+def claude_entries(
+    dialect: "Callable[[], Dialect]",
+    tools: "Mapping[str, str]",
+    path_keys: "tuple[str, ...]",
+    payload_of: "Callable[[dict[str, Any]], tuple[Any, Any, Any]] | None" = None,
+    judged: "Sequence[str]" = (),
+) -> "tuple[Callable[..., tuple[str, str, int]], ...]":
+    """(respond, post, start), the entry points of a Claude-schema host. `dialect()` builds
+    its engramory.hosts.claudelike.Dialect (the host module imports claudelike there, lazily);
+    `tools`, `path_keys`, `payload_of` and `judged` (its patch tools) are the same declarations
+    that Dialect is built from, for `quiet`: `respond` (PreToolUse) answers a quiet call itself,
+    ("", "", 0), what the dialect answers when it has nothing to say
+    (tests/unit/hosts/test_quiet.py holds the two to the same answers), and hands every other
+    call, and the other two events, to the dialect, built once on first use."""
+    built: list[Dialect] = []
+
+    def spoken() -> "Dialect":
+        if not built:
+            built.append(dialect())
+        return built[0]
+
+    def pre(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
+        payload = parse_object(raw)
+        if payload is None:
+            return "", "", 0
+        if payload_of is not None:
+            tool, tool_input, cwd = payload_of(payload)
+        else:
+            tool, tool_input, cwd = payload.get("tool_name"), payload.get("tool_input"), payload.get("cwd")
+        if quiet(tool, tool_input, cwd, tools, path_keys, env, judged):
+            return "", "", 0
+        return spoken().pre(payload, env)
+
+    def post(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
+        return spoken().post(raw, env)
+
+    def start(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
+        return spoken().start(raw, env)
+
+    return pre, post, start
 
 
 # --- the hook runtime, the one process under every entry script ---------------------------

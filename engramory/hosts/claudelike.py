@@ -15,10 +15,19 @@ reason on stderr) declares `deny="exit"`: a deny is then ("", reason, 2) and eve
 (a pass, a nudge) ("", "", 0), since those hosts have no channel that adds context without a
 decision. A host whose payload is not `{tool_name, tool_input, cwd}` gives `payload_of`, which
 reads its own keys into those three.
+
+A host module imports this module only inside its `dialect()`, which it hands to
+`engramory.hosts.claude_entries` with the declarations the quiet check reads: the PreToolUse
+entry answers a call that names no guarded file before this module is loaded (the ignored
+path), and builds the Dialect for everything else.
 """
 
 from engramory import jsonlite, scope
-from engramory.hosts import NEEDED, WANTED, top_fields
+
+# EDIT, WRITE: the edit kinds, spelled in the package so that a host's tool table imports nothing
+from engramory.hosts import EDIT as EDIT
+from engramory.hosts import NEEDED, WANTED, parse_object, top_fields
+from engramory.hosts import WRITE as WRITE
 from engramory.hosts import path_of as path_of  # the one reading of a path argument (also the plugins')
 
 TYPE_CHECKING = False
@@ -33,8 +42,6 @@ if TYPE_CHECKING:
     # a host's own judge of a tool whose input names its files itself: (tool_input, cwd, env)
     PatchJudge = Callable[[dict[str, Any], "str | None", "Mapping[str, str] | None"], "Decision | None"]
 
-WRITE = "write"
-EDIT = "edit"
 PRE = "PreToolUse"
 POST = "PostToolUse"
 START = "SessionStart"
@@ -69,15 +76,18 @@ class Dialect:
         # a host that names any is judged by the stale-write rule too
         self.read_tools = read_tools
 
+    # the entry points engramory.hosts.claude_entries hands a call that is not quiet
+    def pre(self, payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> "tuple[str, str, int]":
+        return answer(payload, self, PRE, env)
 
-def parse(raw: bytes) -> "dict[str, Any] | None":
-    try:
-        payload = jsonlite.loads(jsonlite.decode_payload(raw))
-    except ValueError:
-        return None
-    return payload if isinstance(payload, dict) else None
+    def post(self, raw: bytes, env: "Mapping[str, str] | None") -> "tuple[str, str, int]":
+        return respond(raw, self, POST, env)
+
+    def start(self, raw: bytes, env: "Mapping[str, str] | None") -> "tuple[str, str, int]":
+        return respond(raw, self, START, env)
 
 
+parse = parse_object  # the whole payload, when it is a JSON object (engramory.hosts.parse_object)
 
 
 # -- the decision, on bytes this host's edit model predicted ---------------------------------
@@ -325,6 +335,12 @@ def respond(raw: bytes, dialect: Dialect, event: str = PRE, env: "Mapping[str, s
     payload = top_fields(raw, POST_FIELDS, POST_NEEDED) if event == POST else parse(raw)
     if payload is None:
         return "", "", 0
+    return answer(payload, dialect, event, env)
+
+
+def answer(payload: "dict[str, Any]", dialect: Dialect, event: str = PRE, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
+    """`respond` on a payload already read (engramory.hosts.claude_entries reads it for its
+    quiet check first)."""
     if event == PRE:
         if dialect.deny == "exit":
             return render_exit(pre_decision(payload, dialect, env))
@@ -334,17 +350,3 @@ def respond(raw: bytes, dialect: Dialect, event: str = PRE, env: "Mapping[str, s
         return "", "", 0
     return notice(event, payload, dialect, env), "", 0
 
-
-def entries(dialect: Dialect) -> "tuple[Callable[..., tuple[str, str, int]], ...]":
-    """(respond, post, start) for a host module: the entry points engramory.hosts.run calls."""
-
-    def pre(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
-        return respond(raw, dialect, PRE, env)
-
-    def post(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
-        return respond(raw, dialect, POST, env)
-
-    def start(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
-        return respond(raw, dialect, START, env)
-
-    return pre, post, start

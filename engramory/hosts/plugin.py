@@ -16,12 +16,15 @@ Protocol (plugin -> script, one JSON object on stdin; script -> plugin, one on s
   through automemory.watched), unless the host answers `start` itself (OpenClaw).
 - anything else -> `{}`.
 
-This module is on every plugin call's path, the ignored ones included: it imports only what
-every hook loads (jsonlite, scope, the runtime), and the decision, the notices and the
-stale-write record only on the way to them.
+A host module asks engramory.hosts.plugin_quiet first and imports this module only for a
+question that may need more than `{}` (a write or a read of a guarded file, an `after`, a
+`start`); it imports only what every hook loads (jsonlite, scope, the runtime), and the
+decision, the notices and the stale-write record only on the way to them.
 """
 
 from engramory import jsonlite, scope
+from engramory.hosts import EDIT as EDIT  # the edit kinds, spelled once in the package
+from engramory.hosts import WRITE as WRITE
 from engramory.hosts import parse_object
 from engramory.hosts import path_of as path_of  # the one reading of a path argument (claudelike's too)
 
@@ -38,10 +41,6 @@ if TYPE_CHECKING:
     Handler = Callable[[dict[str, Any], "Mapping[str, str] | None"], Any]
 
 EMPTY = "{}"  # "go on": also every plugin host's FAIL_OPEN
-# the edit kinds of the Claude-shaped models (claudelike.WRITE, claudelike.EDIT: a test holds
-# them equal), spelled here so that a plugin host's tool table costs no import
-WRITE = "write"
-EDIT = "edit"
 POST = "PostToolUse"  # the notices' events (claudelike.POST, claudelike.START)
 START = "SessionStart"
 
@@ -82,6 +81,12 @@ def respond(raw: bytes, env: "Mapping[str, str] | None", host: Plugin) -> "tuple
     payload = parse_object(raw)
     if payload is None:
         return EMPTY, "", 0
+    return answer(payload, env, host)
+
+
+def answer(payload: "dict[str, Any]", env: "Mapping[str, str] | None", host: Plugin) -> "tuple[str, str, int]":
+    """`respond` on a question already read (a host module reads it for
+    engramory.hosts.plugin_quiet first, and imports this module only when that says no)."""
     event = payload.get("event")
     if event == "before":
         return render(host.before(payload, env)), "", 0

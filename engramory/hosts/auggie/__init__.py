@@ -21,13 +21,14 @@ bundle (0.36.0), as PORTING.md says.
   standard caps.
 """
 
-from engramory.hosts import claudelike
+from engramory.hosts import EDIT, WRITE, claude_entries
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
+    from engramory.hosts import claudelike
     from engramory.size import Window
 
 # --- registry declarations (see engramory/hosts/__init__.py) ---
@@ -39,7 +40,8 @@ UNVERIFIED_WHY = ("Auggie talks only to Augment's own backend, so it cannot run 
 INSTALLER = "engramory.hosts.auggie.install"
 WRITE_TOOL = "save-file"
 EDIT_TOOL = "str-replace-editor"
-TOOLS = {WRITE_TOOL: claudelike.WRITE, EDIT_TOOL: claudelike.EDIT}
+TOOLS = {WRITE_TOOL: WRITE, EDIT_TOOL: EDIT}
+PATH_KEYS = ("path", "file_path")
 EDIT_MATCHER = "str-replace-editor|save-file"
 MAX_ENTRIES = 64  # old_str_1 .. old_str_64: more than any call sends
 
@@ -77,8 +79,9 @@ def _entries(tool_input: "dict[str, Any]", key: str) -> "list[tuple[str | None, 
 
 def predict(kind: str, before: "bytes | None", tool_input: "dict[str, Any]") -> "bytes | claudelike.Unknown | None":
     from engramory.edits import encode  # lazy: only a call that may change an index needs this
+    from engramory.hosts.claudelike import Unknown  # lazy: loaded already once a call is judged
 
-    if kind == claudelike.WRITE:
+    if kind == WRITE:
         content = tool_input.get("file_content", tool_input.get("content"))
         if not isinstance(content, str):
             return None
@@ -88,23 +91,28 @@ def predict(kind: str, before: "bytes | None", tool_input: "dict[str, Any]") -> 
     command = tool_input.get("command")
     if command == "insert":
         added = "".join(new + "\n" for _, new in _entries(tool_input, "old_str"))
-        return claudelike.Unknown(added, "an insert is judged by the text it adds") if added else None
+        return Unknown(added, "an insert is judged by the text it adds") if added else None
     if command != "str_replace" or before is None:
         return None
     pairs = _entries(tool_input, "old_str")
     text = before.decode("utf-8", "replace")
     for old, new in pairs:
         if old is None or old == "" or old not in text:
-            return claudelike.Unknown("".join(n for _, n in pairs), "Auggie's matcher is not documented")
+            return Unknown("".join(n for _, n in pairs), "Auggie's matcher is not documented")
         text = text.replace(old, new, 1)
     return encode(text) if pairs else None
 
 
-DIALECT = claudelike.Dialect(NAME, TOOLS, ("path", "file_path"), predict, index_paths, window, deny="exit",
-                             payload_of=payload_of)
+def dialect() -> "claudelike.Dialect":
+    """Auggie's dialect: the shared one (engramory.hosts.claudelike) with its own tools,
+    edit model, indexes and window; built only for a call the quiet check does not answer."""
+    from engramory.hosts import claudelike  # lazy: a quiet call never loads the shared dialect
+
+    return claudelike.Dialect(NAME, TOOLS, PATH_KEYS, predict, index_paths, window, deny="exit", payload_of=payload_of)
+
 
 # The entry point engramory.hosts.run calls (hooks/engramory_hook.py auggie PreToolUse).
-respond = claudelike.entries(DIALECT)[0]
+respond = claude_entries(dialect, TOOLS, PATH_KEYS, payload_of)[0]
 ENTRIES = {"PreToolUse": "respond"}
 
 

@@ -32,7 +32,7 @@ Relative paths resolve against the workspace (the run's cwd) and must stay insid
 """
 
 from engramory import scope
-from engramory.hosts import plugin
+from engramory.hosts import EDIT, parse_object, path_of, plugin_quiet
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -47,7 +47,10 @@ NAME = "cline"
 TITLE = "Cline CLI"
 VERIFIED = "3.0.65"
 INSTALLER = "engramory.hosts.cline.install"
-FAIL_OPEN = plugin.EMPTY
+FAIL_OPEN = "{}"  # the plugin reads it as "go on"
+TOOLS = {"editor": EDIT}  # the file tool; apply_patch (PATCH_TOOLS) is judged whatever it names
+PATH_KEYS = ("path",)
+PATCH_TOOLS = ("apply_patch",)
 SHELL_TOOLS = ("run_commands",)
 MAX_INPUT = 6000  # the editor refuses old_text / new_text longer than this (after the hook)
 
@@ -168,9 +171,9 @@ def before_tool(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> "
     if tool == "apply_patch":
         text = args.get("input")
         return _patch(text, base, env, environ) if isinstance(text, str) else None
-    if tool != "editor":
+    if tool not in TOOLS:
         return None
-    raw = plugin.path_of(args, ("path",))
+    raw = path_of(args, PATH_KEYS)
     if raw is None:
         return None
     full = scope.resolve_path(raw, base)
@@ -181,12 +184,16 @@ def before_tool(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> "
     return claudelike.judge(full, "editor", lambda before: apply_editor(before, args), env, window())
 
 
-PLUGIN = plugin.Plugin(NAME, before_tool, index_paths, window, shell_tools=SHELL_TOOLS, cwd_key="cwd")
-
-
 def respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
-    """The plugin's question -> (stdout JSON, stderr, 0) (engramory.hosts.plugin)."""
-    return plugin.respond(raw, env, PLUGIN)
+    """The plugin's question -> (stdout JSON, stderr, 0) (engramory.hosts.plugin); one that
+    surely gets `{}` (engramory.hosts.plugin_quiet) before the plugin dialect is loaded."""
+    payload = parse_object(raw)
+    if payload is None or plugin_quiet(payload, "input", "cwd", TOOLS, PATH_KEYS, env, PATCH_TOOLS, SHELL_TOOLS):
+        return FAIL_OPEN, "", 0
+    from engramory.hosts import plugin  # lazy: a quiet question never loads the plugin dialect
+
+    host = plugin.Plugin(NAME, before_tool, index_paths, window, shell_tools=SHELL_TOOLS, cwd_key="cwd")
+    return plugin.answer(payload, env, host)
 
 
 if TYPE_CHECKING:  # mypy checks this module against the registry's Host Protocol; never run

@@ -24,13 +24,14 @@ after v0.90.0) or its `docs/hooks/README.md`, as PORTING.md says.
   cap, so a store's index is held to the standard caps.
 """
 
-from engramory.hosts import claudelike
+from engramory.hosts import EDIT, WRITE, claude_entries
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
+    from engramory.hosts import claudelike
     from engramory.size import Window
 
 # --- registry declarations (see engramory/hosts/__init__.py) ---
@@ -40,7 +41,8 @@ VERIFIED = ""
 UNVERIFIED_WHY = ("its npm package only downloads the binary from GitHub releases, which cannot be fetched "
                   "here; built from its source at 37f36e9 and docs, so the pinned 0.96.1 is unread")
 INSTALLER = "engramory.hosts.crush.install"
-TOOLS = {"write": claudelike.WRITE, "edit": claudelike.EDIT, "multiedit": claudelike.EDIT}
+TOOLS = {"write": WRITE, "edit": EDIT, "multiedit": EDIT}
+PATH_KEYS = ("file_path",)
 EDIT_MATCHER = "^(write|edit|multiedit)$"  # a Go regexp; an invalid one stops Crush from starting
 
 
@@ -59,7 +61,7 @@ def predict(kind: str, before: "bytes | None", tool_input: "dict[str, Any]") -> 
     # lazy: edits loads only for a call that reaches prediction, never on the ignored path
     from engramory.edits import encode
 
-    if kind == claudelike.WRITE:
+    if kind == WRITE:
         content = tool_input.get("content")
         return encode(content) if isinstance(content, str) else None
     items = tool_input.get("edits")
@@ -76,10 +78,16 @@ def predict(kind: str, before: "bytes | None", tool_input: "dict[str, Any]") -> 
     return model.apply_edits(before, edits, multi) if edits else None
 
 
-DIALECT = claudelike.Dialect(NAME, TOOLS, ("file_path",), predict, index_paths, window, deny="exit")
+def dialect() -> "claudelike.Dialect":
+    """Crush's dialect: the shared one (engramory.hosts.claudelike) with its own tools,
+    edit model, indexes and window; built only for a call the quiet check does not answer."""
+    from engramory.hosts import claudelike  # lazy: a quiet call never loads the shared dialect
+
+    return claudelike.Dialect(NAME, TOOLS, PATH_KEYS, predict, index_paths, window, deny="exit")
+
 
 # The entry point engramory.hosts.run calls (hooks/engramory_hook.py crush PreToolUse).
-respond = claudelike.entries(DIALECT)[0]
+respond = claude_entries(dialect, TOOLS, PATH_KEYS)[0]
 ENTRIES = {"PreToolUse": "respond"}
 
 

@@ -25,7 +25,7 @@
   guard refuses that Create.
 """
 
-from engramory.hosts import claudelike
+from engramory.hosts import EDIT, WRITE, claude_entries
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from engramory.guard import Decision
+    from engramory.hosts import claudelike
     from engramory.size import Window
 
 # --- registry declarations (see engramory/hosts/__init__.py) ---
@@ -40,7 +41,8 @@ NAME = "droid"
 TITLE = "Factory droid"
 VERIFIED = "0.225.2"
 INSTALLER = "engramory.hosts.droid.install"
-TOOLS = {"Create": claudelike.WRITE, "Edit": claudelike.EDIT}
+TOOLS = {"Create": WRITE, "Edit": EDIT}
+PATH_KEYS = ("file_path",)
 PATCH_TOOL = "ApplyPatch"
 BOM = b"\xef\xbb\xbf"
 
@@ -101,7 +103,7 @@ def apply_create(before: "bytes | None", content: str) -> bytes:
 
 
 def predict(kind: str, before: "bytes | None", tool_input: "dict[str, Any]") -> "bytes | None":
-    if kind == claudelike.WRITE:
+    if kind == WRITE:
         content = tool_input.get("content")
         return apply_create(before, content) if isinstance(content, str) else None
     old, new = tool_input.get("old_str"), tool_input.get("new_str")
@@ -114,6 +116,7 @@ def judge_patch(tool_input: "dict[str, Any]", cwd: "str | None", env: "Mapping[s
     """ApplyPatch: each file the patch writes that the guard keeps, judged on the bytes droid
     leaves there (engramory.hosts.droid.model), or by the worst case where those are not known."""
     from engramory import patches, scope  # lazy: the patch parser only for a call that carries a patch
+    from engramory.hosts import claudelike  # lazy: loaded already once a call is judged
 
     # lazy: the edit model only for a call that may change an index
     from engramory.hosts.droid import model as droid_patch
@@ -146,11 +149,19 @@ def judge_patch(tool_input: "dict[str, Any]", cwd: "str | None", env: "Mapping[s
 
 
 READ_TOOL = "Read"  # PostToolUse: what the agent read, for the stale-write rule (engramory.stale)
-DIALECT = claudelike.Dialect(NAME, TOOLS, ("file_path",), predict, index_paths, window, {PATCH_TOOL: judge_patch},
-                             read_tools=(READ_TOOL,))
+
+
+def dialect() -> "claudelike.Dialect":
+    """Factory droid's dialect: the shared one (engramory.hosts.claudelike) with its own tools,
+    edit model, indexes and window; built only for a call the quiet check does not answer."""
+    from engramory.hosts import claudelike  # lazy: a quiet call never loads the shared dialect
+
+    return claudelike.Dialect(NAME, TOOLS, PATH_KEYS, predict, index_paths, window, {PATCH_TOOL: judge_patch},
+                              read_tools=(READ_TOOL,))
+
 
 # The entry points engramory.hosts.run calls (hooks/engramory_hook.py droid <event>).
-respond, post, start = claudelike.entries(DIALECT)
+respond, post, start = claude_entries(dialect, TOOLS, PATH_KEYS, judged=(PATCH_TOOL,))
 ENTRIES = {"PreToolUse": "respond", "PostToolUse": "post", "SessionStart": "start"}
 
 

@@ -2,9 +2,10 @@
 shared and not copied. The plugin (engramory.install.opencodeplugin's one template, filled in for
 Kilo by engramory.hosts.kilo.install) hands each `write`, `edit` and `apply_patch` to the generic
 entry, `hooks/engramory_hook.py kilo` (plugins of earlier installs run the shim
-`hooks/engramory_kilo_hook.py`), which answers through engramory.hosts.opencode.respond with
-Kilo's dialect below; the plugin throws the reason on a deny and Kilo hands the model that
-message verbatim.
+`hooks/engramory_kilo_hook.py`), which answers through engramory.hosts.opencode.answer with
+Kilo's dialect below (a question that surely gets `{}` is answered first, before opencode is
+imported); the plugin throws the reason on a deny and Kilo hands the model that message
+verbatim.
 
 What is Kilo's own (measured on 7.7.9, PORTING.md "Kilo Code CLI"): its config folders
 (`~/.config/kilo/`, `<project>/.kilo/`), the plugin package it tries to install beside a local
@@ -16,12 +17,13 @@ replaces `edit` while `write` stays (in opencode both go), which the guard does 
 know: it judges whichever of the three arrives.
 """
 
-from engramory.hosts import opencode
+from engramory.hosts import EDIT, WRITE, parse_object, plugin_quiet
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from engramory.hosts.opencode import Family
     from engramory.size import Window
 
 # --- registry declarations (see engramory/hosts/__init__.py) ---
@@ -29,9 +31,14 @@ NAME = "kilo"
 TITLE = "Kilo Code CLI"
 VERIFIED = "7.7.9"
 INSTALLER = "engramory.hosts.kilo.install"
-SHELL_TOOLS = opencode.SHELL_TOOLS
-FAIL_OPEN = opencode.FAIL_OPEN  # the plugin reads "{}" as "go on"
+FAIL_OPEN = "{}"  # the plugin reads "{}" as "go on"
 PLUGIN_PACKAGE = "@kilocode/plugin"  # what Kilo installs beside a local plugin; never imported
+# opencode's tools and keys, spelled here so that a quiet question (engramory.hosts.plugin_quiet)
+# is answered before engramory.hosts.opencode is imported; tests/hosts/kilo holds them to opencode's
+TOOLS = {"write": WRITE, "edit": EDIT}
+PATH_KEYS = ("filePath",)
+PATCH_TOOLS = ("apply_patch",)
+SHELL_TOOLS = ("bash",)
 
 
 def window() -> "Window":
@@ -45,13 +52,21 @@ def index_paths(cwd: str, env: "Mapping[str, str]") -> "list[str]":
     return []
 
 
-DIALECT = opencode.Family(NAME, window, index_paths)
-PLUGIN = opencode.host(DIALECT)
+def dialect() -> "Family":
+    """opencode's dialect under Kilo's name, window and indexes."""
+    from engramory.hosts import opencode  # lazy: a quiet question never loads opencode's models
+
+    return opencode.Family(NAME, window, index_paths)
 
 
 def respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
     """The plugin's question -> (stdout JSON, stderr, 0): opencode's protocol, Kilo's window."""
-    return opencode.respond(raw, env, PLUGIN)
+    payload = parse_object(raw)
+    if payload is None or plugin_quiet(payload, "args", "directory", TOOLS, PATH_KEYS, env, PATCH_TOOLS, SHELL_TOOLS):
+        return FAIL_OPEN, "", 0
+    from engramory.hosts import opencode  # lazy: a quiet question never loads opencode's models
+
+    return opencode.answer(payload, env, dialect())
 
 
 if TYPE_CHECKING:  # mypy checks this module against the registry's Host Protocol; never run

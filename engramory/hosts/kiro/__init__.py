@@ -25,13 +25,14 @@ https://kiro.dev/docs/cli/v3/hooks/ and from awslabs/aidlc-workflows#763, as POR
   index is held to the standard caps.
 """
 
-from engramory.hosts import claudelike
+from engramory.hosts import EDIT, WRITE, claude_entries, parse_object
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
+    from engramory.hosts import claudelike
     from engramory.size import Window
 
 # --- registry declarations (see engramory/hosts/__init__.py) ---
@@ -41,7 +42,8 @@ VERIFIED = ""
 UNVERIFIED_WHY = ("Kiro's IDE and CLI ship only from kiro.dev, which cannot be reached here; built from its hooks docs, "
                   "which give no unit for the v3 timeout")
 INSTALLER = "engramory.hosts.kiro.install"
-TOOLS = {"fs_write": claudelike.WRITE, "write": claudelike.WRITE, "str_replace": claudelike.EDIT}
+TOOLS = {"fs_write": WRITE, "write": WRITE, "str_replace": EDIT}
+PATH_KEYS = ("path", "file_path")
 EDIT_MATCHER = "fs_write|write|str_replace"
 CONTENT_KEYS = ("text", "file_text", "content")
 
@@ -61,7 +63,7 @@ def payload_of(payload: "dict[str, Any]") -> "tuple[Any, Any, Any]":
     tool = payload.get("tool_name", payload.get("toolName"))
     tool_input = payload.get("tool_input", payload.get("toolArgs"))
     if isinstance(tool_input, str):
-        tool_input = claudelike.parse(tool_input.encode("utf-8"))
+        tool_input = parse_object(tool_input.encode("utf-8"))
     return tool, tool_input, payload.get("cwd")
 
 
@@ -75,38 +77,45 @@ def _first(tool_input: "dict[str, Any]", keys: "tuple[str, ...]") -> "str | None
 
 def _replace(before: "bytes | None", old: str, new: str, replace_all: bool) -> "bytes | claudelike.Unknown | None":
     from engramory.edits import encode  # lazy: only a call that may change an index needs this
+    from engramory.hosts.claudelike import Unknown  # lazy: loaded already once a call is judged
 
     if before is None:
         return None  # nothing to replace in: the tool fails
     text = before.decode("utf-8", "replace")
     if old == "" or old not in text:
-        return claudelike.Unknown(new, "Kiro's matcher is not documented")
+        return Unknown(new, "Kiro's matcher is not documented")
     return encode(text.replace(old, new) if replace_all else text.replace(old, new, 1))
 
 
 def predict(kind: str, before: "bytes | None", tool_input: "dict[str, Any]") -> "bytes | claudelike.Unknown | None":
     from engramory.edits import encode  # lazy: only a call that may change an index needs this
+    from engramory.hosts.claudelike import Unknown  # lazy: loaded already once a call is judged
 
     old = _first(tool_input, ("oldStr", "old_str", "old_string"))
     new = _first(tool_input, ("newStr", "new_str", "new_string"))
     command = tool_input.get("command")
     replace_all = tool_input.get("replace_all") is True or tool_input.get("replaceAll") is True
-    if kind == claudelike.EDIT or command == "str_replace":
+    if kind == EDIT or command == "str_replace":
         return _replace(before, old, new, replace_all) if old is not None and new is not None else None
     if command in ("insert", "append"):
         added = new if new is not None else _first(tool_input, CONTENT_KEYS)
-        return claudelike.Unknown(added + "\n", "Kiro's %s is judged by the text it adds" % command) if added is not None else None
+        return Unknown(added + "\n", "Kiro's %s is judged by the text it adds" % command) if added is not None else None
     if command not in (None, "create"):
         return None
     content = _first(tool_input, CONTENT_KEYS)
     return encode(content) if content is not None else None
 
 
-DIALECT = claudelike.Dialect(NAME, TOOLS, ("path", "file_path"), predict, index_paths, window, deny="exit",
-                             payload_of=payload_of)
+def dialect() -> "claudelike.Dialect":
+    """Kiro's dialect: the shared one (engramory.hosts.claudelike) with its own tools,
+    edit model, indexes and window; built only for a call the quiet check does not answer."""
+    from engramory.hosts import claudelike  # lazy: a quiet call never loads the shared dialect
+
+    return claudelike.Dialect(NAME, TOOLS, PATH_KEYS, predict, index_paths, window, deny="exit", payload_of=payload_of)
+
 
 # The entry point engramory.hosts.run calls (hooks/engramory_hook.py kiro PreToolUse).
-respond = claudelike.entries(DIALECT)[0]
+respond = claude_entries(dialect, TOOLS, PATH_KEYS, payload_of)[0]
 ENTRIES = {"PreToolUse": "respond", "preToolUse": "respond"}
 
 

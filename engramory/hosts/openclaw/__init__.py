@@ -48,7 +48,7 @@ the operations in order, so that leaves the Add's content, predicted exactly.
 """
 
 from engramory import jsonlite, scope
-from engramory.hosts import plugin
+from engramory.hosts import EDIT, WRITE, parse_object, path_of, plugin_quiet
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -64,7 +64,10 @@ NAME = "openclaw"
 TITLE = "OpenClaw"
 VERIFIED = "2026.9.6"
 INSTALLER = "engramory.hosts.openclaw.install"
-FAIL_OPEN = plugin.EMPTY
+FAIL_OPEN = "{}"  # the plugin reads it as "go on"
+TOOLS = {"write": WRITE, "edit": EDIT}
+PATH_KEYS = ("path", "file_path")
+PATCH_TOOLS = ("apply_patch",)  # judged whatever it names: the patch names its files
 BOOTSTRAP_MAX_CHARS = 20_000
 BOM = b"\xef\xbb\xbf"
 
@@ -281,7 +284,10 @@ def _patch(text: str, base: "str | None", derived: "list[str]", env: "Mapping[st
            environ: "Mapping[str, str]", session_id: "Any" = None) -> "Decision | None":
     # lazy: patches loads only for a patch that names a guarded file
     from engramory import patches
-    from engramory.hosts import claudelike  # lazy: the host-side judge, only once a guarded file is written
+    from engramory.hosts import (  # lazy: the host-side judge, only once a guarded file is written
+        claudelike,
+        plugin,
+    )
     from engramory.hosts.openclaw import patchmodel  # lazy: only an apply_patch call loads the port
 
     try:
@@ -336,7 +342,7 @@ def patch_update(old: bytes, op: "Any") -> "tuple[bytes | None, int]":
 
 def before_tool(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> "Decision | None":
     tool, params = payload.get("tool"), payload.get("params")
-    if tool not in ("write", "edit", "apply_patch") or not isinstance(params, dict):
+    if not isinstance(tool, str) or tool not in (*TOOLS, *PATCH_TOOLS) or not isinstance(params, dict):
         return None
     environ = scope.environ() if env is None else env
     ws = payload.get("workspace")
@@ -352,7 +358,7 @@ def before_tool(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> "
 def _file_decision(payload: "dict[str, Any]", tool: str, params: "dict[str, Any]", ws: "str | None",
                    env: "Mapping[str, str] | None", environ: "Mapping[str, str]") -> "Decision | None":
     """The decision on a `write` or an `edit` of one file (`ws`: the payload's workspace)."""
-    raw = plugin.path_of(params, ("path", "file_path"))
+    raw = path_of(params, PATH_KEYS)
     if raw is None:
         return None
     if ws is None and not scope.isabs(scope.expanduser(raw)):
@@ -360,7 +366,7 @@ def _file_decision(payload: "dict[str, Any]", tool: str, params: "dict[str, Any]
     full = scope.resolve_path(raw, ws)
     if not scope.interesting(full, environ):
         return None
-    from engramory.hosts import claudelike  # lazy: the host-side judge, only for a guarded file
+    from engramory.hosts import claudelike, plugin  # lazy: the host-side judge, only for a guarded file
 
     win = _window_for(full, environ)
     seen = plugin.session(NAME, payload.get("sessionId"), full)
@@ -384,7 +390,9 @@ def _file_decision(payload: "dict[str, Any]", tool: str, params: "dict[str, Any]
 def before_read(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> None:
     """Before `read`: when it reads an index, record what the session is shown (engramory.stale).
     Any other file: nothing imported, nothing opened."""
-    raw = plugin.path_of(payload.get("params"), ("path", "file_path"))
+    from engramory.hosts import plugin  # lazy: loaded already by a read that is not quiet
+
+    raw = path_of(payload.get("params"), PATH_KEYS)
     if raw is None:
         return
     environ = scope.environ() if env is None else env
@@ -394,14 +402,20 @@ def before_read(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> N
     plugin.record_read(NAME, payload.get("sessionId"), raw, ws if isinstance(ws, str) and ws else None, environ)
 
 
-PLUGIN = plugin.Plugin(NAME, before_tool, index_paths, window, read=before_read,
-                       start=lambda payload, env: start_notice(payload, env), session_key="sessionId", cwd_key="workspace")
-
-
 def respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
     """The plugin's question -> (stdout JSON, stderr, 0) (engramory.hosts.plugin); no `after`:
-    OpenClaw has no channel from a plugin to the model between a tool and the next request."""
-    return plugin.respond(raw, env, PLUGIN)
+    OpenClaw has no channel from a plugin to the model between a tool and the next request. A
+    question that surely gets `{}` (engramory.hosts.plugin_quiet; a relative path without a
+    workspace is left to the dialect, which reads OpenClaw's config for the base) is answered
+    before the plugin dialect is loaded."""
+    payload = parse_object(raw)
+    if payload is None or plugin_quiet(payload, "params", "workspace", TOOLS, PATH_KEYS, env, PATCH_TOOLS):
+        return FAIL_OPEN, "", 0
+    from engramory.hosts import plugin  # lazy: a quiet question never loads the plugin dialect
+
+    host = plugin.Plugin(NAME, before_tool, index_paths, window, read=before_read, start=start_notice,
+                         session_key="sessionId", cwd_key="workspace")
+    return plugin.answer(payload, env, host)
 
 
 def start_notice(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> str:

@@ -28,13 +28,14 @@ Edit model, ported from opencode 1.18.33's embedded source:
 """
 
 from engramory import scope
-from engramory.hosts import plugin
+from engramory.hosts import EDIT, WRITE, parse_object, path_of, plugin_quiet
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
+    from engramory.hosts import plugin
     from engramory.hosts.claudelike import Unknown
     from engramory.judge import Decision
     from engramory.size import Window
@@ -45,7 +46,7 @@ TITLE = "opencode"
 VERIFIED = "1.18.33"
 INSTALLER = "engramory.hosts.opencode.install"
 SHELL_TOOLS = ("bash",)
-FAIL_OPEN = plugin.EMPTY  # engramory.hosts.run prints this when anything of ours fails: the plugin reads it as "go on"
+FAIL_OPEN = "{}"  # engramory.hosts.run prints this when anything of ours fails: the plugin reads it as "go on"
 BOM_CHAR = "\ufeff"
 BOM = b"\xef\xbb\xbf"
 
@@ -153,7 +154,7 @@ def apply_patch_add(content: str) -> bytes:
 
 
 def predict(kind: str, before: "bytes | None", args: "dict[str, Any]") -> "bytes | Unknown | None":
-    if kind == plugin.WRITE:
+    if kind == WRITE:
         content = args.get("content")
         return apply_write(before, content) if isinstance(content, str) else None
     old, new = args.get("oldString"), args.get("newString")
@@ -162,7 +163,9 @@ def predict(kind: str, before: "bytes | None", args: "dict[str, Any]") -> "bytes
     return apply_edit(before, old, new, args.get("replaceAll") is True)
 
 
-TOOLS = {"write": plugin.WRITE, "edit": plugin.EDIT}
+TOOLS = {"write": WRITE, "edit": EDIT}
+PATH_KEYS = ("filePath",)
+PATCH_TOOLS = ("apply_patch",)  # judged whatever it names: the patch names its files
 
 
 class Family:
@@ -184,9 +187,8 @@ DIALECT = Family(NAME, window, index_paths)
 
 def _patch(text: str, directory: "str | None", env: "Mapping[str, str] | None", environ: "Mapping[str, str]",
            dialect: "Family" = DIALECT, session_id: "Any" = None) -> "Decision | None":
-    # lazy: patches loads only for a patch that names a guarded file
-    from engramory import patches
-    from engramory.hosts import claudelike  # lazy: the host-side judge, only once a guarded file is written
+    from engramory import patches  # lazy: the patch parser only for a patch (never quiet)
+    from engramory.hosts import claudelike, plugin  # lazy: the judge and the plugin dialect, likewise
 
     try:
         ops = patches.parse_v4a(text)
@@ -224,13 +226,13 @@ def before_tool(payload: "dict[str, Any]", env: "Mapping[str, str] | None", dial
             return None
         return _patch(text, base, env, environ, dialect, payload.get("sessionID"))
     kind = TOOLS.get(tool) if isinstance(tool, str) else None
-    raw = plugin.path_of(args, ("filePath",))
+    raw = path_of(args, PATH_KEYS)
     if kind is None or raw is None:
         return None
     full = scope.resolve_path(raw, base)  # opencode joins a relative path to the session directory
     if not scope.interesting(full, environ):
         return None
-    from engramory.hosts import claudelike  # lazy: the host-side judge, only for a guarded file
+    from engramory.hosts import claudelike, plugin  # lazy: the host-side judge, only for a guarded file
 
     return claudelike.judge(full, str(tool), lambda before: predict(kind, before, args), env, dialect.window(),
                             plugin.session(dialect.name, payload.get("sessionID"), full))
@@ -239,27 +241,44 @@ def before_tool(payload: "dict[str, Any]", env: "Mapping[str, str] | None", dial
 def after_read(payload: "dict[str, Any]", env: "Mapping[str, str] | None", dialect: "Family" = DIALECT) -> None:
     """After `read`: when it read an index, record what the session saw (engramory.stale).
     Any other file: nothing imported, nothing opened."""
+    from engramory.hosts import plugin  # lazy: loaded already by a read that is not quiet
+
     directory = payload.get("directory")
-    plugin.record_read(dialect.name, payload.get("sessionID"), plugin.path_of(payload.get("args"), ("filePath",)),
+    plugin.record_read(dialect.name, payload.get("sessionID"), path_of(payload.get("args"), PATH_KEYS),
                        directory if isinstance(directory, str) else None, env)
 
 
 def host(dialect: "Family") -> "plugin.Plugin":
     """The plugin dialect of an opencode-family host."""
+    from engramory.hosts import plugin  # lazy: a quiet question never loads the plugin dialect
+
     return plugin.Plugin(
         dialect.name, lambda payload, env: before_tool(payload, env, dialect), dialect.index_paths, dialect.window,
         read=lambda payload, env: after_read(payload, env, dialect), shell_tools=SHELL_TOOLS,
     )
 
 
-PLUGIN = host(DIALECT)
-
-
-def respond(raw: bytes, env: "Mapping[str, str] | None" = None, dialect: "plugin.Plugin" = PLUGIN) -> "tuple[str, str, int]":
+def respond(raw: bytes, env: "Mapping[str, str] | None" = None, dialect: "Family" = DIALECT) -> "tuple[str, str, int]":
     """The plugin's question -> (stdout JSON, stderr, 0) (engramory.hosts.plugin). `dialect`
     names the host of the opencode family asking (opencode itself, or a fork such as Kilo:
-    engramory.hosts.kilo), whose load window judges the change."""
-    return plugin.respond(raw, env, dialect)
+    engramory.hosts.kilo), whose load window judges the change. A question that surely gets
+    `{}` (engramory.hosts.plugin_quiet) is answered before the plugin dialect is loaded."""
+    payload = parse_object(raw)
+    if payload is None or quiet(payload, env):
+        return FAIL_OPEN, "", 0
+    return answer(payload, env, dialect)
+
+
+def quiet(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> bool:
+    """Whether an opencode-family question surely gets `{}` (engramory.hosts.plugin_quiet)."""
+    return plugin_quiet(payload, "args", "directory", TOOLS, PATH_KEYS, env, PATCH_TOOLS, SHELL_TOOLS)
+
+
+def answer(payload: "dict[str, Any]", env: "Mapping[str, str] | None", dialect: "Family" = DIALECT) -> "tuple[str, str, int]":
+    """`respond` on a question already read and found not `quiet`."""
+    from engramory.hosts import plugin  # lazy: a quiet question never loads the plugin dialect
+
+    return plugin.answer(payload, env, host(dialect))
 
 
 if TYPE_CHECKING:  # mypy checks this module against the registry's Host Protocol; never run

@@ -19,13 +19,14 @@ what is Qwen's own is here.
   `<base>/memories/MEMORY.md`. Both load 200 lines / 25,000 UTF-16 units of the text.
 """
 
-from engramory.hosts import claudelike
+from engramory.hosts import EDIT, WRITE, claude_entries
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
+    from engramory.hosts import claudelike
     from engramory.size import Window
 
 # --- registry declarations (see engramory/hosts/__init__.py) ---
@@ -35,7 +36,8 @@ VERIFIED = "0.24.4"
 INSTALLER = "engramory.hosts.qwen.install"
 SHELL_TOOL = "run_shell_command"
 EDIT_MATCHER = "^(write_file|edit)$"
-TOOLS = {"write_file": claudelike.WRITE, "edit": claudelike.EDIT}
+TOOLS = {"write_file": WRITE, "edit": EDIT}
+PATH_KEYS = ("file_path",)
 
 
 def window() -> "Window":
@@ -256,7 +258,7 @@ def apply_write(before: "bytes | None", content: str) -> bytes:
 
 
 def predict(kind: str, before: "bytes | None", tool_input: "dict[str, Any]") -> "bytes | None":
-    if kind == claudelike.WRITE:
+    if kind == WRITE:
         content = tool_input.get("content")
         return apply_write(before, content) if isinstance(content, str) else None
     old, new = tool_input.get("old_string"), tool_input.get("new_string")
@@ -265,10 +267,16 @@ def predict(kind: str, before: "bytes | None", tool_input: "dict[str, Any]") -> 
     return apply_edit(before, old, new, tool_input.get("replace_all") is True)
 
 
-DIALECT = claudelike.Dialect(NAME, TOOLS, ("file_path",), predict, index_paths, window)
+def dialect() -> "claudelike.Dialect":
+    """Qwen Code's dialect: the shared one (engramory.hosts.claudelike) with its own tools,
+    edit model, indexes and window; built only for a call the quiet check does not answer."""
+    from engramory.hosts import claudelike  # lazy: a quiet call never loads the shared dialect
+
+    return claudelike.Dialect(NAME, TOOLS, PATH_KEYS, predict, index_paths, window)
+
 
 # The entry points engramory.hosts.run calls (hooks/engramory_hook.py qwen <event>).
-respond, post, start = claudelike.entries(DIALECT)
+respond, post, start = claude_entries(dialect, TOOLS, PATH_KEYS)
 ENTRIES = {"PreToolUse": "respond", "PostToolUse": "post", "SessionStart": "start"}
 
 

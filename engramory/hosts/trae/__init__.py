@@ -19,7 +19,7 @@ Fmarzochi/EGC#1079 and rtk-ai/rtk#3008, as PORTING.md says.
 """
 
 from engramory import scope
-from engramory.hosts import claudelike
+from engramory.hosts import parse_object
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ def index_paths(cwd: str, env: "Mapping[str, str]") -> "list[str]":
 
 def respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, str, int]":
     """PreToolUse: stdin bytes -> (stdout, stderr, exit 0); a deny in Claude's JSON."""
-    payload = claudelike.parse(raw)
+    payload = parse_object(raw)
     if payload is None:
         return "", "", 0
     tool, tool_input, cwd = payload.get("tool_name"), payload.get("tool_input"), payload.get("cwd")
@@ -68,9 +68,10 @@ def respond(raw: bytes, env: "Mapping[str, str] | None" = None) -> "tuple[str, s
     if not known and isinstance(tool, str):
         req.tool = tool  # the message names the host's own tool
     from engramory import guard  # lazy: the ignored path must not load the guard
+    from engramory.hosts.claudelike import render_pre  # lazy: only a call on a guarded file is rendered
 
     decision = guard.evaluate(req, env, window())
-    return (claudelike.render_pre(decision) if decision is not None else ""), "", 0
+    return (render_pre(decision) if decision is not None else ""), "", 0
 
 
 ENTRIES = {"PreToolUse": "respond"}

@@ -17,13 +17,14 @@ PORTING.md says.
   limit (12,000 characters). A store's index is held to the standard caps.
 """
 
-from engramory.hosts import claudelike
+from engramory.hosts import EDIT, claude_entries
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
+    from engramory.hosts import claudelike
     from engramory.size import Window
 
 # --- registry declarations (see engramory/hosts/__init__.py) ---
@@ -34,7 +35,8 @@ UNVERIFIED_WHY = ("Windsurf is a desktop IDE that no package registry reachable 
                   "which do not show how a whole-file write appears in tool_info.edits")
 INSTALLER = "engramory.hosts.windsurf.install"
 EVENT = "pre_write_code"
-TOOLS = {EVENT: claudelike.EDIT}
+TOOLS = {EVENT: EDIT}
+PATH_KEYS = ("file_path",)
 
 
 def window() -> "Window":
@@ -55,6 +57,7 @@ def payload_of(payload: "dict[str, Any]") -> "tuple[Any, Any, Any]":
 
 def predict(kind: str, before: "bytes | None", tool_info: "dict[str, Any]") -> "bytes | claudelike.Unknown | None":
     from engramory.edits import encode  # lazy: only a call that may change an index needs this
+    from engramory.hosts.claudelike import Unknown  # lazy: loaded already once a call is judged
 
     items = tool_info.get("edits")
     if not isinstance(items, list) or not items:
@@ -68,22 +71,27 @@ def predict(kind: str, before: "bytes | None", tool_info: "dict[str, Any]") -> "
         pairs.append((old, new))
     if before is None:
         if pairs[0][0] != "":
-            return claudelike.Unknown("".join(n for _, n in pairs), "Windsurf's edit of a file that does not exist")
+            return Unknown("".join(n for _, n in pairs), "Windsurf's edit of a file that does not exist")
         text, rest = pairs[0][1], pairs[1:]
     else:
         text, rest = before.decode("utf-8", "replace"), pairs
     for old, new in rest:
         if old == "" or old not in text:
-            return claudelike.Unknown("".join(n for _, n in pairs), "how Windsurf applies this edit is not documented")
+            return Unknown("".join(n for _, n in pairs), "how Windsurf applies this edit is not documented")
         text = text.replace(old, new, 1)
     return encode(text)  # a BOM decodes to U+FEFF and stays
 
 
-DIALECT = claudelike.Dialect(NAME, TOOLS, ("file_path",), predict, index_paths, window, deny="exit",
-                             payload_of=payload_of)
+def dialect() -> "claudelike.Dialect":
+    """Windsurf's dialect: the shared one (engramory.hosts.claudelike) with its own tools,
+    edit model, indexes and window; built only for a call the quiet check does not answer."""
+    from engramory.hosts import claudelike  # lazy: a quiet call never loads the shared dialect
+
+    return claudelike.Dialect(NAME, TOOLS, PATH_KEYS, predict, index_paths, window, deny="exit", payload_of=payload_of)
+
 
 # The entry point engramory.hosts.run calls (hooks/engramory_hook.py windsurf pre_write_code).
-respond = claudelike.entries(DIALECT)[0]
+respond = claude_entries(dialect, TOOLS, PATH_KEYS, payload_of)[0]
 ENTRIES = {EVENT: "respond"}
 
 

@@ -92,7 +92,16 @@ def test_the_hook_denies_growth_in_opencodes_protocol_under_kilos_window(tmp_pat
     assert code == 0 and err == ""
     assert json.loads(out)["deny"].startswith("engramory blocked this write: %s" % (tmp_path / "memory" / "MEMORY.md"))
     assert kilo.respond(json.dumps(dict(question, tool="read")).encode(), {}) == ("{}", "", 0)
-    assert kilo.DIALECT.tools is opencode.TOOLS and kilo.window().note.startswith("Kilo loads no MEMORY.md")
+    assert kilo.dialect().tools is opencode.TOOLS and kilo.window().note.startswith("Kilo loads no MEMORY.md")
+    # the quiet check's copy of opencode's tools and keys (kilo answers it before importing opencode)
+    assert (kilo.TOOLS, kilo.PATH_KEYS, kilo.PATCH_TOOLS, kilo.SHELL_TOOLS, kilo.FAIL_OPEN) == (
+        opencode.TOOLS, opencode.PATH_KEYS, opencode.PATCH_TOOLS, opencode.SHELL_TOOLS, opencode.FAIL_OPEN)
+    patch = "*** Begin Patch\n*** Add File: memory/MEMORY.md\n" + "".join("+" + line + "\n" for line in big.splitlines()) + "*** End Patch"
+    for q in (question, dict(question, args={"filePath": "src.py", "content": big}),
+              dict(question, args={"filePath": str(tmp_path / "memory" / "MEMORY.md"), "content": big}, directory=None),
+              dict(question, tool="apply_patch", args={"patchText": patch}), dict(question, event="read")):
+        raw = json.dumps(q).encode()
+        assert (kilo.respond(raw, {})[0] == "{}") == (opencode.respond(raw, {})[0] == "{}"), q
     hook = ROOT / "hooks" / "engramory_kilo_hook.py"
     done = subprocess.run([sys.executable, "-I", "-S", str(hook)], input=json.dumps(question).encode(),
                           capture_output=True, timeout=60)

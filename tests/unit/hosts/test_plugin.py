@@ -42,7 +42,8 @@ def _ask(host: str, payload: object, cwd: Path) -> tuple[str, list[str]]:
                                      {"event": "before", "tool": "edit", "args": "x", "params": "x", "input": "x"}])
 def test_what_no_plugin_host_judges_is_go_on_and_imports_nothing(host: str, payload: object, tmp_path: Path) -> None:
     out, modules = _ask(host, payload, tmp_path)
-    assert out == "{}" and modules == [], (out, modules)
+    # nothing but the JSON reader and the path rules, which every hook loads
+    assert out == "{}" and set(modules) <= {"engramory.jsonlite", "engramory.scope"}, (out, modules)
 
 
 def test_render_is_the_plugins_verdict() -> None:
