@@ -90,9 +90,16 @@ def apply_edit(before: "bytes | None", old: str, new: str, replace_all: bool) ->
         s = s.replace("\r\n", "\n")
         return s if eol == "\n" else s.replace("\n", "\r\n")
 
-    from engramory.hosts.opencode import model  # lazy: the ignored path must not load the replacer chain
+    find, put = me(old), me(new)
+    at = text.find(find)
+    if not replace_all and find != put and at != -1 and at == text.rfind(find):
+        # the chain's first replacer (the text as given) found exactly once: what Ts() replaces,
+        # without loading the other eight (most edits are exact)
+        result: str | None = text[:at] + put + text[at + len(find) :]
+    else:
+        from engramory.hosts.opencode import model  # lazy: the chain only for an edit not found once as given
 
-    result = model.replace(text, me(old), me(new), replace_all)
+        result = model.replace(text, find, put, replace_all)
     if result is None:
         return None
     nbom, result = _strip_bom(result)

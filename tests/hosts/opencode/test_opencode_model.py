@@ -3,8 +3,12 @@ reference, measured-other-hosts); the real-CLI suite is beside this file."""
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from engramory import patches
 from engramory.hosts import opencode
+from engramory.hosts.opencode import model
 
 
 def test_opencode_replacers_reproduce_the_measured_cases() -> None:
@@ -23,3 +27,21 @@ def test_opencode_patch_rewrites_context_lines_and_ends_with_a_newline() -> None
     (op,) = patches.parse_v4a("*** Begin Patch\n*** Update File: f\n@@\n a\n-b\n+B\n c\n*** End Patch")
     assert opencode.apply_patch_update(b"a\r\nb\r\nc\r\n", op.hunks) == b"a\nB\nc\n"
     assert opencode.apply_patch_add("x") == b"x\n"
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=st.text(alphabet="ab \n\r\t$&'", max_size=40), old=st.text(alphabet="ab \n\r$&", min_size=1, max_size=8),
+       new=st.text(alphabet="ab \n\r$&", max_size=8), replace_all=st.booleans())
+def test_the_exact_once_shortcut_is_what_the_whole_chain_answers(text: str, old: str, new: str,
+                                                                   replace_all: bool) -> None:
+    # apply_edit replaces an oldString found exactly once as given without loading the chain
+    # (engramory.hosts.opencode.model); the chain must have answered the same.
+    eol = "\r\n" if "\r\n" in text else "\n"
+
+    def me(s: str) -> str:
+        s = s.replace("\r\n", "\n")
+        return s if eol == "\n" else s.replace("\n", "\r\n")
+
+    want = None if old == new else model.replace(text, me(old), me(new), replace_all)
+    got = opencode.apply_edit(text.encode("utf-8"), old, new, replace_all)
+    assert got == (None if want is None else want.encode("utf-8"))
