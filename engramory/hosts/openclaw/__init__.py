@@ -282,12 +282,8 @@ def _edits_of(params: "dict[str, Any]") -> "list[tuple[str, str]] | None":
 
 def _patch(text: str, base: "str | None", derived: "list[str]", env: "Mapping[str, str] | None",
            environ: "Mapping[str, str]", session_id: "Any" = None) -> "Decision | None":
-    # lazy: patches loads only for a patch that names a guarded file
-    from engramory import patches
-    from engramory.hosts import (  # lazy: the host-side judge, only once a guarded file is written
-        claudelike,
-        plugin,
-    )
+    from engramory import patches  # lazy: the patch parser only for a patch (never quiet)
+    from engramory.hosts import claudelike, plugin  # lazy: the judge and the plugin dialect, likewise
     from engramory.hosts.openclaw import patchmodel  # lazy: only an apply_patch call loads the port
 
     try:
