@@ -168,7 +168,7 @@ def before_tool(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> "
     environ = scope.environ() if env is None else env
     if not isinstance(args, dict):
         return None
-    if tool == "apply_patch":
+    if tool in PATCH_TOOLS:
         text = args.get("input")
         return _patch(text, base, env, environ) if isinstance(text, str) else None
     if tool not in TOOLS:

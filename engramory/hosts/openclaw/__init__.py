@@ -342,7 +342,7 @@ def before_tool(payload: "dict[str, Any]", env: "Mapping[str, str] | None") -> "
         return None
     environ = scope.environ() if env is None else env
     ws = payload.get("workspace")
-    if tool != "apply_patch":
+    if tool not in PATCH_TOOLS:
         return _file_decision(payload, str(tool), params, ws if isinstance(ws, str) and ws else None, env, environ)
     base = ws if isinstance(ws, str) and ws else workspace(environ)  # relative paths: the agent workspace
     text = params.get("input")

@@ -227,7 +227,7 @@ def before_tool(payload: "dict[str, Any]", env: "Mapping[str, str] | None", dial
     if not isinstance(args, dict):
         return None
     environ = scope.environ() if env is None else env
-    if tool == "apply_patch":
+    if tool in PATCH_TOOLS:
         text = args.get("patchText")
         if not isinstance(text, str):
             return None
